@@ -1,0 +1,100 @@
+/**
+ * ik's CLI entry: parse argv, build the context, run the command, map errors to exit codes.
+ * Errors a person sees are one line on stderr; stack traces only with IK_DEBUG=1.
+ * @module
+ */
+import { runParser } from "@optique/core/facade";
+import { formatMessage, message } from "@optique/core/message";
+import { formatErrorLine, IkError } from "./lib/cli/errors.ts";
+import { ExitCode } from "./lib/cli/exit_codes.ts";
+import { makeContext } from "./lib/commands/context.ts";
+import { cliParser, dispatch } from "./lib/commands/mod.ts";
+import { runtime } from "./lib/runtime/mod.ts";
+import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
+
+const EXIT_SENTINEL = Symbol("exit");
+
+/** Runs ik with `argv` (without the program name) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "--version" || argv[0] === "-V") {
+    const json = argv.includes("--json") || runtime.env("IK_OUTPUT") === "json";
+    runtime.writeStdout(json ? JSON.stringify(versionInfo(runtime)) + "\n" : versionLine(runtime) + "\n");
+    return ExitCode.OK;
+  }
+  let shownCode: number | null = null;
+  let parsed: unknown;
+  try {
+    parsed = runParser(cliParser, "ik", argv, {
+      brief: message`ik: benchmark OpenAI-compatible LLM inference servers (vLLM, SGLang, llama.cpp, TensorRT-LLM).`,
+      help: {
+        command: true,
+        option: true,
+        onShow: (code: number) => {
+          shownCode = code;
+          throw EXIT_SENTINEL;
+        },
+      },
+      completion: {
+        command: true,
+        onShow: (code: number) => {
+          shownCode = code;
+          throw EXIT_SENTINEL;
+        },
+      },
+      showDefault: true,
+      showChoices: true,
+      aboveError: "none",
+      stdout: (t: string) => runtime.writeStdout(t + "\n"),
+      stderr: () => {},
+      onError: (_code: number, err: unknown) => {
+        const text = formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true });
+        const where = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ") || "arguments";
+        runtime.writeStderr(formatErrorLine(where, text.replace(/\.$/, ""), "see 'ik --help'") + "\n");
+        shownCode = ExitCode.USAGE;
+        throw EXIT_SENTINEL;
+      },
+    } as Parameters<typeof runParser>[3]);
+  } catch (e) {
+    if (e === EXIT_SENTINEL) return shownCode ?? ExitCode.OK;
+    throw e;
+  }
+  const ac = new AbortController();
+  let interrupted = false;
+  const onSig = () => {
+    if (interrupted) runtime.exit(ExitCode.INTERRUPTED); // second signal: leave now
+    interrupted = true;
+    ac.abort(new Error("interrupted"));
+  };
+  const offs = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => runtime.onSignal(s, onSig));
+  const args = parsed as Parameters<typeof dispatch>[1];
+  const json = Boolean((args as { json?: boolean }).json);
+  try {
+    const code = await dispatch(makeContext(runtime, json, ac.signal), args);
+    return interrupted ? ExitCode.INTERRUPTED : code;
+  } finally {
+    for (const off of offs) off();
+  }
+}
+
+/** Maps an uncaught error to its line and exit code. */
+export function reportError(e: unknown): number {
+  if (e instanceof IkError) {
+    runtime.writeStderr(e.line() + "\n");
+    if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String(e.stack) + "\n");
+    return e.code;
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  runtime.writeStderr(formatErrorLine("internal error", msg, "please report it with IK_DEBUG=1 output") + "\n");
+  if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String((e as Error)?.stack ?? e) + "\n");
+  return ExitCode.INTERNAL;
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main(runtime.args());
+  } catch (e) {
+    code = reportError(e);
+  }
+  runtime.exit(code);
+}

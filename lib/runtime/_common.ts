@@ -1,0 +1,46 @@
+/** Builds a {@link Runtime} from a runtime-specific serve() plus the shared node: built-in parts. */
+import * as p from "./_process.ts";
+import type { Handler, Runtime, ServeOptions, Served } from "./types.ts";
+
+/** Assembles a Runtime around a serve implementation. */
+export function makeRuntime(
+  name: Runtime["name"],
+  version: string,
+  serve: (handler: Handler, opts: ServeOptions) => Promise<Served>,
+  selfArgv: () => string[],
+  args: () => string[],
+): Runtime {
+  const proc = p.process;
+  return {
+    name,
+    version,
+    serve: (handler, opts = {}) => serve(handler, opts),
+    spawn: p.spawnGroup,
+    args,
+    execPath: () => proc.execPath,
+    selfArgv,
+    env: (k) => proc.env[k],
+    envAll: () => ({ ...proc.env }) as Record<string, string>,
+    cwd: () => proc.cwd(),
+    pid: () => proc.pid,
+    exit: p.exitNow,
+    onSignal: p.onSignal,
+    isTerminal: p.isTerminal,
+    writeStdout: (t) => {
+      proc.stdout.write(t);
+    },
+    writeStderr: (t) => {
+      proc.stderr.write(t);
+    },
+    readStdin: p.readStdin,
+    cpuUsage: p.cpuUsage,
+  };
+}
+
+/** True when the entry point is a compiled single-file executable rather than runtime + script. */
+export function scriptArgv(execPath: string, argv: string[]): string[] {
+  // argv[1] is the script for `bun x.ts` / `node x.js`; compiled binaries put a virtual path there.
+  const script = argv[1] ?? "";
+  const compiled = script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/") || script === execPath;
+  return compiled ? [execPath] : [execPath, script];
+}

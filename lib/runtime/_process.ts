@@ -1,0 +1,116 @@
+/**
+ * The parts of the runtime that node: built-ins cover identically on Bun, Deno and Node:
+ * env, args, exit, signals, terminals, CPU time, and process-group spawning.
+ */
+import { spawn as nodeSpawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import process from "node:process";
+import { Readable } from "node:stream";
+import { isatty } from "node:tty";
+import type { CpuUsage, ExitStatus, ProcessGroup, SpawnOptions } from "./types.ts";
+
+const groups = new Set<number>();
+let hooksInstalled = false;
+
+/** Kills every live spawned group with `signal` (used at exit and on signals). */
+export function killAllGroups(signal = "SIGTERM"): void {
+  for (const pid of groups) {
+    try {
+      process.kill(-pid, signal as NodeJS.Signals);
+    } catch { /* already gone */ }
+  }
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on("exit", () => killAllGroups("SIGKILL"));
+}
+
+/** Starts a child as leader of a new session and process group, tracked for cleanup. */
+export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGroup {
+  if (argv.length === 0) throw new Error("spawn: empty argv");
+  installHooks();
+  let fd: number | null = null;
+  if (opts.logFile) fd = openSync(opts.logFile, "a");
+  const out = opts.pipeStdout ? "pipe" : (fd ?? "ignore");
+  const child = nodeSpawn(argv[0], argv.slice(1), {
+    cwd: opts.cwd,
+    env: { ...process.env, ...(opts.env ?? {}) } as Record<string, string>,
+    detached: true,
+    stdio: ["ignore", out, fd ?? "ignore"],
+  });
+  const pid = child.pid ?? -1;
+  if (pid > 0) groups.add(pid);
+  const exited = new Promise<ExitStatus>((resolve) => {
+    let settled = false;
+    const done = (code: number | null, signal: string | null) => {
+      if (settled) return;
+      settled = true;
+      groups.delete(pid);
+      if (fd !== null) {
+        try {
+          closeSync(fd);
+        } catch { /* closed */ }
+      }
+      resolve({ code, signal });
+    };
+    child.once("exit", (code, signal) => done(code, signal));
+    child.once("error", () => done(127, null));
+  });
+  const stdout = opts.pipeStdout && child.stdout
+    ? Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>
+    : null;
+  return {
+    pid,
+    exited,
+    stdout,
+    killGroup(signal = "SIGTERM") {
+      if (pid <= 0) return;
+      try {
+        process.kill(-pid, signal as NodeJS.Signals);
+      } catch { /* the group is gone */ }
+    },
+  };
+}
+
+/** Exits after killing spawned groups. */
+export function exitNow(code: number): never {
+  killAllGroups("SIGTERM");
+  process.exit(code);
+}
+
+/** Registers a signal handler; returns its remover. */
+export function onSignal(signal: "SIGINT" | "SIGTERM" | "SIGHUP", fn: () => void): () => void {
+  installHooks();
+  process.on(signal, fn);
+  return () => {
+    process.off(signal, fn);
+  };
+}
+
+/** Whether the given standard stream is a terminal. */
+export function isTerminal(stream: "stdin" | "stdout" | "stderr"): boolean {
+  const fd = stream === "stdin" ? 0 : stream === "stdout" ? 1 : 2;
+  try {
+    return isatty(fd);
+  } catch {
+    return false;
+  }
+}
+
+/** CPU time of this process in microseconds. */
+export function cpuUsage(): CpuUsage {
+  const u = process.cpuUsage();
+  return { userUs: u.user, systemUs: u.system };
+}
+
+/** Reads all of stdin. */
+export async function readStdin(): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const c of process.stdin) chunks.push(typeof c === "string" ? new TextEncoder().encode(c) : c);
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/** The node:process object, for the runtime implementations only. */
+export { process };

@@ -1,0 +1,21 @@
+/**
+ * The runtime shim: the only module that knows whether ik runs on Bun, Deno or Node.
+ * Everything else imports {@link runtime} and writes against web standards.
+ * @module
+ */
+import { bunRuntime } from "./bun.ts";
+import { denoRuntime } from "./deno.ts";
+import { nodeRuntime } from "./node.ts";
+import type { Runtime } from "./types.ts";
+
+export type * from "./types.ts";
+
+function detect(): Runtime {
+  const g = globalThis as unknown as { Bun?: unknown; Deno?: unknown };
+  if (g.Bun) return bunRuntime();
+  if (g.Deno) return denoRuntime();
+  return nodeRuntime();
+}
+
+/** The runtime ik is running on. */
+export const runtime: Runtime = detect();

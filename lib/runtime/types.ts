@@ -1,0 +1,102 @@
+/** The one interface behind which Deno, Bun and Node differ. Everything else in ik is web standards. */
+
+/** A fetch-style request handler (a Hono app's `fetch`). */
+export type Handler = (req: Request) => Response | Promise<Response>;
+
+/** Options for {@link Runtime.serve}. */
+export interface ServeOptions {
+  /** Interface to bind; ik binds 127.0.0.1 unless told otherwise (both runtimes default to 0.0.0.0). */
+  hostname?: string;
+  /** Port; 0 picks a free one, reported back in {@link Served.port}. */
+  port?: number;
+  /** Aborting it closes the server, open streams included. */
+  signal?: AbortSignal;
+}
+
+/** A listening server. */
+export interface Served {
+  /** The bound port (the real one when 0 was asked for). */
+  port: number;
+  /** The bound interface. */
+  hostname: string;
+  /** Stops listening and force-closes open connections (SSE streams included). */
+  close(): Promise<void>;
+}
+
+/** Options for {@link Runtime.spawn}. */
+export interface SpawnOptions {
+  /** Extra environment variables, merged over the current environment. */
+  env?: Record<string, string>;
+  /** Working directory. */
+  cwd?: string;
+  /** Append the child's stdout and stderr to this file; without it they are discarded. */
+  logFile?: string;
+  /** Pipe the child's stdout back as a stream instead (stderr still goes to logFile). */
+  pipeStdout?: boolean;
+}
+
+/** How a child process ended. */
+export interface ExitStatus {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  /** The signal that killed it, or null. */
+  signal: string | null;
+}
+
+/** A child started in its own process group (session leader). */
+export interface ProcessGroup {
+  /** The child's pid, which is also its process-group id. */
+  pid: number;
+  /** Resolves once the child has exited. */
+  exited: Promise<ExitStatus>;
+  /** The child's stdout when `pipeStdout` was set. */
+  stdout: ReadableStream<Uint8Array> | null;
+  /** Signals the whole group (children and grandchildren); a group already gone is not an error. */
+  killGroup(signal?: string): void;
+}
+
+/** Process CPU time consumed so far, in microseconds. */
+export interface CpuUsage {
+  userUs: number;
+  systemUs: number;
+}
+
+/** Everything ik needs from the host runtime. */
+export interface Runtime {
+  /** "bun", "deno" or "node". */
+  readonly name: "bun" | "deno" | "node";
+  /** The runtime's own version string. */
+  readonly version: string;
+  /** Serves `handler` over HTTP/1.1 on hostname:port. */
+  serve(handler: Handler, opts?: ServeOptions): Promise<Served>;
+  /** Starts argv[0] with argv[1..] in a new process group that ik kills on exit and on SIGINT/SIGTERM/SIGHUP. */
+  spawn(argv: string[], opts?: SpawnOptions): ProcessGroup;
+  /** Command-line arguments after the program (and script) name. */
+  args(): string[];
+  /** Path of the running executable (the compiled binary, or the runtime for scripts). */
+  execPath(): string;
+  /** The program's own argv prefix that re-runs this ik (binary alone, or runtime + script). */
+  selfArgv(): string[];
+  /** Reads an environment variable. */
+  env(name: string): string | undefined;
+  /** A copy of the whole environment. */
+  envAll(): Record<string, string>;
+  /** Current working directory. */
+  cwd(): string;
+  /** Process id of ik itself. */
+  pid(): number;
+  /** Exits now with `code`, after killing every spawned group. */
+  exit(code: number): never;
+  /** Registers `fn` for a signal; returns a function that removes it. */
+  onSignal(signal: "SIGINT" | "SIGTERM" | "SIGHUP", fn: () => void): () => void;
+  /** Whether fd 0, 1 or 2 is a terminal. */
+  isTerminal(stream: "stdin" | "stdout" | "stderr"): boolean;
+  /** Writes text to stdout. */
+  writeStdout(text: string): void;
+  /** Writes text to stderr. */
+  writeStderr(text: string): void;
+  /** Reads all of stdin as text. */
+  readStdin(): Promise<string>;
+  /** CPU time used by this process so far. */
+  cpuUsage(): CpuUsage;
+}
