@@ -37,11 +37,12 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
   const child = nodeSpawn(argv[0], argv.slice(1), {
     cwd: opts.cwd,
     env: { ...process.env, ...(opts.env ?? {}) } as Record<string, string>,
-    detached: true,
+    detached: opts.newGroup !== false,
     stdio: ["ignore", out, fd ?? "ignore"],
   });
   const pid = child.pid ?? -1;
-  if (pid > 0) groups.add(pid);
+  const ownGroup = opts.newGroup !== false;
+  if (pid > 0 && ownGroup) groups.add(pid);
   const exited = new Promise<ExitStatus>((resolve) => {
     let settled = false;
     const done = (code: number | null, signal: string | null) => {
@@ -68,7 +69,7 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
     killGroup(signal = "SIGTERM") {
       if (pid <= 0) return;
       try {
-        process.kill(-pid, signal as NodeJS.Signals);
+        process.kill(ownGroup ? -pid : pid, signal as NodeJS.Signals);
       } catch { /* the group is gone */ }
     },
   };

@@ -33,6 +33,8 @@ export interface SpawnOptions {
   logFile?: string;
   /** Pipe the child's stdout back as a stream instead (stderr still goes to logFile). */
   pipeStdout?: boolean;
+  /** Start a new process group (default true). False keeps the child in ik's group, untracked. */
+  newGroup?: boolean;
 }
 
 /** How a child process ended. */
