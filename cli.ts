@@ -11,8 +11,10 @@ import { makeContext } from "./lib/commands/context.ts";
 import { cliParser, dispatch } from "./lib/commands/mod.ts";
 import { runtime } from "./lib/runtime/mod.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
+import { VERSION } from "./lib/version.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
+const GRACE_MS = 10_000;
 
 /** Runs ik with `argv` (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -34,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
           throw EXIT_SENTINEL;
         },
       },
+      version: { value: VERSION, option: true },
       completion: {
         command: true,
         onShow: (code: number) => {
@@ -48,8 +51,10 @@ export async function main(argv: string[]): Promise<number> {
       stderr: () => {},
       onError: (_code: number, err: unknown) => {
         const text = formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true });
-        const where = argv.filter((a) => !a.startsWith("-")).slice(0, 2).join(" ") || "arguments";
-        runtime.writeStderr(formatErrorLine(where, text.replace(/\.$/, ""), "see 'ik --help'") + "\n");
+        const where = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ") || "arguments";
+        const cmd = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ");
+        const hint = cmd && !/Unexpected option or subcommand: `[^-]/.test(text) ? `see 'ik ${cmd} --help'` : "see 'ik --help'";
+        runtime.writeStderr(formatErrorLine(where, text.replace(/\.$/, ""), hint) + "\n");
         shownCode = ExitCode.USAGE;
         throw EXIT_SENTINEL;
       },
@@ -64,6 +69,9 @@ export async function main(argv: string[]): Promise<number> {
     if (interrupted) runtime.exit(ExitCode.INTERRUPTED); // second signal: leave now
     interrupted = true;
     ac.abort(new Error("interrupted"));
+    // Commands finish their journals on abort; if one does not return in time, leave anyway
+    // (runtime.exit kills every spawned engine group on the way out).
+    setTimeout(() => runtime.exit(ExitCode.INTERRUPTED), GRACE_MS);
   };
   const offs = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => runtime.onSignal(s, onSig));
   const args = parsed as Parameters<typeof dispatch>[1];

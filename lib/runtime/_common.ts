@@ -1,4 +1,5 @@
 /** Builds a {@link Runtime} from a runtime-specific serve() plus the shared node: built-in parts. */
+import { files } from "./_files.ts";
 import * as p from "./_process.ts";
 import type { Handler, Runtime, ServeOptions, Served } from "./types.ts";
 
@@ -34,6 +35,7 @@ export function makeRuntime(
     },
     readStdin: p.readStdin,
     cpuUsage: p.cpuUsage,
+    files,
   };
 }
 

@@ -63,6 +63,28 @@ export interface CpuUsage {
   systemUs: number;
 }
 
+/** File operations (paths are plain strings; text is UTF-8). */
+export interface Files {
+  /** Reads a whole file as text. */
+  readText(path: string): Promise<string>;
+  /** Reads a whole file as bytes. */
+  readBytes(path: string): Promise<Uint8Array>;
+  /** Writes (replaces) a file; `mode` applies when the file is created (e.g. 0o600 for keys). */
+  writeText(path: string, text: string, opts?: { mode?: number }): Promise<void>;
+  /** Appends text, creating the file if needed (journals). */
+  appendText(path: string, text: string): Promise<void>;
+  /** Creates a directory and its parents. */
+  mkdir(path: string): Promise<void>;
+  /** Atomically renames within a filesystem. */
+  rename(from: string, to: string): Promise<void>;
+  /** Changes permission bits. */
+  chmod(path: string, mode: number): Promise<void>;
+  /** Whether the path exists. */
+  exists(path: string): Promise<boolean>;
+  /** Removes a file or directory tree; missing is fine. */
+  remove(path: string): Promise<void>;
+}
+
 /** Everything ik needs from the host runtime. */
 export interface Runtime {
   /** "bun", "deno" or "node". */
@@ -101,4 +123,6 @@ export interface Runtime {
   readStdin(): Promise<string>;
   /** CPU time used by this process so far. */
   cpuUsage(): CpuUsage;
+  /** File operations. */
+  readonly files: Files;
 }

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { runtime } from "../../lib/runtime/mod.ts";
 
@@ -125,7 +126,9 @@ export function startArgv(argv: string[], args: string[], opts: { env?: Record<s
       });
     },
     async stop(signal = "SIGTERM") {
-      if (!done) child.kill(signal);
+      // process.kill, not child.kill: Deno's ChildProcess.kill records the signal it sent and then
+      // reports it instead of the child's real exit code (a child that traps SIGTERM and exits 130).
+      if (!done) process.kill(child.pid!, signal);
       const t = setTimeout(() => child.kill("SIGKILL"), 5000);
       const r = await exited;
       clearTimeout(t);

@@ -1,0 +1,63 @@
+/** The CLI frame through the compiled binary and through cli.ts: version, help, completions, usage errors. */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ikVariants, runArgv } from "../_helpers/ik.ts";
+
+const COMMANDS = ["selftest", "probe", "mock"];
+
+for (const v of ikVariants()) {
+  describe(`ik CLI (${v.name})`, () => {
+    const ik = (args: string[], env?: Record<string, string>) => runArgv(v.argv, args, { env, timeoutMs: 30_000 });
+
+    test("--version prints version, revision, target and runtime; --json gives the same", async () => {
+      const r = await ik(["--version"]);
+      assert.equal(r.code, 0);
+      assert.match(r.stdout, /^ik \d+\.\d+\.\d+ \(rev [\w-]+, target [\w-]+, runtime (bun|deno|node) [\d.]+\)\n$/);
+      const j = await ik(["--version", "--json"]);
+      assert.equal(j.code, 0);
+      const info = JSON.parse(j.stdout);
+      assert.deepEqual(Object.keys(info).sort(), ["git_rev", "name", "runtime", "target", "version"]);
+      assert.ok(r.stdout.includes(`rev ${info.git_rev}`) && r.stdout.includes(`runtime ${info.runtime}`));
+      if (v.name === "binary") assert.match(info.target, /^bun-linux-(x64|arm64)/);
+    });
+
+    test("--help lists every command and exits 0", async () => {
+      const r = await ik(["--help"]);
+      assert.equal(r.code, 0);
+      for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^\\s+${c}\\s`, "m"), c);
+    });
+
+    for (const c of COMMANDS) {
+      test(`${c} --help exits 0 with its usage`, async () => {
+        const r = await ik([c, "--help"]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, new RegExp(`Usage: ik ${c}`));
+      });
+    }
+
+    for (const shell of ["bash", "zsh", "fish"]) {
+      test(`completion ${shell} prints a script that names the commands`, async () => {
+        const r = await ik(["completion", shell]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.ok(r.stdout.length > 200);
+        assert.match(r.stdout, /\bik\b/);
+      });
+    }
+
+    test("an unknown command is a one-line usage error (64) naming the word", async () => {
+      const r = await ik(["frobnicate"]);
+      assert.equal(r.code, 64);
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, /^ik: .*`frobnicate`.*; see 'ik --help'\n$/);
+    });
+
+    test("an unknown flag is a one-line usage error (64) naming the flag, no stack trace", async () => {
+      const r = await ik(["mock", "--no-such-flag", "3"]);
+      assert.equal(r.code, 64);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, /--no-such-flag/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    });
+  });
+}
