@@ -1,14 +1,177 @@
-/** `ik mock` (being built). */
+/**
+ * `ik mock`: runs the mock OpenAI-compatible server standalone (../../shared/spec/MOCK.md).
+ *
+ * stderr carries, once listening, exactly one line `ik mock: listening on http://HOST:PORT (…)`
+ * (tests and `ik selftest` find the port there with --port 0); with --spawn-child also
+ * `ik mock: child pid N`; with --startup-log the engine's log. stdout carries only the
+ * --request-log lines. Runs until SIGINT/SIGTERM, or exits 1 after --exit-after-s.
+ * @module
+ */
 import { object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
-import { command, constant } from "@optique/core/primitives";
+import { message, text } from "@optique/core/message";
+import { multiple, optional, withDefault } from "@optique/core/modifiers";
+import type { InferValue } from "@optique/core/parser";
+import { command, constant, flag, option } from "@optique/core/primitives";
+import { choice, float, integer, string, type ValueParser, type ValueParserResult } from "@optique/core/valueparser";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { formatErrorLine, IkError, usageError } from "../cli/errors.ts";
+import { createMock, ENGINES, type FaultSpec, type MockOptions, parseFault, resolveMockOptions, STARTUP_LOG_ENGINES, startupLog } from "../mock/mod.ts";
+import type { ProcessGroup } from "../runtime/mod.ts";
 import type { CommandContext } from "./context.ts";
 
-/** Parser for `ik mock`. */
-export const mockCommand = command("mock", object({ cmd: constant("mock" as const) }), { description: message`mock` });
+/** `--fault KIND[:S][@N or ~P]`, checked by {@link parseFault} so a typo is a usage error naming the value. */
+function faultValue(): ValueParser<"sync", FaultSpec> {
+  return {
+    mode: "sync",
+    metavar: "KIND[:S][@N|~P]",
+    placeholder: { kind: "reset", text: "reset" },
+    parse(input: string): ValueParserResult<FaultSpec> {
+      try {
+        return { success: true, value: parseFault(input) };
+      } catch (e) {
+        const what = e instanceof IkError ? `${e.message}; ${e.hint}` : String(e);
+        return { success: false, error: message`${text(`'${input}': ${what}`)}` };
+      }
+    },
+    format: (v) => v.text,
+  };
+}
 
-/** Runs `ik mock`. */
-export function runMock(ctx: CommandContext, _flags: { cmd: "mock" }): Promise<number> {
-  ctx.err("ik mock: not built yet\n");
-  return Promise.resolve(70);
+const ms = (name: `--${string}`, def: number, description: string) =>
+  withDefault(option(name, float({ min: 0, metavar: "MS" }), { description: message`${text(description)}` }), def);
+const secs = (name: `--${string}`, description: string) => optional(option(name, float({ min: 0, metavar: "S" }), { description: message`${text(description)}` }));
+const count = (name: `--${string}`, description: string) => optional(option(name, integer({ min: 1, metavar: "N" }), { description: message`${text(description)}` }));
+
+/** Parser for `ik mock`. */
+export const mockCommand = command(
+  "mock",
+  object({
+    cmd: constant("mock" as const),
+    host: withDefault(option("--host", string({ metavar: "HOST" }), { description: message`Interface to listen on.` }), "127.0.0.1"),
+    port: withDefault(option("--port", integer({ min: 0, max: 65535, metavar: "PORT" }), { description: message`Port; 0 picks a free one (printed on stderr).` }), 8000),
+    engine: withDefault(option("--engine", choice(ENGINES), { description: message`Wire personality.` }), "vllm" as const),
+    model: withDefault(option("--model", string({ metavar: "NAME" }), { description: message`The served model name.` }), "mock-model"),
+    maxModelLen: withDefault(option("--max-model-len", integer({ min: 1, metavar: "TOKENS" }), { description: message`prompt + max_tokens above this gets the personality's "too long" error.` }), 8192),
+    ttftMs: ms("--ttft-ms", 50, "Time to first token (timing model)."),
+    prefillMsPerToken: ms("--prefill-ms-per-token", 0, "Extra time to first token per prompt token."),
+    tpotMs: ms("--tpot-ms", 10, "Time per output token (timing model)."),
+    tokensPerEvent: withDefault(option("--tokens-per-event", integer({ min: 1, metavar: "N" }), { description: message`Tokens carried by each token event (the last may carry fewer).` }), 1),
+    specDepth: count("--spec-depth", "Speculative decoding: draft tokens proposed per step (with --spec-accept)."),
+    specAccept: optional(option("--spec-accept", float({ min: 0, max: 1, metavar: "P" }), { description: message`Probability each draft is accepted, in order until the first rejection.` })),
+    eosAfter: count("--eos-after", `Natural end: finish_reason "stop" after N tokens unless an honoured exact-length field is set.`),
+    jitterMs: ms("--jitter-ms", 0, "Each gap varies by ± uniform(J) ms, seeded."),
+    seed: withDefault(option("--seed", integer({ metavar: "S" }), { description: message`Seeds output words, jitter, draft acceptance and ~P faults.` }), 0),
+    maxBatch: count("--max-batch", "Batching simulator with B slots (replaces the timing model)."),
+    stepMs: optional(option("--step-ms", float({ min: 0, metavar: "MS" }), { description: message`Simulator: fixed step time (default --tpot-ms).` })),
+    stepMsPerSeq: optional(option("--step-ms-per-seq", float({ min: 0, metavar: "MS" }), { description: message`Simulator: extra step time per running request.` })),
+    kvTokens: count("--kv-tokens", "Simulator: KV budget, Σ prompt + max_tokens over the batch."),
+    faults: multiple(option("--fault", faultValue(), { description: message`Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, slow-headers:S, reset; @N every N-th request, ~P with probability P. Repeatable.` })),
+    metrics: withDefault(option("--metrics", choice(["on", "off"] as const), { description: message`off emulates an engine started without metrics.` }), "on" as const),
+    startupDelayS: withDefault(option("--startup-delay-s", float({ min: 0, metavar: "S" }), { description: message`Do not listen for S seconds (an engine loading).` }), 0),
+    readyDelayS: withDefault(option("--ready-delay-s", float({ min: 0, metavar: "S" }), { description: message`Listen, but answer 503 on /ready and /health for S seconds.` }), 0),
+    startupLog: optional(option("--startup-log", choice(STARTUP_LOG_ENGINES), { description: message`Print a startup log in that engine's format, reflecting these flags.` })),
+    exitAfterS: secs("--exit-after-s", "Exit with status 1 after S seconds."),
+    spawnChild: withDefault(flag("--spawn-child", { description: message`Start a sleeping child in the mock's own process group (to prove group kills).` }), false),
+    requestLog: withDefault(flag("--request-log", { description: message`One stdout line per finished request: ik-request serial=N prompt=P cached=0 gen=G acc=A prop=R.` }), false),
+  }),
+  {
+    brief: message`Run the mock OpenAI-compatible server.`,
+    description: message`Serves /v1/chat/completions and /v1/completions (streamed and whole) with an engine's wire personality, a timing model or a batching simulator, and injected faults; also /v1/models, /health, metrics at the engine's path, /ready and /state. Prints "ik mock: listening on http://HOST:PORT" on stderr once listening.`,
+  },
+);
+
+/** The parsed flags of `ik mock`. */
+export type MockFlags = InferValue<typeof mockCommand>;
+
+/** Maps parsed flags to mock settings. */
+export function mockOptionsFromFlags(f: MockFlags): MockOptions {
+  if (f.specDepth !== undefined && f.specAccept === undefined) throw usageError("--spec-depth", "needs --spec-accept P (the draft acceptance probability)");
+  return resolveMockOptions({
+    host: f.host, port: f.port, engine: f.engine, model: f.model, maxModelLen: f.maxModelLen, ttftMs: f.ttftMs,
+    prefillMsPerToken: f.prefillMsPerToken, tpotMs: f.tpotMs, tokensPerEvent: f.tokensPerEvent, specDepth: f.specDepth ?? 0,
+    specAccept: f.specAccept ?? 0, eosAfter: f.eosAfter ?? null, jitterMs: f.jitterMs, seed: f.seed, maxBatch: f.maxBatch ?? null,
+    stepMs: f.stepMs ?? null, stepMsPerSeq: f.stepMsPerSeq ?? 0, kvTokens: f.kvTokens ?? null, faults: [...f.faults],
+    metrics: f.metrics === "on", startupDelayS: f.startupDelayS, readyDelayS: f.readyDelayS, startupLog: f.startupLog ?? null,
+    exitAfterS: f.exitAfterS ?? null, spawnChild: f.spawnChild, requestLog: f.requestLog,
+  });
+}
+
+function waitFor(signal: AbortSignal, ms = Infinity): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/**
+ * Runs `ik mock` until interrupted (exit 130 via cli.ts) or --exit-after-s (exit 1).
+ * Usage problems are printed here as one line and returned as exit 64.
+ */
+export async function runMock(ctx: CommandContext, flags: MockFlags): Promise<number> {
+  try {
+    return await serveMock(ctx, mockOptionsFromFlags(flags));
+  } catch (e) {
+    // Printed here rather than rethrown: on Bun an Error's own `line` property shadows IkError.line().
+    if (!(e instanceof IkError)) throw e;
+    ctx.err(formatErrorLine(e.where, e.message, e.hint) + "\n");
+    return e.code;
+  }
+}
+
+async function serveMock(ctx: CommandContext, o: MockOptions): Promise<number> {
+  const rt = ctx.runtime;
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  ctx.signal.addEventListener("abort", onSignal, { once: true });
+  if (ctx.signal.aborted) stop.abort();
+  let expired = false;
+  const exitTimer = o.exitAfterS === null ? undefined : setTimeout(() => {
+    expired = true;
+    stop.abort();
+  }, o.exitAfterS * 1000);
+  const log = o.startupLog ? startupLog(o.startupLog, o, rt.pid()) : null;
+  let child: ProcessGroup | null = null;
+  try {
+    if (log) ctx.err(log.before.join("\n") + "\n");
+    if (o.spawnChild) {
+      // Same process group as the mock (newGroup: false): killing the mock's group must take it too.
+      child = rt.spawn(["sleep", "3600"], { newGroup: false });
+      ctx.err(`ik mock: child pid ${child.pid}\n`);
+    }
+    if (o.startupDelayS > 0) await waitFor(stop.signal, o.startupDelayS * 1000);
+    if (!stop.signal.aborted) {
+      const mock = createMock(o, { requestLog: (line) => ctx.out(line + "\n"), pid: rt.pid() });
+      let served;
+      try {
+        served = await rt.serve(mock.fetch, { hostname: o.host, port: o.port });
+      } catch (e) {
+        mock.close();
+        throw new IkError(ExitCode.USAGE, `--host ${o.host} --port ${o.port}`, `cannot listen: ${(e as Error).message}`, "pick another --port (0 = any free port) or --host");
+      }
+      if (log) ctx.err(log.after(urlHost(o.host), served.port).join("\n") + "\n");
+      ctx.err(`ik mock: listening on http://${urlHost(o.host)}:${served.port} (engine ${o.engine}, model ${o.model}, ${o.maxBatch === null ? "timing model" : `simulator B=${o.maxBatch}`})\n`);
+      await waitFor(stop.signal);
+      mock.close();
+      await served.close();
+    }
+  } finally {
+    clearTimeout(exitTimer);
+    ctx.signal.removeEventListener("abort", onSignal);
+    child?.killGroup("SIGTERM");
+  }
+  if (expired) {
+    ctx.err(`ik mock: exiting after --exit-after-s ${o.exitAfterS}\n`);
+    return ExitCode.VERDICT_NEGATIVE;
+  }
+  return ExitCode.OK;
 }

@@ -39,9 +39,13 @@ export function makeRuntime(
   };
 }
 
-/** True when the entry point is a compiled single-file executable rather than runtime + script. */
+/**
+ * The argv prefix that re-runs this program: `[execPath]` for a compiled single-file executable,
+ * `[execPath, script]` for runtime + script. A Node single executable cannot be recognised from argv
+ * (its argv[1] is the name as typed); node.ts asks `node:sea` instead.
+ */
 export function scriptArgv(execPath: string, argv: string[]): string[] {
-  // argv[1] is the script for `bun x.ts` / `node x.js`; compiled binaries put a virtual path there.
+  // argv[1] is the script for `bun x.ts` / `node x.js`; Bun's compiled binaries put a virtual path there.
   const script = argv[1] ?? "";
   const compiled = script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/") || script === execPath;
   return compiled ? [execPath] : [execPath, script];

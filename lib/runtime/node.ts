@@ -26,21 +26,40 @@ function toRequest(req: IncomingMessage, base: string, signal: AbortSignal): Req
 async function writeResponse(res: ServerResponse, r: Response): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   r.headers.forEach((v, k) => {
+    if (k === "set-cookie") return;
     headers[k] = v;
   });
+  const cookies = r.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
   res.writeHead(r.status, headers);
-  res.flushHeaders();
+  res.flushHeaders(); // an SSE client sees the status before the first event
   if (!r.body) return void res.end();
   const reader = r.body.getReader();
+  // The client went away (or close() dropped the connection): cancel the body, so the handler's
+  // stream stops producing (a mock's timers end) and a write waiting for 'drain' does not hang.
+  const onClose = () => void reader.cancel().catch(() => {});
+  res.once("close", onClose);
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value)) await new Promise((ok) => res.once("drain", ok));
+      if (done || res.destroyed) break;
+      if (!res.write(value)) {
+        await new Promise<void>((ok) => {
+          const go = () => {
+            res.off("drain", go);
+            res.off("close", go);
+            ok();
+          };
+          res.once("drain", go);
+          res.once("close", go);
+        });
+      }
     }
-    res.end();
+    if (!res.destroyed) res.end();
   } catch {
     res.destroy();
+  } finally {
+    res.off("close", onClose);
   }
 }
 
@@ -48,7 +67,10 @@ async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const hostname = opts.hostname ?? "127.0.0.1";
   const server = createServer((req, res) => {
     const ac = new AbortController();
-    res.on("close", () => ac.abort());
+    // Abort the request's signal only when the client leaves early, as Bun and Deno do.
+    res.on("close", () => {
+      if (!res.writableFinished) ac.abort();
+    });
     Promise.resolve()
       .then(() => handler(toRequest(req, `http://${req.headers.host ?? hostname}`, ac.signal)))
       .then((r) => writeResponse(res, r))
@@ -60,7 +82,10 @@ async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);
-    server.listen(opts.port ?? 0, hostname, () => ok());
+    server.listen(opts.port ?? 0, hostname, () => {
+      server.off("error", fail);
+      ok();
+    });
   });
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : 0;
@@ -68,14 +93,34 @@ async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const close = () =>
     closed ??= new Promise<void>((ok) => {
       server.close(() => ok());
-      server.closeAllConnections();
+      server.closeAllConnections(); // open SSE streams included; close() alone waits for them
     });
   opts.signal?.addEventListener("abort", () => void close(), { once: true });
   return { port, hostname, close };
 }
 
+/**
+ * True inside a Node single-executable application. There process.argv[1] is the program name as
+ * typed (`./ik`, `ik`), not the executable's path, so it cannot be told from a script path by looking.
+ */
+export function isNodeSea(): boolean {
+  try {
+    const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+    const sea = getBuiltin?.("node:sea") as { isSea?: () => boolean } | undefined;
+    return sea?.isSea?.() === true;
+  } catch {
+    return false;
+  }
+}
+
 /** Creates the Node runtime. */
 export function nodeRuntime(): Runtime {
-  const self = () => scriptArgv(process.execPath, process.argv);
+  const sea = isNodeSea();
+  const self = (): string[] => {
+    if (sea) return [process.execPath];
+    const [exec, script] = scriptArgv(process.execPath, process.argv);
+    return script === undefined ? [exec] : [exec, ...process.execArgv, script];
+  };
+  // A single executable's argv is [execPath, name as typed, ...args]; a script's [node, script, ...args].
   return makeRuntime("node", process.versions.node, serve, self, () => process.argv.slice(2));
 }

@@ -1,0 +1,257 @@
+/**
+ * The per-request state the SSE parser feeds: it reads each chunk once (JSON.parse plus a few
+ * property reads), decides whether it is a token-bearing event, and keeps times, ids, text,
+ * usage and finish_reason. It is written for the hot path: no closures or objects per event.
+ *
+ * A token-bearing event (CONTRACTS.md) has non-empty `content`, `reasoning_content`, `reasoning`
+ * or tool-call arguments (chat), non-empty `text` (completions), or non-empty streamed ids. An empty
+ * role chunk, a finish-only chunk or a usage-only chunk is not a token.
+ */
+import type { SseSink } from "../sse/mod.ts";
+import { errorInfoFromJson } from "./error_body.ts";
+import type { FailureKind } from "./types.ts";
+
+const INITIAL_EVENTS = 128;
+
+/** A growable pair of columns: arrival time (ms) and streamed ids, one row per token event. */
+class EventLog {
+  private times = new Float64Array(INITIAL_EVENTS);
+  private ids = new Uint32Array(INITIAL_EVENTS);
+  /** Rows written. */
+  length = 0;
+
+  /** Appends one token event. */
+  push(tMs: number, nIds: number): void {
+    if (this.length === this.times.length) this.grow();
+    this.times[this.length] = tMs;
+    this.ids[this.length] = nIds;
+    this.length++;
+  }
+
+  /** The arrival times, trimmed to length (a copy the caller owns). */
+  timesMs(): Float64Array {
+    return this.times.slice(0, this.length);
+  }
+
+  /** Ids per event, trimmed to length (a copy the caller owns). */
+  idsPerEvent(): Uint32Array {
+    return this.ids.slice(0, this.length);
+  }
+
+  private grow(): void {
+    const times = new Float64Array(this.times.length * 2);
+    times.set(this.times);
+    this.times = times;
+    const ids = new Uint32Array(this.ids.length * 2);
+    ids.set(this.ids);
+    this.ids = ids;
+  }
+}
+
+const OPEN_BRACKET = 91;
+const TOKEN_ID_PREFIX = "token_id:";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+function snippet(s: string): string {
+  const flat = s.replace(/\s+/g, " ");
+  return flat.length > 80 ? flat.slice(0, 79) + "…" : flat;
+}
+
+/** Collects what one response stream says. */
+export class StreamState implements SseSink {
+  /** Arrival time of the read being parsed; the loop sets it before each push. */
+  tRead = 0;
+  readonly log = new EventLog();
+  nSseEvents = 0;
+  sawDone = false;
+  tDone: number | null = null;
+  tFirst: number | null = null;
+  tLast: number | null = null;
+  text = "";
+  reasoning = "";
+  toolArguments = "";
+  readonly tokenIds: number[] = [];
+  nIds = 0;
+  usage: Record<string, unknown> | null = null;
+  finishReason: string | null = null;
+  failKind: FailureKind | null = null;
+  failMessage: string | null = null;
+
+  /** Records the first failure; later ones are ignored. */
+  fail(kind: FailureKind, message: string): void {
+    if (this.failKind === null) {
+      this.failKind = kind;
+      this.failMessage = message;
+    }
+  }
+
+  /** {@link SseSink} entry point: one event's data. */
+  onEvent(data: string, event: string): void {
+    this.nSseEvents++;
+    if (data.charCodeAt(0) === OPEN_BRACKET && (data === "[DONE]" || data.trim() === "[DONE]")) {
+      if (!this.sawDone) {
+        this.sawDone = true;
+        this.tDone = this.tRead;
+      }
+      return;
+    }
+    if (this.failKind !== null) return;
+    if (event === "error") {
+      let msg = snippet(data);
+      try {
+        msg = errorInfoFromJson(JSON.parse(data))?.message ?? msg;
+      } catch {
+        // plain-text error event: keep the text
+      }
+      this.fail("protocol", `error event mid-stream: ${msg}`);
+      return;
+    }
+    let obj: Json;
+    try {
+      obj = JSON.parse(data);
+    } catch (e) {
+      this.fail("protocol", `malformed chunk '${snippet(data)}': ${(e as Error).message}`);
+      return;
+    }
+    if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
+      this.fail("protocol", `malformed chunk '${snippet(data)}': not a JSON object`);
+      return;
+    }
+    const err = obj.error;
+    if (err !== undefined && err !== null) {
+      const info = errorInfoFromJson(obj);
+      this.fail("protocol", `error event mid-stream: ${info ? info.message : snippet(data)}`);
+      return;
+    }
+    const usage = obj.usage;
+    if (usage !== undefined && usage !== null && typeof usage === "object") this.usage = usage;
+    let tok = false;
+    let nIds = 0;
+    const choices = obj.choices;
+    if (choices === undefined || choices === null) {
+      // A flat error object with no wrapper ({"object":"error","message":...}) is an error event too.
+      if (obj.object === "error") {
+        this.fail("protocol", `error event mid-stream: ${errorInfoFromJson(obj)?.message ?? snippet(data)}`);
+        return;
+      }
+    } else {
+      if (!Array.isArray(choices)) {
+        this.fail("protocol", `malformed chunk '${snippet(data)}': 'choices' is not a list`);
+        return;
+      }
+      for (let i = 0; i < choices.length; i++) {
+        const ch = choices[i];
+        if (ch === null || typeof ch !== "object") continue;
+        const delta = ch.delta;
+        if (delta !== undefined && delta !== null) {
+          if (this.delta(delta)) tok = true;
+        } else {
+          const t = ch.text;
+          if (typeof t === "string" && t.length !== 0) {
+            this.text += t;
+            tok = true;
+          }
+        }
+        const ids = ch.token_ids;
+        if (ids !== undefined && ids !== null && ids.length > 0) nIds += this.addIds(ids);
+        else if (ch.logprobs !== undefined && ch.logprobs !== null) nIds += this.logprobIds(ch.logprobs);
+        else if (ch.sglext !== undefined && ch.sglext !== null) nIds += this.addIds(ch.sglext.output_ids);
+        const fr = ch.finish_reason;
+        if (typeof fr === "string" && fr.length !== 0) this.finishReason = fr;
+      }
+    }
+    const ext = obj.sglext;
+    if (nIds === 0 && ext !== undefined && ext !== null) nIds += this.addIds(ext.output_ids);
+    if (tok || nIds > 0) {
+      const t = this.tRead;
+      this.log.push(t, nIds);
+      if (this.tFirst === null) this.tFirst = t;
+      this.tLast = t;
+      this.nIds += nIds;
+    }
+  }
+
+  private delta(delta: Json): boolean {
+    let tok = false;
+    const c = delta.content;
+    if (typeof c === "string" && c.length !== 0) {
+      this.text += c;
+      tok = true;
+    }
+    // vLLM copies `reasoning` into `reasoning_content`: take one of them, never both.
+    const rc = delta.reasoning_content;
+    if (typeof rc === "string" && rc.length !== 0) {
+      this.reasoning += rc;
+      tok = true;
+    } else {
+      const r = delta.reasoning;
+      if (typeof r === "string" && r.length !== 0) {
+        this.reasoning += r;
+        tok = true;
+      }
+    }
+    const calls = delta.tool_calls;
+    if (calls !== undefined && calls !== null && calls.length > 0) {
+      for (let i = 0; i < calls.length; i++) {
+        const args = calls[i]?.function?.arguments;
+        if (typeof args === "string" && args.length !== 0) {
+          this.toolArguments += args;
+          tok = true;
+        }
+      }
+    }
+    const legacy = delta.function_call?.arguments;
+    if (typeof legacy === "string" && legacy.length !== 0) {
+      this.toolArguments += legacy;
+      tok = true;
+    }
+    return tok;
+  }
+
+  private addIds(ids: Json): number {
+    if (!Array.isArray(ids)) return 0;
+    let n = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (typeof id === "number") {
+        this.tokenIds.push(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Ids carried in logprobs: llama.cpp `content[].id`, vLLM `"token_id:N"` tokens (chat and completions). */
+  private logprobIds(lp: Json): number {
+    let n = 0;
+    const content = lp.content;
+    if (Array.isArray(content)) {
+      for (let i = 0; i < content.length; i++) {
+        const e = content[i];
+        if (e === null || typeof e !== "object") continue;
+        if (typeof e.id === "number") {
+          this.tokenIds.push(e.id);
+          n++;
+        } else if (this.tokenIdString(e.token)) {
+          n++;
+        }
+      }
+      return n;
+    }
+    const tokens = lp.tokens;
+    if (Array.isArray(tokens)) {
+      for (let i = 0; i < tokens.length; i++) if (this.tokenIdString(tokens[i])) n++;
+    }
+    return n;
+  }
+
+  private tokenIdString(t: unknown): boolean {
+    if (typeof t !== "string" || !t.startsWith(TOKEN_ID_PREFIX)) return false;
+    const id = Number(t.slice(TOKEN_ID_PREFIX.length));
+    if (!Number.isInteger(id)) return false;
+    this.tokenIds.push(id);
+    return true;
+  }
+}

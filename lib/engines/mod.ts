@@ -1,0 +1,31 @@
+/**
+ * Engine request profiles (vllm, sglang, llamacpp, trtllm, generic) and the body builder.
+ *
+ * @example
+ * ```ts
+ * import { buildBody, profileForPersonality } from "./mod.ts";
+ * const kind = profileForPersonality("openai"); // "generic"
+ * const { body } = buildBody("completions", kind, "m", [{ role: "user", content: "Paris is" }], 8);
+ * ```
+ * @module
+ */
+export {
+  ENGINE_KINDS,
+  type EngineKind,
+  type EngineProfile,
+  type FieldsPerApi,
+  isEngineKind,
+  MAX_TOKENS_PLACEHOLDER,
+  PROFILES,
+  profileForPersonality,
+  TOKEN_ID_MODES,
+  type TokenIdMode,
+} from "./profiles.ts";
+export {
+  type AskedFor,
+  buildBody,
+  type BuildBodyOptions,
+  type BuiltBody,
+  type ChatMessage,
+  completionPrompt,
+} from "./build_body.ts";

@@ -1,0 +1,69 @@
+/**
+ * The mock's Hono app: generation endpoints, `/v1/models`, health, metrics at the personality's
+ * paths, and the router view (`/ready`, `/state`).
+ * @module
+ */
+import { Hono } from "hono";
+import { admit, jsonResponse } from "./generation.ts";
+import { metricsAnswer } from "./metrics_render.ts";
+import type { EngineName } from "./options.ts";
+import { unixNow } from "./personality.ts";
+import type { EndpointKind } from "./request.ts";
+import { streamResponse, wholeResponse } from "./respond.ts";
+import type { MockState } from "./state.ts";
+
+/** The version string `/version` reports for engines that have one. */
+const VERSIONS: Partial<Record<EngineName, string>> = { vllm: "0.11.0", trtllm: "1.1.0", sglang: "0.5.0" };
+
+async function generate(state: MockState, kind: EndpointKind, request: Request): Promise<Response> {
+  const intake = await admit(state, kind, request);
+  if ("error" in intake) return jsonResponse(intake.error.status, intake.error.body);
+  const g = intake.generation;
+  return g.req.stream ? streamResponse(g) : await wholeResponse(g);
+}
+
+function notFound(engine: EngineName, method: string, path: string): Response {
+  switch (engine) {
+    case "llamacpp":
+      return jsonResponse(404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } });
+    case "openai":
+      return jsonResponse(404, { error: { message: `Invalid URL (${method} ${path})`, type: "invalid_request_error", param: null, code: null } });
+    default:
+      return jsonResponse(404, { detail: "Not Found" });
+  }
+}
+
+/** Builds the Hono app over one mock's state. */
+export function buildApp(state: MockState): Hono {
+  const app = new Hono();
+  const o = state.opts;
+  const p = state.personality;
+  const createdS = unixNow();
+
+  app.post("/v1/chat/completions", (c) => generate(state, "chat", c.req.raw));
+  app.post("/v1/completions", (c) => generate(state, "completions", c.req.raw));
+  app.get("/v1/models", () => jsonResponse(200, p.models(o, createdS)));
+
+  const health = () => {
+    const h = p.health(state.ready());
+    return new Response(h.body === "" ? null : h.body, { status: h.status, headers: h.json ? { "content-type": "application/json" } : {} });
+  };
+  app.get("/health", health);
+  if (o.engine === "llamacpp") app.get("/v1/health", health);
+  const version = VERSIONS[o.engine];
+  if (version) app.get("/version", () => jsonResponse(200, { version }));
+
+  app.get("/ready", () => (state.ready() ? jsonResponse(200, { ready: true }) : jsonResponse(503, { ready: false })));
+  app.get("/state", () => jsonResponse(200, { admission: state.waiting(), resident: state.running() }));
+
+  const metrics = (path: string) => {
+    const a = metricsAnswer(path, state.snapshot(), state.metrics, state.io.pid ?? 0);
+    return a ? new Response(a.body, { status: a.status, headers: a.headers }) : notFound(o.engine, "GET", path);
+  };
+  app.get("/metrics", () => metrics("/metrics"));
+  app.get("/prometheus/metrics", () => metrics("/prometheus/metrics"));
+
+  app.notFound((c) => notFound(o.engine, c.req.method, c.req.path));
+  app.onError((err) => jsonResponse(500, { error: { message: `ik mock internal error: ${err.message}`, type: "InternalServerError", param: null, code: 500 } }));
+  return app;
+}

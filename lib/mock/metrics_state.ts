@@ -1,0 +1,143 @@
+/**
+ * What the mock counts for its metrics endpoints: token and request counters, latency
+ * histograms, speculative-decoding counters and trtllm's iteration statistics queue.
+ * @module
+ */
+import { Histogram } from "./prometheus.ts";
+
+/** One request as it ended, for the counters and histograms. */
+export interface FinishedRequest {
+  /** Prompt tokens. */
+  promptTokens: number;
+  /** Output tokens sent. */
+  completionTokens: number;
+  /** "stop"/"length" for a complete answer; "abort" when it was cut (fault or client gone). */
+  finish: "stop" | "length" | "abort";
+  /** Arrival to first token, ms (null when no token was sent). */
+  ttftMs: number | null;
+  /** Arrival to end, ms. */
+  e2eMs: number;
+  /** Gaps between token events, ms. */
+  gapsMs: number[];
+  /** Time spent queued, ms. */
+  queueMs: number;
+  /** Accepted draft tokens. */
+  accepted: number;
+  /** Proposed draft tokens. */
+  proposed: number;
+  /** Speculative steps (events that carried drafts). */
+  specSteps: number;
+}
+
+/** One engine iteration (trtllm `/metrics` JSON). */
+export interface IterationRecord {
+  /** Iteration length, ms. */
+  latencyMs: number;
+  /** Requests in the batch. */
+  active: number;
+  /** Requests queued. */
+  queued: number;
+  /** Requests finished in this iteration. */
+  completed: number;
+  /** Requests admitted in this iteration. */
+  newActive: number;
+  /** Prompt tokens prefilled in this iteration. */
+  ctxTokens: number;
+  /** KV tokens in use. */
+  kvUsed: number;
+  /** Mean tokens per request per iteration. */
+  tokensPerIter: number;
+}
+
+/** An iteration waiting in the trtllm stats queue. */
+export interface QueuedIteration {
+  /** Iteration number since start (1-based). */
+  iter: number;
+  /** Wall-clock time it ended, Unix ms. */
+  atMs: number;
+  /** What it did. */
+  record: IterationRecord;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
+const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
+const REQUEST_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
+const MAX_ITERATIONS = 1000;
+
+/** Counters and histograms since the mock started. */
+export class MockMetrics {
+  /** Unix seconds at start. */
+  readonly startedAtS = Date.now() / 1000;
+  /** Prompt tokens of finished requests. */
+  promptTokens = 0;
+  /** Output tokens sent. */
+  generationTokens = 0;
+  /** Finished requests by finish reason. */
+  readonly finished: Record<"stop" | "length" | "abort", number> = { stop: 0, length: 0, abort: 0 };
+  /** Accepted draft tokens. */
+  specAccepted = 0;
+  /** Proposed draft tokens. */
+  specDraftTokens = 0;
+  /** Speculative steps. */
+  specDrafts = 0;
+  /** Token events written (llama.cpp's decode calls). */
+  decodeCalls = 0;
+  /** Seconds spent in prefill (arrival to first token), summed. */
+  promptSeconds = 0;
+  /** Seconds spent decoding (first to last token), summed. */
+  predictedSeconds = 0;
+  /** Largest prompt + output seen. */
+  maxTokens = 0;
+  /** Time to first token, s. */
+  readonly ttft = new Histogram(LATENCY_BUCKETS);
+  /** Gap between token events, s. */
+  readonly itl = new Histogram(ITL_BUCKETS);
+  /** Mean time per output token of each request, s. */
+  readonly tpot = new Histogram(ITL_BUCKETS);
+  /** Arrival to end, s. */
+  readonly e2e = new Histogram(REQUEST_BUCKETS);
+  /** Queue time, s. */
+  readonly queue = new Histogram(REQUEST_BUCKETS);
+  #iterations: QueuedIteration[] = [];
+  #iter = 0;
+
+  /** Counts one ended request. */
+  record(f: FinishedRequest): void {
+    this.promptTokens += f.promptTokens;
+    this.generationTokens += f.completionTokens;
+    this.finished[f.finish]++;
+    this.specAccepted += f.accepted;
+    this.specDraftTokens += f.proposed;
+    this.specDrafts += f.specSteps;
+    this.maxTokens = Math.max(this.maxTokens, f.promptTokens + f.completionTokens);
+    this.e2e.observe(f.e2eMs / 1000);
+    this.queue.observe(f.queueMs / 1000);
+    if (f.ttftMs !== null) {
+      this.ttft.observe(f.ttftMs / 1000);
+      this.promptSeconds += f.ttftMs / 1000;
+      const decodeMs = f.gapsMs.reduce((s, g) => s + g, 0);
+      this.predictedSeconds += decodeMs / 1000;
+      if (f.completionTokens > 1) this.tpot.observe(decodeMs / 1000 / (f.completionTokens - 1));
+    }
+    for (const g of f.gapsMs) this.itl.observe(g / 1000);
+  }
+
+  /** Counts one token event written. */
+  tokenEvent(): void {
+    this.decodeCalls++;
+  }
+
+  /** Appends an iteration to the trtllm stats queue (bounded; oldest dropped). */
+  iteration(r: IterationRecord): void {
+    this.#iter++;
+    this.#iterations.push({ iter: this.#iter, atMs: Date.now(), record: { ...r } });
+    if (this.#iterations.length > MAX_ITERATIONS) this.#iterations.shift();
+  }
+
+  /** Takes every queued iteration (trtllm drains the queue on each `/metrics` read). */
+  drainIterations(): QueuedIteration[] {
+    const out = this.#iterations;
+    this.#iterations = [];
+    return out;
+  }
+}

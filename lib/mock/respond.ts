@@ -1,0 +1,136 @@
+/**
+ * Turns a running generation into an HTTP response: a paced SSE stream (each token event its
+ * own write, at its own deadline) or, for `stream: false`, one JSON body once the last token
+ * is due. Body faults act here: error-event, truncate and malformed after half the tokens,
+ * stall and reset after the first.
+ * @module
+ */
+import { type Generation, jsonResponse, Run } from "./generation.ts";
+import { malformedEvent, SSE_DONE } from "./sse.ts";
+import { sleepUntil, nowMs } from "./token_source.ts";
+
+/** How long a reset waits after the first token, so that token leaves before the connection dies. */
+const RESET_AFTER_MS = 20;
+
+/** The error a reset raises on the body: an AbortError, which runtimes do not log. */
+function resetError(): DOMException {
+  return new DOMException("ik mock: connection reset (fault)", "AbortError");
+}
+
+/** Where the half-way faults strike: after this many tokens. */
+function halfOf(outputLen: number): number {
+  return Math.max(1, Math.floor(outputLen / 2));
+}
+
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
+
+/** Streams the generation as the personality does. Headers and the role chunk go out at once. */
+export function streamResponse(g: Generation): Response {
+  const run = new Run(g);
+  const p = g.state.personality;
+  const enc = new TextEncoder();
+  let gone = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (events: string[]) => {
+        if (gone || events.length === 0) return;
+        try {
+          controller.enqueue(enc.encode(events.join("")));
+        } catch {
+          gone = true;
+        }
+      };
+      const finish = (how: "close" | "reset", outcome: "complete" | "abort") => {
+        run.end(outcome);
+        if (gone) return;
+        gone = true;
+        try {
+          if (how === "reset") controller.error(resetError());
+          else controller.close();
+        } catch { /* already closed by the client */ }
+      };
+      write(p.streamStart(g.ctx));
+      void (async () => {
+        const half = halfOf(g.plan.outputLen);
+        let halfDone = false;
+        for (;;) {
+          const step = await run.next();
+          if (!step || gone) break;
+          const cutsHere = !halfDone && step.sent >= half && (g.faults.body === "error-event" || g.faults.body === "truncate");
+          const finishReason = step.last && !cutsHere ? g.plan.finishReason : null;
+          write(p.streamTokens(g.ctx, { tokens: step.tokens, first: step.first, finish: finishReason, completionTokens: step.sent }));
+          if (step.first && g.faults.body === "reset") {
+            await sleepUntil(nowMs() + RESET_AFTER_MS, g.state.closing.signal);
+            return finish("reset", "abort");
+          }
+          if (step.first && g.faults.stallMs > 0) g.source.pause(g.faults.stallMs);
+          if (halfDone || step.sent < half) continue;
+          halfDone = true;
+          if (g.faults.body === "error-event") {
+            const e = p.streamError(g.ctx);
+            write(e.done ? [...e.events, SSE_DONE] : e.events);
+            return finish("close", "abort");
+          }
+          if (g.faults.body === "truncate") return finish("close", "abort");
+          if (g.faults.body === "malformed") write([malformedEvent(p.sampleChunk(g.ctx))]);
+        }
+        if (gone || g.state.closing.signal.aborted || run.sent < g.plan.outputLen) return finish(g.state.closing.signal.aborted ? "reset" : "close", "abort");
+        write(p.streamEnd(g.ctx, run.completion()));
+        finish("close", "complete");
+      })().catch(() => finish("reset", "abort"));
+    },
+    cancel() {
+      gone = true;
+      run.end("abort");
+    },
+  });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
+}
+
+/** A body that sends `text` and then ends cleanly, or dies (reset). */
+function bodyThen(text: string, end: "close" | "reset"): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      if (text) controller.enqueue(new TextEncoder().encode(text));
+      if (end === "close") return controller.close();
+      await new Promise((r) => setTimeout(r, RESET_AFTER_MS));
+      controller.error(resetError());
+    },
+  });
+}
+
+/**
+ * Answers `stream: false`: waits until the last token is due, then sends one JSON body.
+ * Faults: stall delays it, reset kills the connection after the headers, error-event answers the
+ * personality's 500, truncate and malformed send the first half of the JSON.
+ */
+export async function wholeResponse(g: Generation): Promise<Response> {
+  const run = new Run(g);
+  const p = g.state.personality;
+  const tokens = [];
+  for (;;) {
+    const step = await run.next();
+    if (!step) break;
+    tokens.push(...step.tokens);
+    if (step.first && g.faults.stallMs > 0) g.source.pause(g.faults.stallMs);
+  }
+  const complete = run.sent >= g.plan.outputLen;
+  run.end(complete && g.faults.body === null ? "complete" : "abort");
+  if (!complete) return new Response(bodyThen("", "reset"), { status: 200, headers: { "content-type": "application/json" } });
+  const headers = { "content-type": "application/json" };
+  switch (g.faults.body) {
+    case "reset":
+      return new Response(bodyThen("", "reset"), { status: 200, headers });
+    case "error-event": {
+      const e = p.faultError(500);
+      return jsonResponse(e.status, e.body);
+    }
+    case "truncate":
+    case "malformed": {
+      const json = JSON.stringify(p.whole(g.ctx, { ...run.completion(), tokens }));
+      return new Response(bodyThen(json.slice(0, Math.floor(json.length / 2)), "close"), { status: 200, headers });
+    }
+    default:
+      return jsonResponse(200, p.whole(g.ctx, { ...run.completion(), tokens }));
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * What a response streams from: a source of token events, each at its own absolute time.
+ * The timing model and the batching simulator both produce one; the stream writer consumes it.
+ * @module
+ */
+
+/** One token event: how many tokens it carries, and its speculative-decoding bookkeeping. */
+export interface TokenEvent {
+  /** Output tokens carried (1 or more). */
+  tokens: number;
+  /** Draft tokens accepted in the step(s) that made this event. */
+  accepted: number;
+  /** Draft tokens proposed in the step(s) that made this event. */
+  proposed: number;
+}
+
+/** A stream of token events for one request. */
+export interface TokenSource {
+  /** Waits for the next event; null once the output is complete or the request was cancelled. */
+  next(): Promise<TokenEvent | null>;
+  /** Holds every later event back by `ms` (the stall fault). */
+  pause(ms: number): void;
+  /** Stops producing (the client went away, or the mock is closing). */
+  cancel(): void;
+  /** Time the request spent queued before generation started, in ms (0 without the simulator). */
+  queueMs(): number;
+}
+
+/** The monotonic clock every mock deadline is measured on, in ms. */
+export function nowMs(): number {
+  return performance.now();
+}
+
+/**
+ * Resolves true at absolute time `atMs` (on {@link nowMs}), or false as soon as `signal` aborts.
+ * Timers may fire a little early on some runtimes, so this re-arms until the deadline is really past.
+ */
+export function sleepUntil(atMs: number, signal?: AbortSignal): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const arm = () => {
+      const left = atMs - nowMs();
+      if (left <= 0) {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(true);
+        return;
+      }
+      timer = setTimeout(arm, Math.max(0, left));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    arm();
+  });
+}
+
+/**
+ * Speculative decoding for one step: `depth` drafts, each accepted with probability `accept`
+ * in order until the first rejection; the step yields 1 + accepted tokens.
+ * @returns accepted drafts (0..depth)
+ */
+export function acceptedDrafts(depth: number, accept: number, draw: () => number): number {
+  let n = 0;
+  while (n < depth && draw() < accept) n++;
+  return n;
+}

@@ -1,0 +1,114 @@
+/**
+ * The mock's pseudo-tokenizer and its output generator (MOCK.md "Tokens").
+ *
+ * A token is a maximal run of non-whitespace characters. Output token k is one word, with a
+ * leading space, picked from a fixed list of 64 by a hash of (prompt text, k, seed): the same
+ * prompt always gives the same text, and a salted prompt gives a different one.
+ * @module
+ */
+import { hashString, mix } from "./prng.ts";
+
+/** The 64 output words; token id = {@link FIRST_WORD_ID} + index. */
+export const WORDS: readonly string[] = [
+  "the", "model", "token", "stream", "server", "batch", "cache", "prompt",
+  "engine", "latency", "request", "answer", "river", "mountain", "signal", "vector",
+  "kernel", "memory", "queue", "window", "garden", "planet", "orbit", "silver",
+  "copper", "harbor", "lantern", "meadow", "thunder", "marble", "candle", "feather",
+  "compass", "anchor", "bridge", "canyon", "desert", "forest", "glacier", "island",
+  "jungle", "lagoon", "valley", "summit", "tunnel", "meteor", "comet", "nebula",
+  "quartz", "ember", "breeze", "willow", "falcon", "otter", "badger", "heron",
+  "maple", "cedar", "pepper", "saffron", "violet", "amber", "cobalt", "indigo",
+];
+
+/** Id of the first word in {@link WORDS}. */
+export const FIRST_WORD_ID = 1000;
+
+/** The end-of-sequence id engines report in `matched_stop` (never streamed: no hidden EOS). */
+export const EOS_TOKEN_ID = 2;
+
+/** Counts pseudo-tokens: maximal runs of non-whitespace characters. */
+export function countTokens(text: string): number {
+  const re = /\S+/g;
+  let n = 0;
+  while (re.exec(text) !== null) n++;
+  return n;
+}
+
+/** A chat message as it arrives on the wire (content may be text parts). */
+export interface ChatMessageLike {
+  role?: unknown;
+  content?: unknown;
+}
+
+/** The text of a message's `content`: a string, or the `text` of each text part joined by spaces. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string" ? (p as { text: string }).text : ""))
+      .filter((t) => t !== "")
+      .join(" ");
+  }
+  return "";
+}
+
+/** Chat prompt tokens: Σ over messages (tokens(content) + 4) + 3. */
+export function chatPromptTokens(messages: readonly ChatMessageLike[]): number {
+  let n = 3;
+  for (const m of messages) n += countTokens(contentText(m.content)) + 4;
+  return n;
+}
+
+/** Completions prompt tokens: tokens(prompt). */
+export function completionPromptTokens(prompt: string): number {
+  return countTokens(prompt);
+}
+
+/** The prompt text that seeds generation: chat message contents joined by newlines. */
+export function chatPromptText(messages: readonly ChatMessageLike[]): string {
+  return messages.map((m) => contentText(m.content)).join("\n");
+}
+
+/** One generated token. */
+export interface OutputToken {
+  /** The token id ({@link FIRST_WORD_ID} + word index). */
+  id: number;
+  /** The token text: one word with a leading space. */
+  text: string;
+}
+
+/** Generates output tokens for one prompt; cheap to create, pure. */
+export class OutputGenerator {
+  readonly #promptHash: number;
+  readonly #seed: number;
+
+  /** @param promptText the prompt the output depends on; @param seed `--seed` */
+  constructor(promptText: string, seed: number) {
+    this.#promptHash = hashString(promptText);
+    this.#seed = seed;
+  }
+
+  /** Output token number `k` (0-based). */
+  token(k: number): OutputToken {
+    const index = mix(this.#promptHash, k, this.#seed) % WORDS.length;
+    return { id: FIRST_WORD_ID + index, text: " " + WORDS[index] };
+  }
+
+  /** Tokens `from` (inclusive) to `to` (exclusive). */
+  range(from: number, to: number): OutputToken[] {
+    const out: OutputToken[] = [];
+    for (let k = from; k < to; k++) out.push(this.token(k));
+    return out;
+  }
+}
+
+/** Stand-in ids for prompt tokens (vLLM's `prompt_token_ids`), exactly `count` of them. */
+export function promptTokenIds(promptText: string, count: number): number[] {
+  const words = promptText.match(/\S+/g) ?? [];
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    // Words keep a stable id; the chat template's extra tokens get small fixed ids.
+    ids.push(i < words.length ? 5000 + (hashString(words[i]) % 30000) : 100 + (i % 7));
+  }
+  return ids;
+}

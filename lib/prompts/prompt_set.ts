@@ -1,0 +1,160 @@
+/**
+ * Reading a prompt set: JSONL, or gzipped JSONL (`.jsonl.gz`, possibly several gzip members, read
+ * with node:zlib because Deno's DecompressionStream fails on multi-member files). The set's
+ * identity is the sha256 of the uncompressed bytes, the hash its manifest carries, so a record can
+ * be matched to the exact prompts it ran. Errors name `file:line` and exit 65.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { dataError, usageError } from "../cli/errors.ts";
+import { parsePrompt, type Prompt, sortBuckets } from "./prompt.ts";
+
+/** A loaded prompt set. */
+export interface PromptSet {
+  /** The manifest's name, else the file name without .jsonl(.gz). */
+  name: string;
+  /** The path it was read from. */
+  path: string;
+  /** sha256 (hex) of the uncompressed JSONL bytes. */
+  sha256: string;
+  /** The selected prompts, in file order. */
+  prompts: readonly Prompt[];
+  /** The manifest next to the file (`<stem>.manifest.json`), when there is one. */
+  manifest: Record<string, unknown> | null;
+}
+
+/** Selection and I/O options for {@link loadPromptSet}. */
+export interface LoadOptions {
+  /** Keep only these buckets. */
+  buckets?: readonly string[];
+  /** Keep only the first N prompts of each bucket (0 or absent = all). */
+  limitPerBucket?: number;
+  /** Reads a file (default node:fs/promises readFile); tests may inject one. */
+  readBytes?: (path: string) => Promise<Uint8Array>;
+}
+
+const GZIP_MAGIC_0 = 0x1f;
+const GZIP_MAGIC_1 = 0x8b;
+
+/** The file name without `.jsonl`, `.jsonl.gz` or `.gz`. */
+export function setStem(path: string): string {
+  return basename(path).replace(/\.gz$/i, "").replace(/\.jsonl$/i, "");
+}
+
+/** Where a set's manifest lives: `<dir>/<stem>.manifest.json`. */
+export function manifestPath(path: string): string {
+  return join(dirname(path), `${setStem(path)}.manifest.json`);
+}
+
+/** Uncompresses gzip bytes (every member); plain bytes pass through. */
+export function maybeGunzip(bytes: Uint8Array): Uint8Array {
+  if (bytes.length >= 2 && bytes[0] === GZIP_MAGIC_0 && bytes[1] === GZIP_MAGIC_1) return new Uint8Array(gunzipSync(bytes));
+  return bytes;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The path as given, else with `.gz` added or removed when only that variant exists. */
+async function existing(path: string): Promise<string | null> {
+  if (await exists(path)) return path;
+  const alt = /\.gz$/i.test(path) ? path.slice(0, -3) : path + ".gz";
+  return (await exists(alt)) ? alt : null;
+}
+
+/**
+ * Parses and checks prompt-set text (already uncompressed).
+ * @param text the JSONL text
+ * @param fileName the name used in errors (`prompts.jsonl:12: ...`)
+ * @param opts bucket selection
+ */
+export function parsePromptSetText(text: string, fileName: string, opts: Pick<LoadOptions, "buckets" | "limitPerBucket"> = {}): Prompt[] {
+  const prompts: Prompt[] = [];
+  const ids = new Set<string>();
+  const perBucket = new Map<string, number>();
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (!line.trim()) continue;
+    const where = `${fileName}:${i + 1}`;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(line);
+    } catch (e) {
+      throw dataError(where, `not JSON (${(e as Error).message})`);
+    }
+    const p = parsePrompt(obj, where);
+    if (ids.has(p.id)) throw dataError(where, `duplicate id '${p.id}'`);
+    ids.add(p.id);
+    if (opts.buckets && opts.buckets.length > 0 && !opts.buckets.includes(p.bucket)) continue;
+    const k = perBucket.get(p.bucket) ?? 0;
+    if (opts.limitPerBucket && k >= opts.limitPerBucket) continue;
+    perBucket.set(p.bucket, k + 1);
+    prompts.push(p);
+  }
+  return prompts;
+}
+
+/**
+ * Loads and checks a prompt set.
+ *
+ * @example
+ * ```ts
+ * const set = await loadPromptSet("prompts/dev.jsonl.gz", { buckets: ["short"], limitPerBucket: 4 });
+ * console.log(set.name, set.sha256, set.prompts.length);
+ * ```
+ * @throws IkError: usage (64) when the file does not exist; data (65) when it cannot be read,
+ *   is corrupt, is not UTF-8, has a bad line, no prompts, or does not match its manifest's sha256
+ */
+export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promise<PromptSet> {
+  const found = await existing(path);
+  if (found === null) throw usageError("--prompts", `prompt set ${path} not found`, "check the path");
+  const name = basename(found);
+  const read = opts.readBytes ?? (async (p: string) => new Uint8Array(await readFile(p)));
+  let raw: Uint8Array;
+  let text: string;
+  try {
+    raw = maybeGunzip(await read(found));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  } catch (e) {
+    throw dataError(name, `cannot read (${(e as Error).message})`, "the file is truncated, corrupt or not UTF-8");
+  }
+  const sha256 = createHash("sha256").update(raw).digest("hex");
+  const manifest = await readManifest(found);
+  const want = manifest?.sha256;
+  if (typeof want === "string" && want && want !== sha256) {
+    throw dataError(name, `sha256 ${sha256.slice(0, 12)}... does not match its manifest (${want.slice(0, 12)}...)`, "the file changed after it was built; rebuild it or restore it");
+  }
+  const prompts = parsePromptSetText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, name, opts);
+  if (prompts.length === 0) {
+    const sel = opts.buckets && opts.buckets.length > 0 ? ` in buckets ${opts.buckets.join(",")}` : "";
+    throw dataError(name, `no prompts${sel}`);
+  }
+  const manifestName = typeof manifest?.name === "string" && manifest.name ? manifest.name : null;
+  return { name: manifestName ?? setStem(found), path: found, sha256, prompts, manifest };
+}
+
+async function readManifest(path: string): Promise<Record<string, unknown> | null> {
+  const m = manifestPath(path);
+  if (!(await exists(m))) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(m, "utf8"));
+  } catch {
+    throw dataError(basename(m), "not JSON");
+  }
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? value as Record<string, unknown> : null;
+}
+
+/** The buckets present in a set, in natural order. */
+export function setBuckets(set: PromptSet): string[] {
+  return sortBuckets(set.prompts.map((p) => p.bucket));
+}

@@ -1,0 +1,51 @@
+/**
+ * The selftest's one way to send a request: the same body builder (engine profiles) and the same
+ * streaming loop (lib/client) that `ik probe` and the benchmarks use, over real loopback HTTP.
+ */
+import { parseEndpoint, type RequestRow, requestRow, streamCompletion } from "../client/mod.ts";
+import { buildBody, type EngineKind, profileForPersonality } from "../engines/mod.ts";
+
+/** The mock's wire personalities. */
+export type Personality = "vllm" | "sglang" | "llamacpp" | "trtllm" | "openai";
+
+/** Every personality, in the order selftest checks them. */
+export const PERSONALITIES: Personality[] = ["vllm", "sglang", "llamacpp", "trtllm", "openai"];
+
+/** The client profile for a personality (openai → generic). */
+export function profileFor(p: Personality): EngineKind {
+  return profileForPersonality(p);
+}
+
+/** One request the selftest sends. */
+export interface SendRequest {
+  baseUrl: string;
+  engine: Personality;
+  maxTokens: number;
+  prompt: string;
+  /** Send the profile's exact-length fields. */
+  exactLength: boolean;
+  /** Idle timeout in seconds (default 10: the mock never stays silent that long unless told to). */
+  idleTimeoutS?: number;
+}
+
+/** The request row the client produced. */
+export type SendRow = RequestRow;
+
+/** Sends one request and returns its row; never throws for a failed request. */
+export type Sender = (req: SendRequest) => Promise<SendRow>;
+
+/** A sender bound to an abort signal (Ctrl-C ends in-flight requests as `aborted` rows). */
+export function makeSender(signal: AbortSignal): Sender {
+  return async (req) => {
+    const ep = parseEndpoint(req.baseUrl);
+    const { body } = buildBody("chat", profileFor(req.engine), "mock-model", [{ role: "user", content: req.prompt }], req.maxTokens, {
+      exactLength: req.exactLength,
+    });
+    const res = await streamCompletion(ep, "chat", body, {
+      signal,
+      idleTimeoutMs: (req.idleTimeoutS ?? 10) * 1000,
+      timeoutMs: 60_000,
+    });
+    return requestRow(res);
+  };
+}

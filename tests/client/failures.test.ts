@@ -1,0 +1,192 @@
+/**
+ * Every failure kind is a row, never an exception (CONTRACTS.md "Failure kinds"): http with the
+ * message of every error-body shape, network (refused, reset mid-body), protocol (malformed chunk,
+ * error event even with [DONE], no token, truncated), timeout (idle, before headers, total) and
+ * aborted. Small real timeouts over a loopback socket; every loop bounded.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { isUnreachable, parseEndpoint, requestRow, streamCompletion } from "../../lib/client/mod.ts";
+import { ENGINES_DIR, fakeFetch } from "./_replay.ts";
+import { runScripted } from "./_manual.ts";
+import { chatChunk, closedPort, DONE, rawServer, type RawServer, type Step } from "./_raw_server.ts";
+
+const ep0 = parseEndpoint("http://127.0.0.1:9");
+const fixture = (p: string) => readFileSync(join(ENGINES_DIR, p), "utf8");
+const httpError = (status: number, body: string, ct = "application/json") =>
+  streamCompletion(ep0, "chat", {}, { fetch: fakeFetch(() => new Response(body, { status, headers: { "content-type": ct } })).fetch });
+
+describe("http: status and the message from every body shape", () => {
+  const cases: [string, number, string, string][] = [
+    ["wrapped (vLLM)", 404, fixture("vllm/error-unknown-model.json"), "does not exist"],
+    ["flat (SGLang)", 400, fixture("sglang/error-context-length.json"), "context length"],
+    ["flat (TRT-LLM)", 400, fixture("trtllm/error-context-length.json"), "max_num_tokens"],
+    ["flat legacy (vLLM)", 404, fixture("vllm/error-legacy-flat.json"), "does not exist. (NotFoundError)"],
+    ["wrapped (llama.cpp)", 400, fixture("llamacpp/error-context-length.json"), "exceeds the available context size"],
+    ["wrapped (OpenAI)", 401, fixture("openai/error-auth.json"), "API key"],
+    ["string (vLLM key check)", 401, fixture("vllm/error-unauthorized.json"), "Unauthorized"],
+    ["string (router)", 400, fixture("routers/production-stack-error-model-not-found.json"), "not found"],
+    ["plain text", 502, "Bad Gateway from the proxy", "Bad Gateway from the proxy"],
+    ["empty", 503, "", "HTTP 503 with an empty body"],
+  ];
+  for (const [name, status, body, want] of cases) {
+    test(name, async () => {
+      const r = await httpError(status, body);
+      assert.equal(r.ok, false);
+      assert.equal(r.errorKind, "http");
+      assert.equal(r.status, status);
+      assert.match(r.error ?? "", new RegExp(`^HTTP ${status}: .*${want.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+      assert.equal(r.nTokens, null, "no stream was read");
+      const row = requestRow(r);
+      assert.equal(row.error_kind, "http");
+      assert.equal(row.ttft_ms, null);
+      assert.equal(row.e2e_ms, null);
+    });
+  }
+});
+
+describe("protocol", () => {
+  test("malformed chunk", async () => {
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, { at: 2, text: "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}\n\n" }, { at: 3, text: DONE }]);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /malformed chunk/);
+    assert.equal(r.endedWithDone, true);
+  });
+  test("an error event mid-stream fails the request even though [DONE] follows", async () => {
+    const r = await runScripted([
+      { at: 1, text: chatChunk({ content: "a" }) },
+      { at: 2, text: `data: {"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}\n\n` },
+      { at: 3, text: DONE },
+    ]);
+    assert.equal(r.ok, false);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /error event mid-stream: Internal server error/);
+    assert.equal(r.endedWithDone, true);
+  });
+  test("an `event: error` event is an error event", async () => {
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, { at: 2, text: "event: error\ndata: {\"message\":\"overloaded\"}\n\n" }, { at: 3, text: DONE }]);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /overloaded/);
+  });
+  test("a stream with no token (role chunk, finish, [DONE]) fails", async () => {
+    const r = await runScripted([{ at: 1, text: chatChunk({ role: "assistant", content: "" }) + chatChunk({}, { finish_reason: "stop" }) + DONE }]);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /no token/);
+  });
+  test("a 200 that is not an event stream says so", async () => {
+    const r = await runScripted([{ at: 1, text: "{\"id\":\"x\",\"choices\":[]}" }], { contentType: "application/json" });
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /not an event stream/);
+  });
+  test("ended without [DONE] and without a finish_reason: truncated", async () => {
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) + chatChunk({ content: "b" }) }]);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", /^truncated/);
+    assert.equal(r.nTokens, 2, "what arrived is still counted");
+  });
+  test("a finish_reason without [DONE] is a proper end (llama.cpp-style)", async () => {
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) + chatChunk({}, { finish_reason: "stop" }) }]);
+    assert.equal(r.ok, true, r.error ?? "");
+    assert.equal(r.endedWithDone, false);
+    assert.equal(r.tDoneMs, null);
+    assert.equal(requestRow(r).e2e_ms, 1, "e2e falls back to the end of the stream");
+  });
+});
+
+describe("over a loopback socket", () => {
+  let srv: RawServer;
+  const scripts: Record<string, Step[]> = {
+    "/reset/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, { reset: true }],
+    "/close/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, { close: true }],
+    "/stall/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 5000 }, { end: true }],
+    "/slowheaders/v1/chat/completions": [{ wait: 5000 }, { head: 200 }, { end: true }],
+    "/trickle/v1/chat/completions": [{ head: 200 }, ...Array.from({ length: 60 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(), { end: true }],
+    "/afterdone/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }, { wait: 5000 }, { end: true }],
+  };
+  before(async () => {
+    srv = await rawServer((req) => scripts[req.path] ?? [{ head: 404, headers: { "content-type": "application/json" } }, { chunk: "{\"error\":\"no\"}" }, { end: true }]);
+  });
+  after(async () => {
+    await srv.close();
+  });
+  const at = (p: string) => parseEndpoint(`http://127.0.0.1:${srv.port}/${p}`);
+  const quick = { idleTimeoutMs: 2000, timeoutMs: 4000 };
+
+  test("network: connection refused, before any response (unreachable)", async () => {
+    const r = await streamCompletion(parseEndpoint(`http://127.0.0.1:${await closedPort()}`), "chat", {}, quick);
+    assert.equal(r.errorKind, "network");
+    assert.equal(r.status, 0);
+    assert.equal(r.tHeadersMs, null);
+    assert.equal(isUnreachable(r), true);
+    assert.match(r.error ?? "", /refused|ECONNREFUSED|connect/i);
+  });
+  for (const how of ["reset", "close"]) {
+    test(`network: connection ${how} by the peer mid-body`, async () => {
+      const r = await streamCompletion(at(how), "chat", {}, quick);
+      assert.equal(r.errorKind, "network", r.error ?? "");
+      assert.equal(r.status, 200);
+      assert.equal(isUnreachable(r), false);
+      assert.match(r.error ?? "", /mid-body/);
+    });
+  }
+  test("timeout: no byte for the idle timeout after the first token", async () => {
+    const t0 = performance.now();
+    const r = await streamCompletion(at("stall"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    const took = performance.now() - t0;
+    assert.equal(r.errorKind, "timeout");
+    assert.match(r.error ?? "", /no data for 0\.15 s/);
+    assert.equal(r.nTokenEvents, 1);
+    assert.ok(took >= 140 && took < 1500, `took ${took} ms`);
+  });
+  test("timeout: no response headers within the idle timeout", async () => {
+    const r = await streamCompletion(at("slowheaders"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    assert.equal(r.errorKind, "timeout");
+    assert.match(r.error ?? "", /no response headers/);
+    assert.equal(isUnreachable(r), false);
+  });
+  test("timeout: the whole request over the total limit, though bytes keep coming", async () => {
+    const t0 = performance.now();
+    const r = await streamCompletion(at("trickle"), "chat", {}, { idleTimeoutMs: 1000, timeoutMs: 300 });
+    const took = performance.now() - t0;
+    assert.equal(r.errorKind, "timeout");
+    assert.match(r.error ?? "", /longer than 0\.3 s/);
+    assert.ok(r.nTokenEvents > 2 && r.nTokenEvents < 60, `${r.nTokenEvents} events`);
+    assert.ok(took >= 290 && took < 1500, `took ${took} ms`);
+  });
+  test("aborted: the caller's signal fires mid-stream", async () => {
+    const ac = new AbortController();
+    const t = setTimeout(() => ac.abort(), 100);
+    const r = await streamCompletion(at("trickle"), "chat", {}, { ...quick, signal: ac.signal });
+    clearTimeout(t);
+    assert.equal(r.errorKind, "aborted");
+    assert.ok(r.nTokenEvents >= 1);
+  });
+  test("aborted: a signal that is already aborted sends nothing", async () => {
+    const before = srv.requests.length;
+    const r = await streamCompletion(at("trickle"), "chat", {}, { ...quick, signal: AbortSignal.abort() });
+    assert.equal(r.errorKind, "aborted");
+    assert.equal(srv.requests.length, before);
+  });
+  test("[DONE] then a server that keeps the stream open: still ok once the idle limit passes", async () => {
+    const r = await streamCompletion(at("afterdone"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    assert.equal(r.ok, true, r.error ?? "");
+    assert.equal(r.endedWithDone, true);
+  });
+  test("http over the socket: status and message", async () => {
+    const r = await streamCompletion(at("nothing-here"), "chat", {}, quick);
+    assert.equal(r.errorKind, "http");
+    assert.equal(r.error, "HTTP 404: no");
+  });
+});
+
+test("a flat error object mid-stream (no 'error' wrapper) is an error event", async () => {
+  const r = await runScripted([
+    { at: 1, text: chatChunk({ content: "a" }) },
+    { at: 2, text: `data: {"object": "error", "message": "Generation aborted.", "type": "SERVICE_UNAVAILABLE", "param": null, "code": 503}\n\n` },
+    { at: 3, text: DONE },
+  ]);
+  assert.equal(r.errorKind, "protocol");
+  assert.match(r.error ?? "", /Generation aborted/);
+});

@@ -1,0 +1,86 @@
+/**
+ * What goes on the wire and the connection it goes on: URL per API, JSON body, headers, the
+ * Bearer key only when given, keep-alive reuse across sequential requests, and `/v1/models`.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { listModels, parseEndpoint, streamCompletion } from "../../lib/client/mod.ts";
+import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
+import { chatChunk, closedPort, DONE, rawServer, type RawServer, usageChunk } from "./_raw_server.ts";
+
+const enc = new TextEncoder();
+const okStream = () => streamingResponse([enc.encode(chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE)]);
+
+test("URL, method, headers and body; the key only when given", async () => {
+  const f = fakeFetch(okStream);
+  const ep = parseEndpoint("http://127.0.0.1:9/base/v1/");
+  const body = { model: "m", prompt: "p", stream: true };
+  await streamCompletion(ep, "completions", body, { fetch: f.fetch, apiKey: "sk-test" });
+  await streamCompletion(ep, "chat", JSON.stringify(body), { fetch: f.fetch, headers: { "x-trace": "1" } });
+  assert.equal(f.calls[0].url, "http://127.0.0.1:9/base/v1/completions");
+  assert.equal(f.calls[1].url, "http://127.0.0.1:9/base/v1/chat/completions");
+  const h0 = f.calls[0].init.headers as Record<string, string>;
+  const h1 = f.calls[1].init.headers as Record<string, string>;
+  assert.equal(f.calls[0].init.method, "POST");
+  assert.equal(h0.authorization, "Bearer sk-test");
+  assert.equal(h0["content-type"], "application/json");
+  assert.equal(h0.accept, "text/event-stream");
+  assert.equal(h1.authorization, undefined);
+  assert.equal(h1["x-trace"], "1");
+  assert.deepEqual(JSON.parse(f.calls[0].init.body as string), body);
+  assert.equal(f.calls[1].init.body, JSON.stringify(body));
+});
+
+describe("over a loopback socket", () => {
+  let srv: RawServer;
+  before(async () => {
+    srv = await rawServer((req) =>
+      req.path.endsWith("/models")
+        ? [{ head: 200, headers: { "content-type": "application/json" } }, { chunk: readFileSync(join(ENGINES_DIR, "vllm/models.json"), "utf8") }, { end: true }]
+        : [{ head: 200 }, { chunk: chatChunk({ role: "assistant", content: "" }) }, { chunk: chatChunk({ content: "hi" }, { finish_reason: "stop" }) }, { chunk: usageChunk(1) }, { chunk: DONE }, { end: true }]
+    );
+  });
+  after(async () => {
+    await srv.close();
+  });
+
+  test("sequential requests reuse the keep-alive connection", async () => {
+    const ep = parseEndpoint(`http://127.0.0.1:${srv.port}`);
+    const n = 8;
+    const c0 = srv.connections();
+    for (let i = 0; i < n; i++) {
+      const r = await streamCompletion(ep, "chat", { model: "m", i }, { apiKey: "k", idleTimeoutMs: 3000 });
+      assert.equal(r.ok, true, r.error ?? "");
+    }
+    const used = srv.connections() - c0;
+    assert.ok(used <= n / 2, `${n} requests needed ${used} connections: the body must be read to the end so the connection is reused`);
+    const last = srv.requests[srv.requests.length - 1];
+    assert.equal(last.headers.authorization, "Bearer k");
+    assert.equal(JSON.parse(last.body).i, n - 1);
+  });
+
+  test("/v1/models lists ids and max_model_len", async () => {
+    const a = await listModels(parseEndpoint(`http://127.0.0.1:${srv.port}/v1`));
+    assert.equal(a.ok, true, a.error ?? "");
+    assert.equal(a.models.length, 1);
+    assert.equal(a.models[0].id, "Qwen/Qwen2.5-0.5B-Instruct");
+    assert.equal(a.models[0].maxModelLen, 32768);
+  });
+});
+
+test("/v1/models failures are values: unreachable, http, not a list", async () => {
+  const down = await listModels(parseEndpoint(`http://127.0.0.1:${await closedPort()}`), { timeoutMs: 3000 });
+  assert.equal(down.ok, false);
+  assert.equal(down.errorKind, "network");
+  assert.equal(down.status, 0);
+  const auth = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response('{"error":"Unauthorized"}', { status: 401 })).fetch });
+  assert.equal(auth.errorKind, "http");
+  assert.equal(auth.error, "HTTP 401: Unauthorized");
+  const odd = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response('{"models":[]}')).fetch });
+  assert.equal(odd.errorKind, "protocol");
+  const llama = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response(readFileSync(join(ENGINES_DIR, "llamacpp/models.json")))).fetch });
+  assert.equal(llama.ok, true);
+  assert.equal(llama.models[0].maxModelLen, null, "llama.cpp reports no max_model_len");
+});
