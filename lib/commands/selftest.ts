@@ -33,7 +33,7 @@ export const selftestCommand = command(
 /** Runs `ik selftest`. */
 export async function runSelftest(ctx: CommandContext, flags: { cmd: "selftest"; quick: boolean; json: boolean }): Promise<number> {
   const t0 = performance.now();
-  const send = makeSender(ctx.signal);
+  const deps = { rt: ctx.runtime, send: makeSender(ctx.signal), ikArgv: ctx.runtime.selfArgv() };
   const engines = flags.quick ? PERSONALITIES.slice(0, 1) : PERSONALITIES;
   const progress = (s: string) => {
     if (!ctx.json) ctx.err(`selftest: ${s}\n`);
@@ -42,12 +42,12 @@ export async function runSelftest(ctx: CommandContext, flags: { cmd: "selftest";
   // Personalities run side by side: each has its own mock process, and the client is idle
   // most of the time (it waits on the mock's clock), so they do not disturb each other's timing.
   progress(`personalities: ${engines.join(", ")}`);
-  for (const part of await Promise.all(engines.map((e) => personalityChecks(ctx.runtime, send, e)))) checks.push(...part);
+  for (const part of await Promise.all(engines.map((e) => personalityChecks(deps, e)))) checks.push(...part);
   if (!flags.quick && !ctx.signal.aborted) {
     progress("faults");
-    for (const part of await Promise.all(engines.map((e) => faultChecks(ctx.runtime, send, e)))) checks.push(...part);
+    for (const part of await Promise.all(engines.map((e) => faultChecks(deps, e)))) checks.push(...part);
     progress("client headroom at 1, 64 and 256 streams");
-    if (!ctx.signal.aborted) checks.push(...await headroomChecks(ctx.runtime, send));
+    if (!ctx.signal.aborted) checks.push(...await headroomChecks(deps));
   }
   const seconds = (performance.now() - t0) / 1000;
   const failed = checks.some((c) => c.status === "FAIL") || checks.length === 0;

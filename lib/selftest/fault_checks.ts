@@ -2,10 +2,9 @@
  * Faults: for each personality and each fault kind the mock injects, ik's client must report the
  * failure with the right error kind (CONTRACTS.md "Failure kinds"), as a row and never an exception.
  */
-import type { Runtime } from "../runtime/mod.ts";
 import { broken, type Check, equal } from "./checks.ts";
 import { startMockProcess } from "./mock_process.ts";
-import type { Personality, Sender } from "./send.ts";
+import type { Personality, SelftestDeps } from "./send.ts";
 
 /** Idle timeout the fault requests run with; stalls and slow headers last longer than it. */
 const IDLE_TIMEOUT_S = 0.4;
@@ -25,19 +24,19 @@ export const FAULTS: { fault: string; kind: string; status?: number }[] = [
 ];
 
 /** Runs every fault kind against one personality, one mock process per fault. */
-export async function faultChecks(rt: Runtime, send: Sender, engine: Personality): Promise<Check[]> {
+export async function faultChecks(deps: SelftestDeps, engine: Personality): Promise<Check[]> {
   const g = `faults/${engine}`;
   const out: Check[] = [];
   for (const f of FAULTS) {
     let mock;
     try {
-      mock = await startMockProcess(rt, ["--engine", engine, "--ttft-ms", "10", "--tpot-ms", "2", "--fault", f.fault]);
+      mock = await startMockProcess(deps.rt, ["--engine", engine, "--ttft-ms", "10", "--tpot-ms", "2", "--fault", f.fault], deps.ikArgv);
     } catch (e) {
       out.push(broken(g, f.fault, (e as Error).message));
       continue;
     }
     try {
-      const row = await send({ baseUrl: mock.baseUrl, engine, maxTokens: 16, prompt: `fault ${f.fault}`, exactLength: true, idleTimeoutS: IDLE_TIMEOUT_S });
+      const row = await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: 16, prompt: `fault ${f.fault}`, exactLength: true, idleTimeoutS: IDLE_TIMEOUT_S });
       const got = row.ok ? "ok" : `${row.error_kind}${f.status ? ` ${row.status}` : ""}`;
       out.push(equal(g, f.fault, got, `${f.kind}${f.status ? ` ${f.status}` : ""}`));
     } catch (e) {

@@ -3,10 +3,9 @@
  * then streams as fast as it can (tpot 0); at 1, 64 and 256 concurrent streams ik reports the
  * events parsed per second, its own CPU per event, and how far the measured TTFT drifts from 50 ms.
  */
-import type { Runtime } from "../runtime/mod.ts";
 import { broken, type Check, info, percentile } from "./checks.ts";
 import { startMockProcess } from "./mock_process.ts";
-import type { Sender, SendRow } from "./send.ts";
+import type { SelftestDeps, SendRow } from "./send.ts";
 
 const TTFT_MS = 50;
 
@@ -18,7 +17,7 @@ export const LEVELS = [
 ];
 
 /** Runs `requests` sends over `conc` workers; returns the rows and the client CPU and wall time spent. */
-async function runLevel(rt: Runtime, send: Sender, baseUrl: string, lv: typeof LEVELS[number]) {
+async function runLevel({ rt, send }: SelftestDeps, baseUrl: string, lv: typeof LEVELS[number]) {
   let next = 0;
   const rows: SendRow[] = [];
   const cpu0 = rt.cpuUsage();
@@ -36,18 +35,18 @@ async function runLevel(rt: Runtime, send: Sender, baseUrl: string, lv: typeof L
 }
 
 /** Measures client headroom at each level (reported as INFO rows, plus a FAIL if requests fail). */
-export async function headroomChecks(rt: Runtime, send: Sender): Promise<Check[]> {
+export async function headroomChecks(deps: SelftestDeps): Promise<Check[]> {
   const g = "headroom";
   const out: Check[] = [];
   let mock;
   try {
-    mock = await startMockProcess(rt, ["--engine", "vllm", "--ttft-ms", String(TTFT_MS), "--tpot-ms", "0"]);
+    mock = await startMockProcess(deps.rt, ["--engine", "vllm", "--ttft-ms", String(TTFT_MS), "--tpot-ms", "0"], deps.ikArgv);
   } catch (e) {
     return [broken(g, "mock started", (e as Error).message)];
   }
   try {
     for (const lv of LEVELS) {
-      const { rows, wallS, cpuUs } = await runLevel(rt, send, mock.baseUrl, lv);
+      const { rows, wallS, cpuUs } = await runLevel(deps, mock.baseUrl, lv);
       const ok = rows.filter((r) => r.ok);
       const events = ok.reduce((a, r) => a + (r.n_token_events ?? 0), 0);
       const errs = ok.map((r) => (r.ttft_ms as number) - TTFT_MS);

@@ -23,11 +23,14 @@ export interface MockProcess {
 
 const LISTENING = /ik mock: listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
-/** Runs `ik mock --port 0 <args>` with this same ik (binary or runtime + script) and waits until it listens. */
-export async function startMockProcess(rt: Runtime, args: string[], timeoutMs = 15_000): Promise<MockProcess> {
+/**
+ * Runs `ik mock --port 0 <args>` and waits until it listens.
+ * @param ikArgv how to run ik (default: this same ik, binary or runtime + script)
+ */
+export async function startMockProcess(rt: Runtime, args: string[], ikArgv: string[] = rt.selfArgv(), timeoutMs = 15_000): Promise<MockProcess> {
   const dir = await mkdtemp(join(tmpdir(), "ik-selftest-"));
   const logFile = join(dir, "mock.log");
-  const group: ProcessGroup = rt.spawn([...rt.selfArgv(), "mock", "--host", "127.0.0.1", "--port", "0", ...args], { logFile });
+  const group: ProcessGroup = rt.spawn([...ikArgv, "mock", "--host", "127.0.0.1", "--port", "0", ...args], { logFile });
   let exited = false;
   group.exited.then(() => (exited = true));
   const deadline = performance.now() + timeoutMs;

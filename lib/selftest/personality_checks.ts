@@ -3,10 +3,9 @@
  * measure exactly that, count tokens by the method that personality allows, and get the exact
  * output length where the engine honours an exact-length field (natural EOS where it does not).
  */
-import type { Runtime } from "../runtime/mod.ts";
 import { broken, type Check, equal, near, percentile } from "./checks.ts";
 import { startMockProcess } from "./mock_process.ts";
-import type { Personality, Sender } from "./send.ts";
+import type { Personality, SelftestDeps } from "./send.ts";
 import { profileFor } from "./send.ts";
 
 /** What the personality checks tell the mock, and so what the client must measure. */
@@ -22,22 +21,22 @@ export const EXPECTED_METHOD: Record<Personality, string> = {
 };
 
 /** Runs the timing, counting and length checks for one personality against its own mock process. */
-export async function personalityChecks(rt: Runtime, send: Sender, engine: Personality): Promise<Check[]> {
+export async function personalityChecks(deps: SelftestDeps, engine: Personality): Promise<Check[]> {
   const g = engine;
   const out: Check[] = [];
   let mock;
   try {
-    mock = await startMockProcess(rt, [
+    mock = await startMockProcess(deps.rt, [
       "--engine", engine, "--ttft-ms", String(TRUTH.ttftMs), "--tpot-ms", String(TRUTH.tpotMs),
       "--eos-after", String(TRUTH.eosAfter), "--seed", "7",
-    ]);
+    ], deps.ikArgv);
   } catch (e) {
     return [broken(g, "mock started", (e as Error).message)];
   }
   try {
     const rows = [];
     for (let i = 0; i < TRUTH.requests; i++) {
-      rows.push(await send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} request ${i}`, exactLength: true }));
+      rows.push(await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} request ${i}`, exactLength: true }));
     }
     const ok = rows.filter((r) => r.ok);
     out.push(equal(g, "requests ok", `${ok.length}/${rows.length}`, `${rows.length}/${rows.length}`));
@@ -56,7 +55,7 @@ export async function personalityChecks(rt: Runtime, send: Sender, engine: Perso
       out.push(equal(g, "n_tokens (natural EOS, no exact-length field)", first?.n_tokens, TRUTH.eosAfter));
       out.push(equal(g, "finish_reason (natural EOS)", first?.finish_reason, "stop"));
     }
-    const natural = await send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} natural`, exactLength: false });
+    const natural = await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} natural`, exactLength: false });
     out.push(equal(g, "n_tokens without exact-length fields (natural EOS)", natural.n_tokens, TRUTH.eosAfter));
   } catch (e) {
     out.push(broken(g, "requests", (e as Error).message));

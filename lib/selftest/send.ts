@@ -34,6 +34,14 @@ export type SendRow = RequestRow;
 /** Sends one request and returns its row; never throws for a failed request. */
 export type Sender = (req: SendRequest) => Promise<SendRow>;
 
+/** What the selftest steps need: the runtime, the sender, and how to start `ik mock`. */
+export interface SelftestDeps {
+  rt: import("../runtime/mod.ts").Runtime;
+  send: Sender;
+  /** argv prefix that runs ik (the mock is started as `<ikArgv> mock ...`). */
+  ikArgv: string[];
+}
+
 /** A sender bound to an abort signal (Ctrl-C ends in-flight requests as `aborted` rows). */
 export function makeSender(signal: AbortSignal): Sender {
   return async (req) => {
