@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
 /** Maps an uncaught error to its line and exit code. */
 export function reportError(e: unknown): number {
   if (e instanceof IkError) {
-    runtime.writeStderr(e.line() + "\n");
+    runtime.writeStderr(e.oneLine() + "\n");
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String(e.stack) + "\n");
     return e.code;
   }

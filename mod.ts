@@ -14,3 +14,7 @@ export type * from "./lib/runtime/types.ts";
 export { ExitCode } from "./lib/cli/exit_codes.ts";
 export { IkError } from "./lib/cli/errors.ts";
 export { BUILD_TARGET, GIT_REV, VERSION } from "./lib/version.ts";
+export * from "./lib/sse/mod.ts";
+export * from "./lib/client/mod.ts";
+export * from "./lib/engines/mod.ts";
+export * from "./lib/prompts/mod.ts";

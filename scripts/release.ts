@@ -29,7 +29,6 @@ import {
   createReadStream,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   realpathSync,
   renameSync,
@@ -186,7 +185,9 @@ async function buildNodeSea(cpu: "x64" | "arm64", outfile: string): Promise<void
   const hostNode = await extractPinned(`node-linux-${hostCpu()}@${NODE_VERSION}`, ["bin/node"]);
   const targetNode = await extractPinned(`node-linux-${cpu}@${NODE_VERSION}`, ["bin/node"]);
   const postjectApi = await extractPinned("postject@1.0.0-alpha.6", ["dist/api.js", "package.json"]);
-  const work = mkdtempSync(join(REL, "work-"));
+  const work = join(REL, `work-${cpu}`);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
   const tmp = join(dirname(outfile), `.${basename(outfile)}.tmp`);
   try {
     const bundle = join(work, "ik.mjs");
@@ -196,9 +197,9 @@ async function buildNodeSea(cpu: "x64" | "arm64", outfile: string): Promise<void
     writeFileSync(
       config,
       JSON.stringify({
-        main: bundle,
+        main: "ik.mjs", // relative to the work dir (the cwd below): the blob records this path
         mainFormat: "module",
-        output: blob,
+        output: "sea-prep.blob",
         disableExperimentalSEAWarning: true,
         useSnapshot: false,
         useCodeCache: false, // V8's code cache is CPU-specific; the blob is made on the build host

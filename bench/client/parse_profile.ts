@@ -17,6 +17,8 @@
  *   ik-stream      streamCompletion() end to end with an injected fetch that returns the recorded
  *                  bytes as a ReadableStream (everything but the socket: timers, AbortController,
  *                  reader, parse, result), plus requestRow()
+ *   ik-loop        the same injected Response read by a bare loop into SseParser + StreamState
+ *                  (ik-stream minus ik-loop = streamCompletion's per-request wrapper + requestRow)
  *   web-stream     the same injected Response read with getReader() and nothing else
  * @module
  */
@@ -113,6 +115,21 @@ const stages: Record<string, Stage> = {
     const r = await streamCompletion(ep, "chat", body, { fetch: fakeFetch(chunks) });
     if (!r.ok || r.nTokenEvents !== 256) throw new Error(`ik-stream: ${r.error} ${r.nTokenEvents}`);
     sinkAcc += requestRow(r).n_token_events;
+  },
+  async "ik-loop"(chunks) {
+    const res = await fakeFetch(chunks)("", {});
+    const st = new StreamState();
+    const p = new SseParser(st);
+    const reader = res.body!.getReader();
+    for (;;) {
+      const x = await reader.read();
+      if (x.done) break;
+      st.tRead = performance.now();
+      p.pushBytes(x.value);
+    }
+    p.end();
+    reader.releaseLock();
+    sinkAcc += st.log.length;
   },
   async "web-stream"(chunks) {
     const res = await fakeFetch(chunks)("", {});

@@ -20,7 +20,7 @@ export class IkError extends Error {
   }
 
   /** The single line printed on stderr. */
-  line(): string {
+  oneLine(): string {
     return formatErrorLine(this.where, this.message, this.hint);
   }
 }

@@ -29,7 +29,9 @@ function codeOf(v: unknown): string | number | null {
 
 function fromObject(o: Record<string, unknown>): ErrorInfo | null {
   const type = typeof o.type === "string" && o.type ? o.type : null;
-  if (typeof o.message === "string" && o.message) return { message: oneLine(o.message), type, code: codeOf(o.code) };
+  if (typeof o.message === "string" && o.message) {
+    return { message: oneLine(o.message), type, code: codeOf(o.code) };
+  }
   if (typeof o.msg === "string" && o.msg) return { message: oneLine(o.msg), type, code: codeOf(o.code) };
   return null;
 }
@@ -39,11 +41,15 @@ function fromObject(o: Record<string, unknown>): ErrorInfo | null {
  * `data: {"error": ...}` chunk). Returns null when the value has no recognisable message.
  */
 export function errorInfoFromJson(value: unknown): ErrorInfo | null {
-  if (typeof value === "string") return value.trim() ? { message: oneLine(value), type: null, code: null } : null;
+  if (typeof value === "string") {
+    return value.trim() ? { message: oneLine(value), type: null, code: null } : null;
+  }
   if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
   const o = value as Record<string, unknown>;
   const err = o.error;
-  if (typeof err === "string" && err.trim()) return { message: oneLine(err), type: null, code: codeOf(o.code) };
+  if (typeof err === "string" && err.trim()) {
+    return { message: oneLine(err), type: null, code: codeOf(o.code) };
+  }
   if (err !== null && typeof err === "object" && !Array.isArray(err)) {
     const inner = fromObject(err as Record<string, unknown>);
     if (inner) return inner;
@@ -51,11 +57,15 @@ export function errorInfoFromJson(value: unknown): ErrorInfo | null {
   const flat = fromObject(o);
   if (flat) return flat;
   const detail = o.detail;
-  if (typeof detail === "string" && detail.trim()) return { message: oneLine(detail), type: null, code: null };
+  if (typeof detail === "string" && detail.trim()) {
+    return { message: oneLine(detail), type: null, code: null };
+  }
   if (Array.isArray(detail) && detail.length > 0) {
-    const parts = detail.map((d) => (d && typeof d === "object" && typeof (d as { msg?: unknown }).msg === "string")
-      ? (d as { msg: string }).msg
-      : JSON.stringify(d));
+    const parts = detail.map((d) =>
+      (d && typeof d === "object" && typeof (d as { msg?: unknown }).msg === "string")
+        ? (d as { msg: string }).msg
+        : JSON.stringify(d)
+    );
     return { message: oneLine(parts.join("; ")), type: null, code: null };
   }
   return null;
@@ -69,7 +79,7 @@ export function errorInfoFromJson(value: unknown): ErrorInfo | null {
 export function parseErrorBody(text: string, status = 0): ErrorInfo {
   const trimmed = text.trim();
   if (trimmed) {
-    if (trimmed[0] === "{" || trimmed[0] === "\"") {
+    if (trimmed[0] === "{" || trimmed[0] === '"') {
       try {
         const info = errorInfoFromJson(JSON.parse(trimmed));
         if (info) return info;
@@ -79,7 +89,11 @@ export function parseErrorBody(text: string, status = 0): ErrorInfo {
     }
     return { message: oneLine(trimmed), type: null, code: null };
   }
-  return { message: status ? `HTTP ${status} with an empty body` : "empty error body", type: null, code: null };
+  return {
+    message: status ? `HTTP ${status} with an empty body` : "empty error body",
+    type: null,
+    code: null,
+  };
 }
 
 /** Formats an error for a request row: `HTTP 404: The model x does not exist. (NotFoundError)`. */

@@ -3,7 +3,7 @@
  * length. A failure is a value, not an exception, so callers choose between exit 69 and a note.
  * @module
  */
-import { v1Url, type Endpoint } from "./endpoint.ts";
+import { type Endpoint, v1Url } from "./endpoint.ts";
 import { formatHttpError, parseErrorBody } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
 
@@ -31,8 +31,11 @@ export interface ModelsAnswer {
 
 /** Options for {@link listModels}. */
 export interface ModelsOptions {
+  /** The fetch to use; default the global fetch. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Aborting it ends the call as `aborted`. */
   signal?: AbortSignal;
+  /** Bearer token, when the server needs one. */
   apiKey?: string;
   /** Limit for the whole exchange in ms (default 10 000). */
   timeoutMs?: number;
@@ -57,27 +60,54 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
     const res = await doFetch(v1Url(ep, "/models"), { method: "GET", headers, signal: ac.signal });
     const text = await res.text();
     if (res.status !== 200) {
-      return { ok: false, status: res.status, models: [], error: formatHttpError(res.status, parseErrorBody(text, res.status)), errorKind: "http" };
+      return {
+        ok: false,
+        status: res.status,
+        models: [],
+        error: formatHttpError(res.status, parseErrorBody(text, res.status)),
+        errorKind: "http",
+      };
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return { ok: false, status: 200, models: [], error: "/v1/models did not answer JSON", errorKind: "protocol" };
+      return {
+        ok: false,
+        status: 200,
+        models: [],
+        error: "/v1/models did not answer JSON",
+        errorKind: "protocol",
+      };
     }
     const data = (body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data)) return { ok: false, status: 200, models: [], error: "/v1/models has no 'data' list", errorKind: "protocol" };
+    if (!Array.isArray(data)) {
+      return {
+        ok: false,
+        status: 200,
+        models: [],
+        error: "/v1/models has no 'data' list",
+        errorKind: "protocol",
+      };
+    }
     const models: ServedModel[] = [];
     for (const m of data) {
       if (m && typeof m === "object" && typeof (m as { id?: unknown }).id === "string") {
         const len = (m as { max_model_len?: unknown }).max_model_len;
-        models.push({ id: (m as { id: string }).id, maxModelLen: typeof len === "number" && len > 0 ? len : null });
+        models.push({
+          id: (m as { id: string }).id,
+          maxModelLen: typeof len === "number" && len > 0 ? len : null,
+        });
       }
     }
     return { ok: true, status: 200, models, error: null, errorKind: null };
   } catch (e) {
     const k: FailureKind = kind ?? "network";
-    const msg = k === "network" ? (e instanceof Error ? e.message : String(e)) : k === "timeout" ? "no answer in time" : "aborted";
+    const msg = k === "network"
+      ? (e instanceof Error ? e.message : String(e))
+      : k === "timeout"
+      ? "no answer in time"
+      : "aborted";
     return { ok: false, status: 0, models: [], error: `/v1/models: ${msg}`, errorKind: k };
   } finally {
     clearTimeout(timer);

@@ -113,8 +113,12 @@ export function itlMs(r: RequestResult): number[] {
 }
 
 /** The per-event timeline stored with each output: ms after t_send, and ids per event. */
-export function eventTimings(r: RequestResult): { t_send_ns: number; event_ms: number[]; event_token_ids: number[] } {
+export function eventTimings(
+  r: RequestResult,
+): { t_send_ns: number; event_ms: number[]; event_token_ids: number[] } {
   const event_ms: number[] = [];
-  for (let i = 0; i < r.eventTimesMs.length; i++) event_ms.push(Math.round((r.eventTimesMs[i] - r.tSendMs) * 1e4) / 1e4);
+  for (let i = 0; i < r.eventTimesMs.length; i++) {
+    event_ms.push(Math.round((r.eventTimesMs[i] - r.tSendMs) * 1e4) / 1e4);
+  }
   return { t_send_ns: Math.round(r.tSendMs * 1e6), event_ms, event_token_ids: Array.from(r.eventIds) };
 }

@@ -37,9 +37,11 @@ export interface StreamOptions {
   idleTimeoutMs?: number;
   /** Tokenizer hook, used for the count only when the stream had neither ids nor usage. */
   countTokens?: CountTokensFn;
-  /** Prompt id, bucket and salt, copied into the result. */
+  /** Prompt id, copied into the result. */
   id?: string | null;
+  /** Prompt bucket, copied into the result. */
   bucket?: string | null;
+  /** Prefix-cache salt, copied into the result. */
   salt?: string | null;
   /** When the request was due (open-loop schedules), on the same clock. */
   tScheduledMs?: number | null;
@@ -78,13 +80,22 @@ function networkMessage(e: unknown): string {
  * @param body the JSON body (see buildBody in lib/engines), or its serialized text
  * @param opts fetch, clock, signal, key, timeouts, ids
  */
-export async function streamCompletion(ep: Endpoint, api: Api, body: unknown, opts: StreamOptions = {}): Promise<RequestResult> {
+export async function streamCompletion(
+  ep: Endpoint,
+  api: Api,
+  body: unknown,
+  opts: StreamOptions = {},
+): Promise<RequestResult> {
   const doFetch = opts.fetch ?? fetch;
   const clock = opts.clock ?? (() => performance.now());
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const payload = typeof body === "string" ? body : JSON.stringify(body);
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream", ...opts.headers };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    ...opts.headers,
+  };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   const st = new StreamState();
@@ -105,8 +116,12 @@ export async function streamCompletion(ep: Endpoint, api: Api, body: unknown, op
   let totalTimer: ReturnType<typeof setTimeout> | undefined;
   const idleCheck = () => {
     const quiet = clock() - lastByte;
-    if (quiet >= idleMs) halt("timeout", `timeout: no data for ${seconds(idleMs)}${tHeaders === null ? " (no response headers)" : ""}`);
-    else idleTimer = setTimeout(idleCheck, Math.max(1, idleMs - quiet));
+    if (quiet >= idleMs) {
+      halt(
+        "timeout",
+        `timeout: no data for ${seconds(idleMs)}${tHeaders === null ? " (no response headers)" : ""}`,
+      );
+    } else idleTimer = setTimeout(idleCheck, Math.max(1, idleMs - quiet));
   };
 
   const tSend = clock();
@@ -115,7 +130,10 @@ export async function streamCompletion(ep: Endpoint, api: Api, body: unknown, op
     halt("aborted", "aborted before the request was sent");
   } else {
     opts.signal?.addEventListener("abort", onAbort, { once: true });
-    totalTimer = setTimeout(() => halt("timeout", `timeout: request took longer than ${seconds(timeoutMs)}`), timeoutMs);
+    totalTimer = setTimeout(
+      () => halt("timeout", `timeout: request took longer than ${seconds(timeoutMs)}`),
+      timeoutMs,
+    );
     idleTimer = setTimeout(idleCheck, idleMs);
   }
   try {
@@ -156,8 +174,9 @@ export async function streamCompletion(ep: Endpoint, api: Api, body: unknown, op
   } catch (e) {
     const s = stop as Stopped | null;
     if (s !== null && !(s.kind === "timeout" && st.sawDone)) st.fail(s.kind, s.message);
-    else if (s === null) st.fail("network", `${tHeaders === null ? "" : "connection lost mid-body: "}${networkMessage(e)}`);
-    else if (st.failKind === null) classifyEnd(st, "text/event-stream"); // [DONE] came, then the server kept the stream open
+    else if (s === null) {
+      st.fail("network", `${tHeaders === null ? "" : "connection lost mid-body: "}${networkMessage(e)}`);
+    } else if (st.failKind === null) classifyEnd(st, "text/event-stream"); // [DONE] came, then the server kept the stream open
   } finally {
     clearTimeout(totalTimer);
     clearTimeout(idleTimer);

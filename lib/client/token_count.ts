@@ -17,18 +17,25 @@ export interface TokenEvidence {
   usage: Record<string, unknown> | null;
   /** Token-bearing SSE events. */
   nTokenEvents: number;
-  /** Generated text, reasoning text and tool-call arguments (for a tokenizer re-count). */
+  /** Generated text (for a tokenizer re-count). */
   text: string;
+  /** Generated reasoning text. */
   reasoning: string;
+  /** Streamed tool-call arguments. */
   toolArguments: string;
 }
 
 /** The resolved count. */
 export interface TokenCount {
+  /** The count. */
   nTokens: number;
+  /** Where it came from. */
   method: TokenCountMethod;
+  /** Streamed ids in total, or null when none were streamed. */
   nIds: number | null;
+  /** `usage.completion_tokens`, or null. */
   nUsage: number | null;
+  /** "ids N != usage M" when both exist and differ, else null. */
   countMismatch: string | null;
 }
 
@@ -46,7 +53,9 @@ export function usageCompletionTokens(usage: Record<string, unknown> | null): nu
 export function resolveTokenCount(ev: TokenEvidence, countTokens?: CountTokensFn): TokenCount {
   const nIds = ev.nIds > 0 ? ev.nIds : null;
   const nUsage = usageCompletionTokens(ev.usage);
-  const countMismatch = nIds !== null && nUsage !== null && nIds !== nUsage ? `ids ${nIds} != usage ${nUsage}` : null;
+  const countMismatch = nIds !== null && nUsage !== null && nIds !== nUsage
+    ? `ids ${nIds} != usage ${nUsage}`
+    : null;
   if (nIds !== null) return { nTokens: nIds, method: "ids", nIds, nUsage, countMismatch };
   if (nUsage !== null) return { nTokens: nUsage, method: "usage", nIds, nUsage, countMismatch };
   if (countTokens && (ev.text || ev.reasoning || ev.toolArguments)) {

@@ -41,7 +41,9 @@ export interface BuiltBody {
 
 /** Plain text for /v1/completions: the message contents joined by a blank line (no chat template). */
 export function completionPrompt(messages: readonly ChatMessage[]): string {
-  return messages.map((m) => (m.content === undefined || m.content === null ? "" : String(m.content))).join("\n\n");
+  return messages.map((m) => (m.content === undefined || m.content === null ? "" : String(m.content))).join(
+    "\n\n",
+  );
 }
 
 /**
@@ -67,7 +69,9 @@ export function buildBody(
   maxTokens: number,
   opts: BuildBodyOptions = {},
 ): BuiltBody {
-  if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new RangeError(`max_tokens must be a positive integer, got ${maxTokens}`);
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw new RangeError(`max_tokens must be a positive integer, got ${maxTokens}`);
+  }
   const prof = PROFILES[engineKind];
   if (!prof) throw new RangeError(`unknown engine kind '${engineKind}'`);
   const body: Record<string, unknown> = { model };

@@ -16,8 +16,8 @@ export {
   type FieldsPerApi,
   isEngineKind,
   MAX_TOKENS_PLACEHOLDER,
-  PROFILES,
   profileForPersonality,
+  PROFILES,
   TOKEN_ID_MODES,
   type TokenIdMode,
 } from "./profiles.ts";

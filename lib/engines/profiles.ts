@@ -16,7 +16,13 @@ import type { Api } from "../client/types.ts";
 export type EngineKind = "vllm" | "sglang" | "llamacpp" | "trtllm" | "generic";
 
 /** The engine kinds, in help order. */
-export const ENGINE_KINDS: readonly EngineKind[] = ["vllm", "sglang", "llamacpp", "trtllm", "generic"] as const;
+export const ENGINE_KINDS: readonly EngineKind[] = [
+  "vllm",
+  "sglang",
+  "llamacpp",
+  "trtllm",
+  "generic",
+] as const;
 
 /** How to ask for token ids: only where free (auto), also through logprobs, or never (off). */
 export type TokenIdMode = "auto" | "logprobs" | "off";
@@ -61,7 +67,8 @@ export const PROFILES: Readonly<Record<EngineKind, EngineProfile>> = {
     exactLength: { ignore_eos: true, min_tokens: MAX_TOKENS_PLACEHOLDER },
     idsFree: {},
     idsLogprobs: {},
-    note: "return_token_ids is not supported with streaming; tokens counted from usage unless the server adds " +
+    note:
+      "return_token_ids is not supported with streaming; tokens counted from usage unless the server adds " +
       "sglext.output_ids",
   },
   llamacpp: {

@@ -10,10 +10,17 @@
  * ```
  * @module
  */
-export { asCompletionPrompt, BUCKETS, parsePrompt, type Prompt, type PromptMessage, sortBuckets } from "./prompt.ts";
 export {
-  loadPromptSet,
+  asCompletionPrompt,
+  BUCKETS,
+  parsePrompt,
+  type Prompt,
+  type PromptMessage,
+  sortBuckets,
+} from "./prompt.ts";
+export {
   type LoadOptions,
+  loadPromptSet,
   manifestPath,
   maybeGunzip,
   parsePromptSetText,

@@ -49,14 +49,19 @@ function nameLike(v: unknown): v is string {
  * @throws IkError (data, 65) naming `where` and the field
  */
 export function parsePrompt(obj: unknown, where: string): Prompt {
-  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) throw dataError(where, "each line must be a JSON object");
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
+    throw dataError(where, "each line must be a JSON object");
+  }
   const o = obj as Record<string, unknown>;
   if (!nameLike(o.id)) throw dataError(where, "'id' must be a non-empty string without '/'");
   if (!nameLike(o.bucket)) throw dataError(where, "'bucket' must be a non-empty string without '/'");
   const messages = o.messages;
   if (
     !Array.isArray(messages) || messages.length === 0 ||
-    !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m) && typeof (m as PromptMessage).role === "string")
+    !messages.every((m) =>
+      m !== null && typeof m === "object" && !Array.isArray(m) &&
+      typeof (m as PromptMessage).role === "string"
+    )
   ) {
     throw dataError(where, "'messages' must be a non-empty list of {role, content} objects");
   }
@@ -78,7 +83,9 @@ export function parsePrompt(obj: unknown, where: string): Prompt {
 
 /** Plain text for /v1/completions: the message contents joined by a blank line (no chat template). */
 export function asCompletionPrompt(p: Prompt): string {
-  return p.messages.map((m) => (m.content === undefined || m.content === null ? "" : String(m.content))).join("\n\n");
+  return p.messages.map((m) => (m.content === undefined || m.content === null ? "" : String(m.content))).join(
+    "\n\n",
+  );
 }
 
 /** Sorts bucket names: the known ones in size order, then the rest by name. */

@@ -51,7 +51,9 @@ export function manifestPath(path: string): string {
 
 /** Uncompresses gzip bytes (every member); plain bytes pass through. */
 export function maybeGunzip(bytes: Uint8Array): Uint8Array {
-  if (bytes.length >= 2 && bytes[0] === GZIP_MAGIC_0 && bytes[1] === GZIP_MAGIC_1) return new Uint8Array(gunzipSync(bytes));
+  if (bytes.length >= 2 && bytes[0] === GZIP_MAGIC_0 && bytes[1] === GZIP_MAGIC_1) {
+    return new Uint8Array(gunzipSync(bytes));
+  }
   return bytes;
 }
 
@@ -76,7 +78,11 @@ async function existing(path: string): Promise<string | null> {
  * @param fileName the name used in errors (`prompts.jsonl:12: ...`)
  * @param opts bucket selection
  */
-export function parsePromptSetText(text: string, fileName: string, opts: Pick<LoadOptions, "buckets" | "limitPerBucket"> = {}): Prompt[] {
+export function parsePromptSetText(
+  text: string,
+  fileName: string,
+  opts: Pick<LoadOptions, "buckets" | "limitPerBucket"> = {},
+): Prompt[] {
   const prompts: Prompt[] = [];
   const ids = new Set<string>();
   const perBucket = new Map<string, number>();
@@ -125,13 +131,21 @@ export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promi
     raw = maybeGunzip(await read(found));
     text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
   } catch (e) {
-    throw dataError(name, `cannot read (${(e as Error).message})`, "the file is truncated, corrupt or not UTF-8");
+    throw dataError(
+      name,
+      `cannot read (${(e as Error).message})`,
+      "the file is truncated, corrupt or not UTF-8",
+    );
   }
   const sha256 = createHash("sha256").update(raw).digest("hex");
   const manifest = await readManifest(found);
   const want = manifest?.sha256;
   if (typeof want === "string" && want && want !== sha256) {
-    throw dataError(name, `sha256 ${sha256.slice(0, 12)}... does not match its manifest (${want.slice(0, 12)}...)`, "the file changed after it was built; rebuild it or restore it");
+    throw dataError(
+      name,
+      `sha256 ${sha256.slice(0, 12)}... does not match its manifest (${want.slice(0, 12)}...)`,
+      "the file changed after it was built; rebuild it or restore it",
+    );
   }
   const prompts = parsePromptSetText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, name, opts);
   if (prompts.length === 0) {
@@ -151,7 +165,9 @@ async function readManifest(path: string): Promise<Record<string, unknown> | nul
   } catch {
     throw dataError(basename(m), "not JSON");
   }
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? value as Record<string, unknown> : null;
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : null;
 }
 
 /** The buckets present in a set, in natural order. */

@@ -25,7 +25,9 @@ export interface SseEvent {
  * for await (const ev of sseEvents(res.body!)) if (ev.data === "[DONE]") break;
  * ```
  */
-export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+export async function* sseEvents(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<SseEvent, void, undefined> {
   let queue: SseEvent[] = [];
   const parser: SseParser = new SseParser({
     onEvent: (data, event) => queue.push({ data, event, id: parser.lastEventId }),

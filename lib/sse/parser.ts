@@ -78,7 +78,10 @@ export class SseParser {
       if (nl === -1) break;
       if (nl === pos) {
         this.dispatch();
-      } else if (buf.charCodeAt(pos) === LOWER_D && buf.startsWith("data", pos) && (nl === pos + 4 || buf.charCodeAt(pos + 4) === COLON)) {
+      } else if (
+        buf.charCodeAt(pos) === LOWER_D && buf.startsWith("data", pos) &&
+        (nl === pos + 4 || buf.charCodeAt(pos + 4) === COLON)
+      ) {
         let v = pos + 5;
         if (v < nl && buf.charCodeAt(v) === SPACE) v++;
         this.addData(v >= nl ? "" : buf.slice(v, nl));
@@ -118,7 +121,9 @@ export class SseParser {
     const colon = line.indexOf(":");
     const name = colon === -1 ? line : line.slice(0, colon);
     let value = "";
-    if (colon !== -1) value = line.charCodeAt(colon + 1) === SPACE ? line.slice(colon + 2) : line.slice(colon + 1);
+    if (colon !== -1) {
+      value = line.charCodeAt(colon + 1) === SPACE ? line.slice(colon + 2) : line.slice(colon + 1);
+    }
     switch (name) {
       case "data":
         this.addData(value);

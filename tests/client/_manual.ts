@@ -2,7 +2,12 @@
  * A manual clock and an injected fetch that delivers scripted chunks at scripted times, so
  * timing rules (first token, per-event times, TPOT) can be checked exactly, with no real waiting.
  */
-import { parseEndpoint, type RequestResult, streamCompletion, type StreamOptions } from "../../lib/client/mod.ts";
+import {
+  parseEndpoint,
+  type RequestResult,
+  streamCompletion,
+  type StreamOptions,
+} from "../../lib/client/mod.ts";
 import type { Api } from "../../lib/client/mod.ts";
 
 /** A chunk of response text delivered when the clock reads `at` ms. */
@@ -31,7 +36,12 @@ export async function runScripted(
         ctrl.enqueue(enc.encode(chunks[i++].text));
       },
     }, { highWaterMark: 0 }); // pull only when the client reads, so `now` is the arrival of that read
-    return Promise.resolve(new Response(body, { status: opts.status ?? 200, headers: { "content-type": opts.contentType ?? "text/event-stream" } }));
+    return Promise.resolve(
+      new Response(body, {
+        status: opts.status ?? 200,
+        headers: { "content-type": opts.contentType ?? "text/event-stream" },
+      }),
+    );
   };
   return await streamCompletion(parseEndpoint("http://127.0.0.1:9"), opts.api ?? "chat", { model: "m" }, {
     fetch,

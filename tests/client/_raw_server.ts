@@ -51,7 +51,9 @@ export async function rawServer(script: (req: SeenRequest, i: number) => Step[])
     for (const s of steps) {
       if (sock.destroyed) return;
       if ("head" in s) {
-        const extra = Object.entries(s.headers ?? { "content-type": "text/event-stream" }).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+        const extra = Object.entries(s.headers ?? { "content-type": "text/event-stream" }).map(([k, v]) =>
+          `${k}: ${v}\r\n`
+        ).join("");
         sock.write(`HTTP/1.1 ${s.head} X\r\n${extra}transfer-encoding: chunked\r\n\r\n`);
       } else if ("chunk" in s) {
         const b = Buffer.from(s.chunk, "utf8");
@@ -123,12 +125,20 @@ export async function closedPort(): Promise<number> {
 
 /** A chat chunk with the given delta (and optional extra choice fields). */
 export function chatChunk(delta: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
-  return `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, ...extra }] })}\n\n`;
+  return `data: ${
+    JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, ...extra }] })
+  }\n\n`;
 }
 
 /** A usage-only chunk (`choices: []`). */
 export function usageChunk(completionTokens: number): string {
-  return `data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: 5, completion_tokens: completionTokens, total_tokens: 5 + completionTokens } })}\n\n`;
+  return `data: ${
+    JSON.stringify({
+      id: "c",
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: completionTokens, total_tokens: 5 + completionTokens },
+    })
+  }\n\n`;
 }
 
 /** The end marker. */

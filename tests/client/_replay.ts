@@ -27,7 +27,9 @@ export function transcriptNames(): string[] {
   const out: string[] = [];
   for (const engine of readdirSync(ENGINES_DIR, { withFileTypes: true })) {
     if (!engine.isDirectory()) continue;
-    for (const f of readdirSync(join(ENGINES_DIR, engine.name))) if (f.endsWith(".sse")) out.push(`${engine.name}/${f}`);
+    for (const f of readdirSync(join(ENGINES_DIR, engine.name))) {
+      if (f.endsWith(".sse")) out.push(`${engine.name}/${f}`);
+    }
   }
   return out.sort();
 }
@@ -61,7 +63,14 @@ export function unevenChunks(bytes: Uint8Array, seed = 7): Uint8Array[] {
 }
 
 /** A Response whose body yields the given chunks, one per pull, with an optional hook before each. */
-export function streamingResponse(chunks: Uint8Array[], opts: { status?: number; beforeChunk?: (i: number) => void | Promise<void>; headers?: Record<string, string> } = {}): Response {
+export function streamingResponse(
+  chunks: Uint8Array[],
+  opts: {
+    status?: number;
+    beforeChunk?: (i: number) => void | Promise<void>;
+    headers?: Record<string, string>;
+  } = {},
+): Response {
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(ctrl) {
@@ -73,11 +82,19 @@ export function streamingResponse(chunks: Uint8Array[], opts: { status?: number;
       ctrl.enqueue(chunks[i++]);
     },
   });
-  return new Response(body, { status: opts.status ?? 200, headers: { "content-type": "text/event-stream", ...opts.headers } });
+  return new Response(body, {
+    status: opts.status ?? 200,
+    headers: { "content-type": "text/event-stream", ...opts.headers },
+  });
 }
 
 /** An injected fetch that answers every request with `make()` and records what was sent. */
-export function fakeFetch(make: () => Response): { fetch: (u: string, init: RequestInit) => Promise<Response>; calls: { url: string; init: RequestInit }[] } {
+export function fakeFetch(
+  make: () => Response,
+): {
+  fetch: (u: string, init: RequestInit) => Promise<Response>;
+  calls: { url: string; init: RequestInit }[];
+} {
   const calls: { url: string; init: RequestInit }[] = [];
   return {
     calls,
@@ -89,7 +106,9 @@ export function fakeFetch(make: () => Response): { fetch: (u: string, init: Requ
 }
 
 /** A loopback server replaying `/<engine>/<file>.sse/v1/...` with the file's exact bytes. */
-export async function replayServer(): Promise<Served & { url(name: string): string; requests: string[]; auths: string[] }> {
+export async function replayServer(): Promise<
+  Served & { url(name: string): string; requests: string[]; auths: string[] }
+> {
   const requests: string[] = [];
   const auths: string[] = [];
   const served = await runtime.serve(async (req) => {
@@ -98,7 +117,11 @@ export async function replayServer(): Promise<Served & { url(name: string): stri
     auths.push(req.headers.get("authorization") ?? "");
     await req.arrayBuffer();
     const m = /^\/([a-z]+\/[^/]+\.sse)\/v1\//.exec(path);
-    if (!m) return new Response(JSON.stringify({ error: { message: `no transcript for ${path}` } }), { status: 404 });
+    if (!m) {
+      return new Response(JSON.stringify({ error: { message: `no transcript for ${path}` } }), {
+        status: 404,
+      });
+    }
     const chunks = unevenChunks(transcriptBytes(m[1]));
     let i = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -107,7 +130,13 @@ export async function replayServer(): Promise<Served & { url(name: string): stri
         else ctrl.close();
       },
     });
-    return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return new Response(body, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
   }, { port: 0, hostname: "127.0.0.1" });
-  return Object.assign(served, { requests, auths, url: (name: string) => `http://127.0.0.1:${served.port}/${name}` });
+  return Object.assign(served, {
+    requests,
+    auths,
+    url: (name: string) => `http://127.0.0.1:${served.port}/${name}`,
+  });
 }

@@ -6,7 +6,17 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { parseEndpoint, requestRow, streamCompletion } from "../../lib/client/mod.ts";
 import type { RequestResult } from "../../lib/client/mod.ts";
-import { apiOf, type Expected, expectedAll, fakeFetch, replayServer, streamingResponse, transcriptBytes, transcriptNames, unevenChunks } from "./_replay.ts";
+import {
+  apiOf,
+  type Expected,
+  expectedAll,
+  fakeFetch,
+  replayServer,
+  streamingResponse,
+  transcriptBytes,
+  transcriptNames,
+  unevenChunks,
+} from "./_replay.ts";
 
 const expected = expectedAll();
 const names = transcriptNames();
@@ -40,7 +50,11 @@ describe("transcripts through an injected fetch, uneven chunks", () => {
       test(`${name} (chunk seed ${seed})`, async () => {
         const bytes = transcriptBytes(name);
         const f = fakeFetch(() => streamingResponse(unevenChunks(bytes, seed)));
-        const r = await streamCompletion(ep, apiOf(name), { model: "m" }, { fetch: f.fetch, idleTimeoutMs: 5000, timeoutMs: 10000 });
+        const r = await streamCompletion(ep, apiOf(name), { model: "m" }, {
+          fetch: f.fetch,
+          idleTimeoutMs: 5000,
+          timeoutMs: 10000,
+        });
         check(name, r, expected[name]);
       });
     }
@@ -48,7 +62,10 @@ describe("transcripts through an injected fetch, uneven chunks", () => {
   test("the whole file in one chunk gives the same answers", async () => {
     for (const name of names) {
       const f = fakeFetch(() => streamingResponse([transcriptBytes(name)]));
-      const r = await streamCompletion(ep, apiOf(name), { model: "m" }, { fetch: f.fetch, idleTimeoutMs: 5000 });
+      const r = await streamCompletion(ep, apiOf(name), { model: "m" }, {
+        fetch: f.fetch,
+        idleTimeoutMs: 5000,
+      });
       check(name, r, expected[name]);
     }
   });
@@ -65,7 +82,10 @@ describe("transcripts over a loopback server", () => {
   for (const name of names) {
     test(name, async () => {
       const ep = parseEndpoint(server.url(name));
-      const r = await streamCompletion(ep, apiOf(name), { model: "m", stream: true }, { idleTimeoutMs: 5000, timeoutMs: 10000 });
+      const r = await streamCompletion(ep, apiOf(name), { model: "m", stream: true }, {
+        idleTimeoutMs: 5000,
+        timeoutMs: 10000,
+      });
       assert.equal(r.status, 200);
       check(name, r, expected[name]);
     });

@@ -5,7 +5,15 @@ import { formatErrorLine, IkError } from "../../lib/cli/errors.ts";
 import { apiUrl, isLoopback, parseEndpoint, rootUrl, v1Url } from "../../lib/client/mod.ts";
 
 test("the same server however the root is written", () => {
-  for (const raw of ["http://127.0.0.1:8000", "http://127.0.0.1:8000/", "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/", " http://127.0.0.1:8000//v1// "]) {
+  for (
+    const raw of [
+      "http://127.0.0.1:8000",
+      "http://127.0.0.1:8000/",
+      "http://127.0.0.1:8000/v1",
+      "http://127.0.0.1:8000/v1/",
+      " http://127.0.0.1:8000//v1// ",
+    ]
+  ) {
     const ep = parseEndpoint(raw);
     assert.equal(ep.baseUrl, "http://127.0.0.1:8000/v1", raw);
     assert.equal(ep.prefix, "", raw);
@@ -33,7 +41,19 @@ test("default ports, https, path prefixes, case and IPv6", () => {
 });
 
 test("bad URLs are usage errors naming the flag", () => {
-  for (const raw of ["127.0.0.1:8000", "localhost", "ftp://h/", "http://", "http://u:p@h:1", "http://h:1/v1?x=1", "http://h:1/#a", "http://h:99999", ""]) {
+  for (
+    const raw of [
+      "127.0.0.1:8000",
+      "localhost",
+      "ftp://h/",
+      "http://",
+      "http://u:p@h:1",
+      "http://h:1/v1?x=1",
+      "http://h:1/#a",
+      "http://h:99999",
+      "",
+    ]
+  ) {
     let caught: unknown = null;
     try {
       parseEndpoint(raw);

@@ -11,12 +11,14 @@ import { after, before, describe, test } from "node:test";
 import { isUnreachable, parseEndpoint, requestRow, streamCompletion } from "../../lib/client/mod.ts";
 import { ENGINES_DIR, fakeFetch } from "./_replay.ts";
 import { runScripted } from "./_manual.ts";
-import { chatChunk, closedPort, DONE, rawServer, type RawServer, type Step } from "./_raw_server.ts";
+import { chatChunk, closedPort, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
 
 const ep0 = parseEndpoint("http://127.0.0.1:9");
 const fixture = (p: string) => readFileSync(join(ENGINES_DIR, p), "utf8");
 const httpError = (status: number, body: string, ct = "application/json") =>
-  streamCompletion(ep0, "chat", {}, { fetch: fakeFetch(() => new Response(body, { status, headers: { "content-type": ct } })).fetch });
+  streamCompletion(ep0, "chat", {}, {
+    fetch: fakeFetch(() => new Response(body, { status, headers: { "content-type": ct } })).fetch,
+  });
 
 describe("http: status and the message from every body shape", () => {
   const cases: [string, number, string, string][] = [
@@ -24,7 +26,12 @@ describe("http: status and the message from every body shape", () => {
     ["flat (SGLang)", 400, fixture("sglang/error-context-length.json"), "context length"],
     ["flat (TRT-LLM)", 400, fixture("trtllm/error-context-length.json"), "max_num_tokens"],
     ["flat legacy (vLLM)", 404, fixture("vllm/error-legacy-flat.json"), "does not exist. (NotFoundError)"],
-    ["wrapped (llama.cpp)", 400, fixture("llamacpp/error-context-length.json"), "exceeds the available context size"],
+    [
+      "wrapped (llama.cpp)",
+      400,
+      fixture("llamacpp/error-context-length.json"),
+      "exceeds the available context size",
+    ],
     ["wrapped (OpenAI)", 401, fixture("openai/error-auth.json"), "API key"],
     ["string (vLLM key check)", 401, fixture("vllm/error-unauthorized.json"), "Unauthorized"],
     ["string (router)", 400, fixture("routers/production-stack-error-model-not-found.json"), "not found"],
@@ -37,7 +44,10 @@ describe("http: status and the message from every body shape", () => {
       assert.equal(r.ok, false);
       assert.equal(r.errorKind, "http");
       assert.equal(r.status, status);
-      assert.match(r.error ?? "", new RegExp(`^HTTP ${status}: .*${want.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+      assert.match(
+        r.error ?? "",
+        new RegExp(`^HTTP ${status}: .*${want.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
+      );
       assert.equal(r.nTokens, null, "no stream was read");
       const row = requestRow(r);
       assert.equal(row.error_kind, "http");
@@ -49,7 +59,10 @@ describe("http: status and the message from every body shape", () => {
 
 describe("protocol", () => {
   test("malformed chunk", async () => {
-    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, { at: 2, text: "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}\n\n" }, { at: 3, text: DONE }]);
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, {
+      at: 2,
+      text: 'data: {"choices":[{"delta":{"content":"b"}\n\n',
+    }, { at: 3, text: DONE }]);
     assert.equal(r.errorKind, "protocol");
     assert.match(r.error ?? "", /malformed chunk/);
     assert.equal(r.endedWithDone, true);
@@ -57,7 +70,11 @@ describe("protocol", () => {
   test("an error event mid-stream fails the request even though [DONE] follows", async () => {
     const r = await runScripted([
       { at: 1, text: chatChunk({ content: "a" }) },
-      { at: 2, text: `data: {"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}\n\n` },
+      {
+        at: 2,
+        text:
+          `data: {"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}\n\n`,
+      },
       { at: 3, text: DONE },
     ]);
     assert.equal(r.ok, false);
@@ -66,17 +83,25 @@ describe("protocol", () => {
     assert.equal(r.endedWithDone, true);
   });
   test("an `event: error` event is an error event", async () => {
-    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, { at: 2, text: "event: error\ndata: {\"message\":\"overloaded\"}\n\n" }, { at: 3, text: DONE }]);
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) }, {
+      at: 2,
+      text: 'event: error\ndata: {"message":"overloaded"}\n\n',
+    }, { at: 3, text: DONE }]);
     assert.equal(r.errorKind, "protocol");
     assert.match(r.error ?? "", /overloaded/);
   });
   test("a stream with no token (role chunk, finish, [DONE]) fails", async () => {
-    const r = await runScripted([{ at: 1, text: chatChunk({ role: "assistant", content: "" }) + chatChunk({}, { finish_reason: "stop" }) + DONE }]);
+    const r = await runScripted([{
+      at: 1,
+      text: chatChunk({ role: "assistant", content: "" }) + chatChunk({}, { finish_reason: "stop" }) + DONE,
+    }]);
     assert.equal(r.errorKind, "protocol");
     assert.match(r.error ?? "", /no token/);
   });
   test("a 200 that is not an event stream says so", async () => {
-    const r = await runScripted([{ at: 1, text: "{\"id\":\"x\",\"choices\":[]}" }], { contentType: "application/json" });
+    const r = await runScripted([{ at: 1, text: '{"id":"x","choices":[]}' }], {
+      contentType: "application/json",
+    });
     assert.equal(r.errorKind, "protocol");
     assert.match(r.error ?? "", /not an event stream/);
   });
@@ -87,7 +112,10 @@ describe("protocol", () => {
     assert.equal(r.nTokens, 2, "what arrived is still counted");
   });
   test("a finish_reason without [DONE] is a proper end (llama.cpp-style)", async () => {
-    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }) + chatChunk({}, { finish_reason: "stop" }) }]);
+    const r = await runScripted([{
+      at: 1,
+      text: chatChunk({ content: "a" }) + chatChunk({}, { finish_reason: "stop" }),
+    }]);
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.endedWithDone, false);
     assert.equal(r.tDoneMs, null);
@@ -98,15 +126,35 @@ describe("protocol", () => {
 describe("over a loopback socket", () => {
   let srv: RawServer;
   const scripts: Record<string, Step[]> = {
-    "/reset/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, { reset: true }],
-    "/close/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, { close: true }],
-    "/stall/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 5000 }, { end: true }],
+    "/reset/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, {
+      reset: true,
+    }],
+    "/close/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, {
+      close: true,
+    }],
+    "/stall/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 5000 }, {
+      end: true,
+    }],
     "/slowheaders/v1/chat/completions": [{ wait: 5000 }, { head: 200 }, { end: true }],
-    "/trickle/v1/chat/completions": [{ head: 200 }, ...Array.from({ length: 60 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(), { end: true }],
-    "/afterdone/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }, { wait: 5000 }, { end: true }],
+    "/trickle/v1/chat/completions": [
+      { head: 200 },
+      ...Array.from({ length: 60 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(),
+      { end: true },
+    ],
+    "/afterdone/v1/chat/completions": [
+      { head: 200 },
+      { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE },
+      { wait: 5000 },
+      { end: true },
+    ],
   };
   before(async () => {
-    srv = await rawServer((req) => scripts[req.path] ?? [{ head: 404, headers: { "content-type": "application/json" } }, { chunk: "{\"error\":\"no\"}" }, { end: true }]);
+    srv = await rawServer((req) =>
+      scripts[req.path] ??
+        [{ head: 404, headers: { "content-type": "application/json" } }, { chunk: '{"error":"no"}' }, {
+          end: true,
+        }]
+    );
   });
   after(async () => {
     await srv.close();
@@ -115,7 +163,12 @@ describe("over a loopback socket", () => {
   const quick = { idleTimeoutMs: 2000, timeoutMs: 4000 };
 
   test("network: connection refused, before any response (unreachable)", async () => {
-    const r = await streamCompletion(parseEndpoint(`http://127.0.0.1:${await closedPort()}`), "chat", {}, quick);
+    const r = await streamCompletion(
+      parseEndpoint(`http://127.0.0.1:${await closedPort()}`),
+      "chat",
+      {},
+      quick,
+    );
     assert.equal(r.errorKind, "network");
     assert.equal(r.status, 0);
     assert.equal(r.tHeadersMs, null);
@@ -184,7 +237,11 @@ describe("over a loopback socket", () => {
 test("a flat error object mid-stream (no 'error' wrapper) is an error event", async () => {
   const r = await runScripted([
     { at: 1, text: chatChunk({ content: "a" }) },
-    { at: 2, text: `data: {"object": "error", "message": "Generation aborted.", "type": "SERVICE_UNAVAILABLE", "param": null, "code": 503}\n\n` },
+    {
+      at: 2,
+      text:
+        `data: {"object": "error", "message": "Generation aborted.", "type": "SERVICE_UNAVAILABLE", "param": null, "code": 503}\n\n`,
+    },
     { at: 3, text: DONE },
   ]);
   assert.equal(r.errorKind, "protocol");

@@ -73,16 +73,25 @@ test("reasoning, tool-call arguments and ids alone are tokens", async () => {
     { at: 10, text: chatChunk({ role: "assistant", content: "" }) },
     { at: 40, text: chatChunk({ reasoning_content: "think" }) },
     { at: 50, text: chatChunk({ reasoning: "more" }) },
-    { at: 55, text: chatChunk({ tool_calls: [{ index: 0, id: "t", type: "function", function: { name: "f", arguments: "" } }] }) },
-    { at: 60, text: chatChunk({ tool_calls: [{ index: 0, function: { arguments: "{\"a\":1}" } }] }) },
+    {
+      at: 55,
+      text: chatChunk({
+        tool_calls: [{ index: 0, id: "t", type: "function", function: { name: "f", arguments: "" } }],
+      }),
+    },
+    { at: 60, text: chatChunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] }) },
     { at: 70, text: chatChunk({ content: "" }, { token_ids: [151645], finish_reason: "stop" }) },
     { at: 71, text: DONE },
   ]);
   assert.equal(r.ok, true, r.error ?? "");
   assert.equal(r.tFirstMs, 40, "reasoning_content is the first token");
-  assert.deepEqual(Array.from(r.eventTimesMs), [40, 50, 60, 70], "a tool call with empty arguments (55) is not a token");
+  assert.deepEqual(
+    Array.from(r.eventTimesMs),
+    [40, 50, 60, 70],
+    "a tool call with empty arguments (55) is not a token",
+  );
   assert.equal(r.reasoning, "thinkmore");
-  assert.equal(r.toolArguments, "{\"a\":1}");
+  assert.equal(r.toolArguments, '{"a":1}');
   assert.deepEqual(Array.from(r.eventIds), [0, 0, 0, 1]);
 });
 
@@ -108,7 +117,10 @@ test("several events in one read share that read's arrival time; ITL is per even
 });
 
 test("t_headers and t_send bracket the first token", async () => {
-  const r = await runScripted([{ at: 80, text: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }], { headersAt: 30 });
+  const r = await runScripted([{
+    at: 80,
+    text: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE,
+  }], { headersAt: 30 });
   assert.equal(r.tSendMs, 0);
   assert.equal(r.tHeadersMs, 30);
   assert.equal(r.tFirstMs, 80);

@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { listModels, parseEndpoint, streamCompletion } from "../../lib/client/mod.ts";
 import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
-import { chatChunk, closedPort, DONE, rawServer, type RawServer, usageChunk } from "./_raw_server.ts";
+import { chatChunk, closedPort, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
 
 const enc = new TextEncoder();
-const okStream = () => streamingResponse([enc.encode(chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE)]);
+const okStream = () =>
+  streamingResponse([enc.encode(chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE)]);
 
 test("URL, method, headers and body; the key only when given", async () => {
   const f = fakeFetch(okStream);
@@ -38,8 +39,17 @@ describe("over a loopback socket", () => {
   before(async () => {
     srv = await rawServer((req) =>
       req.path.endsWith("/models")
-        ? [{ head: 200, headers: { "content-type": "application/json" } }, { chunk: readFileSync(join(ENGINES_DIR, "vllm/models.json"), "utf8") }, { end: true }]
-        : [{ head: 200 }, { chunk: chatChunk({ role: "assistant", content: "" }) }, { chunk: chatChunk({ content: "hi" }, { finish_reason: "stop" }) }, { chunk: usageChunk(1) }, { chunk: DONE }, { end: true }]
+        ? [{ head: 200, headers: { "content-type": "application/json" } }, {
+          chunk: readFileSync(join(ENGINES_DIR, "vllm/models.json"), "utf8"),
+        }, { end: true }]
+        : [
+          { head: 200 },
+          { chunk: chatChunk({ role: "assistant", content: "" }) },
+          { chunk: chatChunk({ content: "hi" }, { finish_reason: "stop" }) },
+          { chunk: usageChunk(1) },
+          { chunk: DONE },
+          { end: true },
+        ]
     );
   });
   after(async () => {
@@ -55,7 +65,10 @@ describe("over a loopback socket", () => {
       assert.equal(r.ok, true, r.error ?? "");
     }
     const used = srv.connections() - c0;
-    assert.ok(used <= n / 2, `${n} requests needed ${used} connections: the body must be read to the end so the connection is reused`);
+    assert.ok(
+      used <= n / 2,
+      `${n} requests needed ${used} connections: the body must be read to the end so the connection is reused`,
+    );
     const last = srv.requests[srv.requests.length - 1];
     assert.equal(last.headers.authorization, "Bearer k");
     assert.equal(JSON.parse(last.body).i, n - 1);
@@ -75,12 +88,18 @@ test("/v1/models failures are values: unreachable, http, not a list", async () =
   assert.equal(down.ok, false);
   assert.equal(down.errorKind, "network");
   assert.equal(down.status, 0);
-  const auth = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response('{"error":"Unauthorized"}', { status: 401 })).fetch });
+  const auth = await listModels(parseEndpoint("http://h"), {
+    fetch: fakeFetch(() => new Response('{"error":"Unauthorized"}', { status: 401 })).fetch,
+  });
   assert.equal(auth.errorKind, "http");
   assert.equal(auth.error, "HTTP 401: Unauthorized");
-  const odd = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response('{"models":[]}')).fetch });
+  const odd = await listModels(parseEndpoint("http://h"), {
+    fetch: fakeFetch(() => new Response('{"models":[]}')).fetch,
+  });
   assert.equal(odd.errorKind, "protocol");
-  const llama = await listModels(parseEndpoint("http://h"), { fetch: fakeFetch(() => new Response(readFileSync(join(ENGINES_DIR, "llamacpp/models.json")))).fetch });
+  const llama = await listModels(parseEndpoint("http://h"), {
+    fetch: fakeFetch(() => new Response(readFileSync(join(ENGINES_DIR, "llamacpp/models.json")))).fetch,
+  });
   assert.equal(llama.ok, true);
   assert.equal(llama.models[0].maxModelLen, null, "llama.cpp reports no max_model_len");
 });

@@ -5,12 +5,37 @@ import { eventTimings, itlMs, kFirst, type RequestResult, requestRow } from "../
 
 function result(over: Partial<RequestResult> = {}): RequestResult {
   return {
-    id: "p1", bucket: "short", salt: null, api: "chat", ok: true, error: null, errorKind: null, status: 200,
-    tScheduledMs: 995, tSendMs: 1000, tHeadersMs: 1010, tFirstMs: 1100, tLastMs: 1190, tDoneMs: 1200, tEndMs: 1201,
-    eventTimesMs: new Float64Array([1100, 1130, 1160, 1190]), eventIds: new Uint32Array([0, 0, 0, 0]),
-    nTokenEvents: 4, nSseEvents: 7, endedWithDone: true,
-    nTokens: 10, tokenCountMethod: "usage", nIds: null, nUsage: 10, countMismatch: null, tokenIds: [],
-    finishReason: "length", usage: { completion_tokens: 10 }, text: "t", reasoning: "", toolArguments: "",
+    id: "p1",
+    bucket: "short",
+    salt: null,
+    api: "chat",
+    ok: true,
+    error: null,
+    errorKind: null,
+    status: 200,
+    tScheduledMs: 995,
+    tSendMs: 1000,
+    tHeadersMs: 1010,
+    tFirstMs: 1100,
+    tLastMs: 1190,
+    tDoneMs: 1200,
+    tEndMs: 1201,
+    eventTimesMs: new Float64Array([1100, 1130, 1160, 1190]),
+    eventIds: new Uint32Array([0, 0, 0, 0]),
+    nTokenEvents: 4,
+    nSseEvents: 7,
+    endedWithDone: true,
+    nTokens: 10,
+    tokenCountMethod: "usage",
+    nIds: null,
+    nUsage: 10,
+    countMismatch: null,
+    tokenIds: [],
+    finishReason: "length",
+    usage: { completion_tokens: 10 },
+    text: "t",
+    reasoning: "",
+    toolArguments: "",
     ...over,
   };
 }
@@ -33,7 +58,12 @@ test("usage-counted row: k_first is 1, tpot over the tokens after the first", ()
 });
 
 test("ids-counted row: k_first from the first event, max tokens per event", () => {
-  const r = result({ eventIds: new Uint32Array([3, 1, 4, 2]), nTokens: 10, tokenCountMethod: "ids", nIds: 10 });
+  const r = result({
+    eventIds: new Uint32Array([3, 1, 4, 2]),
+    nTokens: 10,
+    tokenCountMethod: "ids",
+    nIds: 10,
+  });
   assert.equal(kFirst(r), 3);
   const row = requestRow(r);
   assert.equal(row.k_first, 3);
@@ -53,14 +83,54 @@ test("speeds are null when undefined: one token, zero span, failed", () => {
   assert.equal(failed.e2e_ms, null);
   assert.equal(failed.tpot_ms, null);
   assert.equal(failed.error_kind, "protocol");
-  const none = requestRow(result({ ok: false, tFirstMs: null, tLastMs: null, eventTimesMs: new Float64Array(), eventIds: new Uint32Array(), nTokenEvents: 0, nTokens: null, tokenCountMethod: null, tScheduledMs: null }));
+  const none = requestRow(
+    result({
+      ok: false,
+      tFirstMs: null,
+      tLastMs: null,
+      eventTimesMs: new Float64Array(),
+      eventIds: new Uint32Array(),
+      nTokenEvents: 0,
+      nTokens: null,
+      tokenCountMethod: null,
+      tScheduledMs: null,
+    }),
+  );
   assert.equal(none.k_first, null);
   assert.equal(none.send_lag_ms, null);
 });
 
 test("the row carries every contract field name", () => {
   const keys = Object.keys(requestRow(result()));
-  for (const k of ["id", "bucket", "salt", "ok", "error", "error_kind", "status", "ttft_ms", "tpot_ms", "decode_tok_s", "e2e_ms", "connect_ms", "n_tokens", "token_count_method", "count_mismatch", "n_ids", "n_usage", "finish_reason", "n_token_events", "tokens_per_event_max", "k_first", "ended_with_done", "send_lag_ms", "t_send_ns", "t_end_ns"]) {
+  for (
+    const k of [
+      "id",
+      "bucket",
+      "salt",
+      "ok",
+      "error",
+      "error_kind",
+      "status",
+      "ttft_ms",
+      "tpot_ms",
+      "decode_tok_s",
+      "e2e_ms",
+      "connect_ms",
+      "n_tokens",
+      "token_count_method",
+      "count_mismatch",
+      "n_ids",
+      "n_usage",
+      "finish_reason",
+      "n_token_events",
+      "tokens_per_event_max",
+      "k_first",
+      "ended_with_done",
+      "send_lag_ms",
+      "t_send_ns",
+      "t_end_ns",
+    ]
+  ) {
     assert.ok(keys.includes(k), k);
   }
 });
@@ -69,5 +139,9 @@ test("itlMs and eventTimings", () => {
   const r = result();
   assert.deepEqual(itlMs(r), [30, 30, 30]);
   assert.deepEqual(itlMs(result({ eventTimesMs: new Float64Array([5]) })), []);
-  assert.deepEqual(eventTimings(r), { t_send_ns: 1000e6, event_ms: [100, 130, 160, 190], event_token_ids: [0, 0, 0, 0] });
+  assert.deepEqual(eventTimings(r), {
+    t_send_ns: 1000e6,
+    event_ms: [100, 130, 160, 190],
+    event_token_ids: [0, 0, 0, 0],
+  });
 });

@@ -91,9 +91,22 @@ test("SSE events last: no ids, no usage, no tokenizer", async () => {
 
 test("trtllm repeats usage on every chunk: the last one counts", async () => {
   const chunk = (content: string, n: number, fr: string | null = null) =>
-    `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, ...(fr ? { finish_reason: fr } : {}) }], usage: { prompt_tokens: 3, completion_tokens: n, total_tokens: 3 + n } })}\n\n`;
+    `data: ${
+      JSON.stringify({
+        choices: [{ index: 0, delta: { content }, ...(fr ? { finish_reason: fr } : {}) }],
+        usage: { prompt_tokens: 3, completion_tokens: n, total_tokens: 3 + n },
+      })
+    }\n\n`;
   const r = await runScripted([
-    { at: 1, text: `data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: "assistant" } }], usage: { completion_tokens: 0 } })} \n\n` },
+    {
+      at: 1,
+      text: `data: ${
+        JSON.stringify({
+          choices: [{ index: 0, delta: { role: "assistant" } }],
+          usage: { completion_tokens: 0 },
+        })
+      } \n\n`,
+    },
     { at: 10, text: chunk("a", 1) },
     { at: 20, text: chunk("bc", 3, "stop") },
     { at: 21, text: DONE },
@@ -104,7 +117,9 @@ test("trtllm repeats usage on every chunk: the last one counts", async () => {
 });
 
 test("ids from logprobs: llama.cpp content[].id and vLLM token_id:N strings", async () => {
-  const lp = (ids: number[]) => ({ content: ids.map((id) => ({ id, token: "t", logprob: -0.1, top_logprobs: [] })) });
+  const lp = (ids: number[]) => ({
+    content: ids.map((id) => ({ id, token: "t", logprob: -0.1, top_logprobs: [] })),
+  });
   const r1 = await runScripted([
     { at: 10, text: chatChunk({ content: "a" }, { logprobs: lp([5]) }) },
     { at: 20, text: chatChunk({ content: "bc" }, { logprobs: lp([6, 7]) }) },
@@ -114,7 +129,16 @@ test("ids from logprobs: llama.cpp content[].id and vLLM token_id:N strings", as
   assert.equal(r1.nTokens, 3);
   assert.equal(r1.countMismatch, "ids 3 != usage 4");
   const completions = (text: string, tokens: string[], fr: string | null) =>
-    `data: ${JSON.stringify({ choices: [{ index: 0, text, logprobs: { tokens, token_logprobs: tokens.map(() => -1) }, finish_reason: fr }] })}\n\n`;
+    `data: ${
+      JSON.stringify({
+        choices: [{
+          index: 0,
+          text,
+          logprobs: { tokens, token_logprobs: tokens.map(() => -1) },
+          finish_reason: fr,
+        }],
+      })
+    }\n\n`;
   const r2 = await runScripted([
     { at: 10, text: completions(" Paris", ["token_id:12366"], null) },
     { at: 20, text: completions(".", ["token_id:13"], "length") + DONE },
@@ -130,7 +154,8 @@ test("ids from logprobs: llama.cpp content[].id and vLLM token_id:N strings", as
 });
 
 test("completions token_ids (vLLM, trtllm detokenize:false) are ids; an ids-only event is a token event", async () => {
-  const c = (text: string, ids: number[], fr: string | null) => `data: ${JSON.stringify({ choices: [{ index: 0, text, token_ids: ids, finish_reason: fr }] })}\n\n`;
+  const c = (text: string, ids: number[], fr: string | null) =>
+    `data: ${JSON.stringify({ choices: [{ index: 0, text, token_ids: ids, finish_reason: fr }] })}\n\n`;
   const r = await runScripted([
     { at: 10, text: c("", [1, 2], null) },
     { at: 20, text: c("", [3], "length") },

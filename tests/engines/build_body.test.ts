@@ -1,7 +1,7 @@
 /** Engine profiles and buildBody, as seed 002 profiles.py specifies them. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { buildBody, ENGINE_KINDS, PROFILES, profileForPersonality } from "../../lib/engines/mod.ts";
+import { buildBody, ENGINE_KINDS, profileForPersonality, PROFILES } from "../../lib/engines/mod.ts";
 
 const msgs = [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }];
 
@@ -39,7 +39,11 @@ test("exact length per engine (min_tokens = max_tokens where the engine has it)"
       for (const [k, v] of Object.entries(w)) assert.equal(body[k], v, `${kind}.${k}`);
       assert.deepEqual(asked.exact_length, Object.keys(w).sort(), kind);
     }
-    assert.equal(buildBody("chat", kind, "m", msgs, 32, { exactLength: false }).body.ignore_eos, undefined, `${kind} without exact length`);
+    assert.equal(
+      buildBody("chat", kind, "m", msgs, 32, { exactLength: false }).body.ignore_eos,
+      undefined,
+      `${kind} without exact length`,
+    );
   }
 });
 
@@ -66,13 +70,19 @@ test("token ids: auto asks only where free, logprobs falls back to logprobs, off
     for (const mode of ["auto", "logprobs"] as const) {
       const b = buildBody("chat", kind, "m", msgs, 8, { tokenIds: mode });
       assert.equal(b.asked.token_ids, null, `${kind} ${mode}`);
-      assert.equal(b.body.return_token_ids, undefined, `${kind} must not get vendor fields (trtllm answers 400)`);
+      assert.equal(
+        b.body.return_token_ids,
+        undefined,
+        `${kind} must not get vendor fields (trtllm answers 400)`,
+      );
     }
   }
 });
 
 test("the user's extra body is merged last and overrides anything", () => {
-  const { body } = buildBody("chat", "vllm", "m", msgs, 8, { extra: { temperature: 0.7, min_tokens: 1, top_p: 0.9, stream_options: { include_usage: false } } });
+  const { body } = buildBody("chat", "vllm", "m", msgs, 8, {
+    extra: { temperature: 0.7, min_tokens: 1, top_p: 0.9, stream_options: { include_usage: false } },
+  });
   assert.equal(body.temperature, 0.7);
   assert.equal(body.min_tokens, 1);
   assert.equal(body.top_p, 0.9);
@@ -91,12 +101,16 @@ test("bodies do not share objects with the profile table or the caller", () => {
 });
 
 test("bad max_tokens is a programmer error", () => {
-  for (const n of [0, -1, 1.5, Number.NaN]) assert.throws(() => buildBody("chat", "vllm", "m", msgs, n), RangeError);
+  for (const n of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(() => buildBody("chat", "vllm", "m", msgs, n), RangeError);
+  }
 });
 
 test("mock personality openai is reached with the generic profile; others map to themselves", () => {
   assert.equal(profileForPersonality("openai"), "generic");
-  for (const k of ["vllm", "sglang", "llamacpp", "trtllm", "generic"]) assert.equal(profileForPersonality(k), k);
+  for (const k of ["vllm", "sglang", "llamacpp", "trtllm", "generic"]) {
+    assert.equal(profileForPersonality(k), k);
+  }
   assert.throws(() => profileForPersonality("tgi"), RangeError);
   for (const k of ENGINE_KINDS) assert.ok(PROFILES[k].note.length > 10, `${k} has a note`);
 });

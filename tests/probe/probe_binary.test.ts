@@ -28,7 +28,20 @@ describe("ik probe (compiled binary)", () => {
   });
 
   const probe = (name: string, extra: string[] = []) =>
-    runIk(["probe", "--base-url", server.url(name), "--model", "m", "--api", apiOf(name), "--idle-timeout-s", "5", "--timeout-s", "20", ...extra], { timeoutMs: 30_000 });
+    runIk([
+      "probe",
+      "--base-url",
+      server.url(name),
+      "--model",
+      "m",
+      "--api",
+      apiOf(name),
+      "--idle-timeout-s",
+      "5",
+      "--timeout-s",
+      "20",
+      ...extra,
+    ], { timeoutMs: 30_000 });
 
   test("every transcript: --json row matches expected.json, exit 0 or 1", async () => {
     const names = transcriptNames();
@@ -41,7 +54,9 @@ describe("ik probe (compiled binary)", () => {
       assert.equal(lines.length, 1, `${name}: exactly one JSON object on stdout`);
       const row = JSON.parse(lines[0]);
       const got: Record<string, unknown> = { ok: row.ok, ended_with_done: row.ended_with_done };
-      for (const k of ["n_tokens", "token_count_method", "n_token_events", "error_kind"]) if (k in want) got[k] = row[k];
+      for (const k of ["n_tokens", "token_count_method", "n_token_events", "error_kind"]) {
+        if (k in want) got[k] = row[k];
+      }
       assert.deepEqual(got, want, `${name}: ${row.error ?? ""}`);
       assert.equal(row.api, apiOf(name));
       assert.equal(row.id, "probe");
@@ -54,7 +69,19 @@ describe("ik probe (compiled binary)", () => {
   test("human output: a table with the row's numbers", async () => {
     const run = await probe("vllm/chat-stream-return-token-ids.sse", ["--engine-kind", "vllm"]);
     assert.equal(run.code, 0, run.stderr);
-    for (const want of ["TTFT", "TPOT", "end-to-end", "10 (ids)", "7 (first event 1 token(s), max 3 ids per event)", "stop", "return_token_ids (free)", "ignore_eos,min_tokens", "Hello! How can I help you today?"]) {
+    for (
+      const want of [
+        "TTFT",
+        "TPOT",
+        "end-to-end",
+        "10 (ids)",
+        "7 (first event 1 token(s), max 3 ids per event)",
+        "stop",
+        "return_token_ids (free)",
+        "ignore_eos,min_tokens",
+        "Hello! How can I help you today?",
+      ]
+    ) {
       assert.ok(run.stdout.includes(want), `missing '${want}' in:\n${run.stdout}`);
     }
     const failed = await probe("sglang/error-stream.sse");
@@ -64,7 +91,14 @@ describe("ik probe (compiled binary)", () => {
   });
 
   test("unreachable server: exit 69, the row says network, one line on stderr", async () => {
-    const run = await runIk(["probe", "--base-url", `http://127.0.0.1:${await closedPort()}/v1`, "--model", "m", "--json"], { timeoutMs: 30_000 });
+    const run = await runIk([
+      "probe",
+      "--base-url",
+      `http://127.0.0.1:${await closedPort()}/v1`,
+      "--model",
+      "m",
+      "--json",
+    ], { timeoutMs: 30_000 });
     assert.equal(run.code, 69, run.stderr);
     assert.equal(JSON.parse(run.stdout).error_kind, "network");
     assert.equal(run.stderr.trim().split("\n").length, 1);
@@ -73,7 +107,10 @@ describe("ik probe (compiled binary)", () => {
 
   test("usage errors exit 64 with one line naming the flag", async () => {
     const prompts = join(dir, "p.jsonl");
-    writeFileSync(prompts, JSON.stringify({ id: "a", bucket: "short", messages: [{ role: "user", content: "hi" }] }) + "\n");
+    writeFileSync(
+      prompts,
+      JSON.stringify({ id: "a", bucket: "short", messages: [{ role: "user", content: "hi" }] }) + "\n",
+    );
     const base = ["probe", "--base-url", server.url("vllm/chat-stream.sse"), "--model", "m"];
     const cases: [string[], RegExp][] = [
       [["probe", "--base-url", "localhost:8000", "--model", "m"], /--base-url/],
@@ -100,8 +137,29 @@ describe("ik probe (compiled binary)", () => {
 
   test("a prompt from a set, with the API key from the named env var; a malformed set exits 65", async () => {
     const good = join(dir, "set.jsonl");
-    writeFileSync(good, JSON.stringify({ id: "q1", bucket: "short", messages: [{ role: "user", content: "hi" }], max_tokens: 12 }) + "\n");
-    const run = await runIk(["probe", "--base-url", server.url("vllm/chat-stream.sse"), "--model", "m", "--prompts", good, "--id", "q1", "--api-key-env", "IK_PROBE_TEST_KEY", "--json"], { env: { IK_PROBE_TEST_KEY: "sk-1" }, timeoutMs: 30_000 });
+    writeFileSync(
+      good,
+      JSON.stringify({
+        id: "q1",
+        bucket: "short",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 12,
+      }) + "\n",
+    );
+    const run = await runIk([
+      "probe",
+      "--base-url",
+      server.url("vllm/chat-stream.sse"),
+      "--model",
+      "m",
+      "--prompts",
+      good,
+      "--id",
+      "q1",
+      "--api-key-env",
+      "IK_PROBE_TEST_KEY",
+      "--json",
+    ], { env: { IK_PROBE_TEST_KEY: "sk-1" }, timeoutMs: 30_000 });
     assert.equal(run.code, 0, run.stderr);
     const row = JSON.parse(run.stdout);
     assert.equal(row.id, "q1");
@@ -109,8 +167,22 @@ describe("ik probe (compiled binary)", () => {
     assert.equal(row.max_tokens, 12);
     assert.equal(server.auths[server.auths.length - 1], "Bearer sk-1");
     const bad = join(dir, "bad.jsonl");
-    writeFileSync(bad, JSON.stringify({ id: "q1", bucket: "short", messages: [{ role: "user", content: "hi" }] }) + "\n{oops\n");
-    const b = await runIk(["probe", "--base-url", server.url("vllm/chat-stream.sse"), "--model", "m", "--prompts", bad, "--id", "q1"], { timeoutMs: 30_000 });
+    writeFileSync(
+      bad,
+      JSON.stringify({ id: "q1", bucket: "short", messages: [{ role: "user", content: "hi" }] }) +
+        "\n{oops\n",
+    );
+    const b = await runIk([
+      "probe",
+      "--base-url",
+      server.url("vllm/chat-stream.sse"),
+      "--model",
+      "m",
+      "--prompts",
+      bad,
+      "--id",
+      "q1",
+    ], { timeoutMs: 30_000 });
     assert.equal(b.code, 65, b.stderr);
     assert.match(b.stderr, /^ik: bad\.jsonl:2: not JSON/);
   });

@@ -9,10 +9,21 @@ import { parse } from "@optique/core/parser";
 import type { CommandContext } from "../../lib/commands/context.ts";
 import { probeCommand, runProbe } from "../../lib/commands/probe.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
-import { chatChunk, DONE, rawServer, type RawServer } from "../client/_raw_server.ts";
+import { chatChunk, DONE, type RawServer, rawServer } from "../client/_raw_server.ts";
 
-function ctx(json: boolean, signal = new AbortController().signal): CommandContext & { stdout: string; stderr: string } {
-  const c = { runtime, json, signal, stdout: "", stderr: "", out: (t: string) => void (c.stdout += t), err: (t: string) => void (c.stderr += t) };
+function ctx(
+  json: boolean,
+  signal = new AbortController().signal,
+): CommandContext & { stdout: string; stderr: string } {
+  const c = {
+    runtime,
+    json,
+    signal,
+    stdout: "",
+    stderr: "",
+    out: (t: string) => void (c.stdout += t),
+    err: (t: string) => void (c.stderr += t),
+  };
   return c;
 }
 
@@ -27,8 +38,19 @@ describe("runProbe", () => {
   before(async () => {
     srv = await rawServer((req) =>
       req.path.startsWith("/slow")
-        ? [{ head: 200 }, ...Array.from({ length: 40 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(), { end: true }]
-        : [{ head: 200 }, { chunk: chatChunk({ role: "assistant", content: "" }) }, { chunk: chatChunk({ content: "one" }, { token_ids: [5] }) }, { chunk: chatChunk({ content: " two" }, { token_ids: [6, 7], finish_reason: "length" }) }, { chunk: DONE }, { end: true }]
+        ? [
+          { head: 200 },
+          ...Array.from({ length: 40 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(),
+          { end: true },
+        ]
+        : [
+          { head: 200 },
+          { chunk: chatChunk({ role: "assistant", content: "" }) },
+          { chunk: chatChunk({ content: "one" }, { token_ids: [5] }) },
+          { chunk: chatChunk({ content: " two" }, { token_ids: [6, 7], finish_reason: "length" }) },
+          { chunk: DONE },
+          { end: true },
+        ]
     );
   });
   after(async () => {
@@ -37,7 +59,25 @@ describe("runProbe", () => {
 
   test("--json prints one row; the body follows the engine profile and the flags", async () => {
     const c = ctx(true);
-    const code = await runProbe(c, flags(["--base-url", `http://127.0.0.1:${srv.port}/`, "--model", "qwen", "--engine-kind", "vllm", "--api", "completions", "--prompt", "Paris is", "--max-tokens", "3", "--extra-body", "{\"top_p\":0.5}"]));
+    const code = await runProbe(
+      c,
+      flags([
+        "--base-url",
+        `http://127.0.0.1:${srv.port}/`,
+        "--model",
+        "qwen",
+        "--engine-kind",
+        "vllm",
+        "--api",
+        "completions",
+        "--prompt",
+        "Paris is",
+        "--max-tokens",
+        "3",
+        "--extra-body",
+        '{"top_p":0.5}',
+      ]),
+    );
     assert.equal(code, 0, c.stderr);
     const row = JSON.parse(c.stdout);
     assert.equal(row.ok, true);
@@ -46,7 +86,10 @@ describe("runProbe", () => {
     assert.equal(row.k_first, 1);
     assert.equal(row.tokens_per_event_max, 2);
     assert.equal(row.engine_kind, "vllm");
-    assert.deepEqual(row.asked, { exact_length: ["ignore_eos", "min_tokens"], token_ids: { via: "free", fields: ["return_token_ids"] } });
+    assert.deepEqual(row.asked, {
+      exact_length: ["ignore_eos", "min_tokens"],
+      token_ids: { via: "free", fields: ["return_token_ids"] },
+    });
     const sent = srv.requests[srv.requests.length - 1];
     assert.equal(sent.path, "/v1/completions");
     const body = JSON.parse(sent.body);
@@ -63,7 +106,11 @@ describe("runProbe", () => {
 
   test("human output is a table", async () => {
     const c = ctx(false);
-    assert.equal(await runProbe(c, flags(["--base-url", `http://127.0.0.1:${srv.port}`, "--model", "m"])), 0, c.stderr);
+    assert.equal(
+      await runProbe(c, flags(["--base-url", `http://127.0.0.1:${srv.port}`, "--model", "m"])),
+      0,
+      c.stderr,
+    );
     assert.match(c.stdout, /TTFT .*ms \(includes connection set-up\)/);
     assert.match(c.stdout, /3 \(ids\)/);
     assert.match(c.stdout, /text: "one two"/);
@@ -73,7 +120,10 @@ describe("runProbe", () => {
     const ac = new AbortController();
     const c = ctx(true, ac.signal);
     const t = setTimeout(() => ac.abort(), 120);
-    const code = await runProbe(c, flags(["--base-url", `http://127.0.0.1:${srv.port}/slow`, "--model", "m"]));
+    const code = await runProbe(
+      c,
+      flags(["--base-url", `http://127.0.0.1:${srv.port}/slow`, "--model", "m"]),
+    );
     clearTimeout(t);
     assert.equal(code, 1);
     const row = JSON.parse(c.stdout);

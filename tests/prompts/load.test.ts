@@ -14,8 +14,20 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const line = (o: Record<string, unknown>) => JSON.stringify(o);
 const p = (id: string, bucket: string, extra: Record<string, unknown> = {}) =>
-  line({ id, bucket, messages: [{ role: "system", content: "S" }, { role: "user", content: `Q ${id}` }], max_tokens: 16, ...extra });
-const GOOD = [p("s1", "short"), p("l1", "long", { source: "x/cc-by", kind: "chat" }), "", p("s2", "short", { max_tokens: null }), p("m1", "medium")].join("\n") + "\n";
+  line({
+    id,
+    bucket,
+    messages: [{ role: "system", content: "S" }, { role: "user", content: `Q ${id}` }],
+    max_tokens: 16,
+    ...extra,
+  });
+const GOOD = [
+  p("s1", "short"),
+  p("l1", "long", { source: "x/cc-by", kind: "chat" }),
+  "",
+  p("s2", "short", { max_tokens: null }),
+  p("m1", "medium"),
+].join("\n") + "\n";
 
 function write(name: string, content: string | Uint8Array): string {
   const f = join(dir, name);
@@ -71,7 +83,11 @@ test("the .gz variant is found when the plain name is given, and vice versa", as
 test("bucket selection and a per-bucket limit keep file order", async () => {
   const f = write("sel.jsonl", GOOD);
   assert.deepEqual((await loadPromptSet(f, { buckets: ["short"] })).prompts.map((x) => x.id), ["s1", "s2"]);
-  assert.deepEqual((await loadPromptSet(f, { limitPerBucket: 1 })).prompts.map((x) => x.id), ["s1", "l1", "m1"]);
+  assert.deepEqual((await loadPromptSet(f, { limitPerBucket: 1 })).prompts.map((x) => x.id), [
+    "s1",
+    "l1",
+    "m1",
+  ]);
   const none = await failure(f, { buckets: ["huge"] });
   assert.equal(none.code, 65);
   assert.match(none.line, /no prompts in buckets huge/);
@@ -81,13 +97,19 @@ test("every bad line is a data error (65) naming file:line and the field", async
   const cases: [string, RegExp][] = [
     ["{not json", /^ik: bad\.jsonl:2: not JSON/],
     ["[1,2]", /bad\.jsonl:2: each line must be a JSON object/],
-    [line({ bucket: "b", messages: [{ role: "user" }] }), /bad\.jsonl:2: 'id' must be a non-empty string without '\/'/],
+    [
+      line({ bucket: "b", messages: [{ role: "user" }] }),
+      /bad\.jsonl:2: 'id' must be a non-empty string without '\/'/,
+    ],
     [line({ id: "a/b", bucket: "b", messages: [{ role: "user" }] }), /'id' must be/],
     [line({ id: ".hidden", bucket: "b", messages: [{ role: "user" }] }), /'id' must be/],
     [line({ id: "x", bucket: "", messages: [{ role: "user" }] }), /'bucket' must be/],
     [line({ id: "x", bucket: "b", messages: [] }), /'messages' must be a non-empty list/],
     [line({ id: "x", bucket: "b", messages: [{ content: "no role" }] }), /'messages' must be/],
-    [line({ id: "x", bucket: "b", messages: [{ role: "user" }], max_tokens: 0 }), /bad\.jsonl:2: 'max_tokens' must be a positive integer/],
+    [
+      line({ id: "x", bucket: "b", messages: [{ role: "user" }], max_tokens: 0 }),
+      /bad\.jsonl:2: 'max_tokens' must be a positive integer/,
+    ],
     [line({ id: "x", bucket: "b", messages: [{ role: "user" }], max_tokens: 2.5 }), /'max_tokens'/],
     [line({ id: "x", bucket: "b", messages: [{ role: "user" }], max_tokens: true }), /'max_tokens'/],
     [p("s1", "short"), /bad\.jsonl:2: duplicate id 's1'/],

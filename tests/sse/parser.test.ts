@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createParser } from "eventsource-parser";
-import { encodeSseEvent, parseSseText, type SseEvent, SseParser, sseEvents } from "../../lib/sse/mod.ts";
+import { encodeSseEvent, parseSseText, type SseEvent, sseEvents, SseParser } from "../../lib/sse/mod.ts";
 
 const enc = new TextEncoder();
 const datas = (evs: SseEvent[]) => evs.map((e) => e.data);
@@ -14,7 +14,9 @@ const datas = (evs: SseEvent[]) => evs.map((e) => e.data);
 /** Parses `bytes` fed in pieces cut at `cuts`. */
 function parseCut(bytes: Uint8Array, cuts: number[]): SseEvent[] {
   const out: SseEvent[] = [];
-  const p: SseParser = new SseParser({ onEvent: (data, event) => out.push({ data, event, id: p.lastEventId }) });
+  const p: SseParser = new SseParser({
+    onEvent: (data, event) => out.push({ data, event, id: p.lastEventId }),
+  });
   let prev = 0;
   for (const c of [...cuts, bytes.length]) {
     p.pushBytes(bytes.subarray(prev, c));
@@ -42,7 +44,7 @@ const TRICKY = ": comment line\r\n" +
   "retry: 1500\ndata\n\n" +
   "data: emoji 😀 ünï 中文\n\n" +
   "event: only-event-no-data\n\n" +
-  "data: {\"x\":1} \n\n" +
+  'data: {"x":1} \n\n' +
   "unknown: field\ndata: [DONE]\n\n" +
   "data: unterminated tail";
 
@@ -55,7 +57,7 @@ test("every feature of the format, parsed from whole text", () => {
     { data: " two spaces", event: "message", id: "42" },
     { data: "", event: "message", id: "42" },
     { data: "emoji 😀 ünï 中文", event: "message", id: "42" },
-    { data: "{\"x\":1} ", event: "message", id: "42" },
+    { data: '{"x":1} ', event: "message", id: "42" },
     { data: "[DONE]", event: "message", id: "42" },
   ]);
 });
@@ -66,7 +68,8 @@ test("byte-by-byte and random splits give the same events (UTF-8 and CRLF split 
   assert.deepEqual(parseCut(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)), whole);
   const rnd = mulberry(1);
   for (let trial = 0; trial < 200; trial++) {
-    const cuts = Array.from({ length: 1 + Math.floor(rnd() * 12) }, () => Math.floor(rnd() * bytes.length)).sort((a, b) => a - b);
+    const cuts = Array.from({ length: 1 + Math.floor(rnd() * 12) }, () => Math.floor(rnd() * bytes.length))
+      .sort((a, b) => a - b);
     assert.deepEqual(parseCut(bytes, cuts), whole, `cuts ${cuts}`);
   }
 });
@@ -83,7 +86,8 @@ test("a CRLF split between two reads is one line end, not two", () => {
 
 test("the same data payloads as eventsource-parser on random splits", () => {
   const rnd = mulberry(99);
-  const body = TRICKY.replace("data: unterminated tail", "") + Array.from({ length: 50 }, (_, i) => `data: {"i":${i},"t":"ü${"x".repeat(i % 7)}"}\r\n\r\n`).join("");
+  const body = TRICKY.replace("data: unterminated tail", "") +
+    Array.from({ length: 50 }, (_, i) => `data: {"i":${i},"t":"ü${"x".repeat(i % 7)}"}\r\n\r\n`).join("");
   const bytes = enc.encode(body);
   const ref: string[] = [];
   const rp = createParser({ onEvent: (e) => ref.push(e.data) });
@@ -113,7 +117,7 @@ test("retry is recorded; an id with NUL is ignored", () => {
 });
 
 test("encodeSseEvent round-trips, multi-line payloads included", () => {
-  for (const data of ["{\"a\":1}", "[DONE]", "two\nlines", "cr\r\nlf", ""]) {
+  for (const data of ['{"a":1}', "[DONE]", "two\nlines", "cr\r\nlf", ""]) {
     const back = parseSseText(encodeSseEvent(data, data === "" ? "error" : undefined));
     assert.equal(back.length, 1);
     assert.equal(back[0].data, data.replace(/\r\n/g, "\n"));
