@@ -1,3 +1,4 @@
+import { IkError } from "../../lib/cli/errors.ts";
 /**
  * runProbe in-process (fast, on the runtime running the suite): the row printed as JSON or as a
  * table, the request actually sent for an engine profile, and an interrupt ending the request
@@ -131,10 +132,14 @@ describe("runProbe", () => {
     assert.ok(row.n_token_events >= 1);
   });
 
-  test("usage errors come back as exit codes with one line", async () => {
+  test("usage errors are thrown as IkError (64) whose one line names the flag", async () => {
     const c = ctx(true);
-    assert.equal(await runProbe(c, flags(["--base-url", "nope", "--model", "m"])), 64);
-    assert.match(c.stderr, /^ik: --base-url: 'nope' is not an http:\/\/ or https:\/\/ URL; /);
+    await assert.rejects(runProbe(c, flags(["--base-url", "nope", "--model", "m"])), (e: unknown) => {
+      assert.ok(e instanceof IkError);
+      assert.equal(e.code, 64);
+      assert.match(e.oneLine(), /^ik: --base-url: 'nope' is not an http:\/\/ or https:\/\/ URL; /);
+      return true;
+    });
     assert.equal(c.stdout, "");
   });
 });
