@@ -18,7 +18,7 @@ for (const v of ikVariants()) {
       const info = JSON.parse(j.stdout);
       assert.deepEqual(Object.keys(info).sort(), ["git_rev", "name", "runtime", "target", "version"]);
       assert.ok(r.stdout.includes(`rev ${info.git_rev}`) && r.stdout.includes(`runtime ${info.runtime}`));
-      if (v.name === "binary") assert.match(info.target, /^bun-linux-(x64|arm64)/);
+      if (v.name === "binary") assert.match(info.target, /^(bun|node)-linux-(x64|arm64)/);
     });
 
     test("--help lists every command and exits 0", async () => {
