@@ -13,6 +13,7 @@ export { runtime } from "./lib/runtime/mod.ts";
 export type * from "./lib/runtime/types.ts";
 export { ExitCode } from "./lib/cli/exit_codes.ts";
 export { IkError } from "./lib/cli/errors.ts";
+export * from "./lib/mock/mod.ts";
 export { BUILD_TARGET, GIT_REV, VERSION } from "./lib/version.ts";
 export * from "./lib/sse/mod.ts";
 export * from "./lib/client/mod.ts";

@@ -51,5 +51,13 @@ log="$OUT/bench-client-$stamp.log"
   echo "# bench:client $(date -Is) on $(uname -n) $(uname -r), $(nproc) CPUs; ik $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?')"
   echo "# $PERF_DIR/run_baselines.sh $PEER ${SETUP[*]:-} $* --extra 'ik=$IK_CMD'"
 } | tee "$log"
+touch "$log.start"
 "$PERF_DIR/run_baselines.sh" "$PEER" "${SETUP[@]}" "$@" --extra "ik=$IK_CMD" 2>&1 | tee -a "$log"
+# The two JSONL files this run wrote (run_baselines.sh stamps them itself), side by side with ik's ratios.
+streamed="$(find "$OUT" -maxdepth 1 -name 'streamed-*.jsonl' -newer "$log.start" | sort | tail -1)"
+coalesced="$(find "$OUT" -maxdepth 1 -name 'coalesced-*.jsonl' -newer "$log.start" | sort | tail -1)"
+rm -f "$log.start"
+if [ -n "$streamed" ]; then
+  echo; /usr/bin/python3 "$HERE/summary.py" "$streamed" $coalesced | tee -a "$log"
+fi
 echo "bench:client: raw JSONL and this log are in $OUT ($(basename "$log"))"

@@ -12,10 +12,26 @@ import { message, text } from "@optique/core/message";
 import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, flag, option } from "@optique/core/primitives";
-import { choice, float, integer, string, type ValueParser, type ValueParserResult } from "@optique/core/valueparser";
+import {
+  choice,
+  float,
+  integer,
+  string,
+  type ValueParser,
+  type ValueParserResult,
+} from "@optique/core/valueparser";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { formatErrorLine, IkError, usageError } from "../cli/errors.ts";
-import { createMock, ENGINES, type FaultSpec, type MockOptions, parseFault, resolveMockOptions, STARTUP_LOG_ENGINES, startupLog } from "../mock/mod.ts";
+import { IkError, usageError } from "../cli/errors.ts";
+import {
+  createMock,
+  ENGINES,
+  type FaultSpec,
+  type MockOptions,
+  parseFault,
+  resolveMockOptions,
+  STARTUP_LOG_ENGINES,
+  startupLog,
+} from "../mock/mod.ts";
 import type { ProcessGroup } from "../runtime/mod.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -37,46 +53,115 @@ function faultValue(): ValueParser<"sync", FaultSpec> {
   };
 }
 
-const ms = (name: `--${string}`, def: number, description: string) =>
-  withDefault(option(name, float({ min: 0, metavar: "MS" }), { description: message`${text(description)}` }), def);
-const secs = (name: `--${string}`, description: string) => optional(option(name, float({ min: 0, metavar: "S" }), { description: message`${text(description)}` }));
-const count = (name: `--${string}`, description: string) => optional(option(name, integer({ min: 1, metavar: "N" }), { description: message`${text(description)}` }));
+type Flag = `--${string}`;
+const about = (description: string) => ({ description: message`${text(description)}` });
+const ms = (name: Flag, def: number, description: string) =>
+  withDefault(option(name, float({ min: 0, metavar: "MS" }), about(description)), def);
+const seconds = (name: Flag, def: number, description: string) =>
+  withDefault(option(name, float({ min: 0, metavar: "S" }), about(description)), def);
+const maybeMs = (name: Flag, description: string) =>
+  optional(option(name, float({ min: 0, metavar: "MS" }), about(description)));
+const maybeCount = (name: Flag, description: string) =>
+  optional(option(name, integer({ min: 1, metavar: "N" }), about(description)));
+const onOff = (name: Flag, description: string) => withDefault(flag(name, about(description)), false);
+
+const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, " +
+  "slow-headers:S, reset; @N every N-th request, ~P with probability P (seeded). Repeatable.";
 
 /** Parser for `ik mock`. */
 export const mockCommand = command(
   "mock",
   object({
     cmd: constant("mock" as const),
-    host: withDefault(option("--host", string({ metavar: "HOST" }), { description: message`Interface to listen on.` }), "127.0.0.1"),
-    port: withDefault(option("--port", integer({ min: 0, max: 65535, metavar: "PORT" }), { description: message`Port; 0 picks a free one (printed on stderr).` }), 8000),
-    engine: withDefault(option("--engine", choice(ENGINES), { description: message`Wire personality.` }), "vllm" as const),
-    model: withDefault(option("--model", string({ metavar: "NAME" }), { description: message`The served model name.` }), "mock-model"),
-    maxModelLen: withDefault(option("--max-model-len", integer({ min: 1, metavar: "TOKENS" }), { description: message`prompt + max_tokens above this gets the personality's "too long" error.` }), 8192),
+    host: withDefault(
+      option("--host", string({ metavar: "HOST" }), about("Interface to listen on.")),
+      "127.0.0.1",
+    ),
+    port: withDefault(
+      option("--port", integer({ min: 0, max: 65535, metavar: "PORT" }), about("0 picks a free port.")),
+      8000,
+    ),
+    engine: withDefault(
+      option("--engine", choice(ENGINES, { metavar: "ENGINE" }), about("Wire personality.")),
+      "vllm" as const,
+    ),
+    model: withDefault(
+      option("--model", string({ metavar: "NAME" }), about("The served model name.")),
+      "mock-model",
+    ),
+    maxModelLen: withDefault(
+      option(
+        "--max-model-len",
+        integer({ min: 1, metavar: "TOKENS" }),
+        about("prompt + max_tokens over this is 'too long'."),
+      ),
+      8192,
+    ),
     ttftMs: ms("--ttft-ms", 50, "Time to first token (timing model)."),
     prefillMsPerToken: ms("--prefill-ms-per-token", 0, "Extra time to first token per prompt token."),
     tpotMs: ms("--tpot-ms", 10, "Time per output token (timing model)."),
-    tokensPerEvent: withDefault(option("--tokens-per-event", integer({ min: 1, metavar: "N" }), { description: message`Tokens carried by each token event (the last may carry fewer).` }), 1),
-    specDepth: count("--spec-depth", "Speculative decoding: draft tokens proposed per step (with --spec-accept)."),
-    specAccept: optional(option("--spec-accept", float({ min: 0, max: 1, metavar: "P" }), { description: message`Probability each draft is accepted, in order until the first rejection.` })),
-    eosAfter: count("--eos-after", `Natural end: finish_reason "stop" after N tokens unless an honoured exact-length field is set.`),
+    tokensPerEvent: withDefault(
+      option("--tokens-per-event", integer({ min: 1, metavar: "N" }), about("Tokens per token event.")),
+      1,
+    ),
+    specDepth: maybeCount(
+      "--spec-depth",
+      "Speculative decoding: drafts proposed per step (with --spec-accept).",
+    ),
+    specAccept: optional(
+      option(
+        "--spec-accept",
+        float({ min: 0, max: 1, metavar: "P" }),
+        about("Probability each draft is accepted."),
+      ),
+    ),
+    eosAfter: maybeCount(
+      "--eos-after",
+      "Natural end after N tokens unless an honoured exact-length field is set.",
+    ),
     jitterMs: ms("--jitter-ms", 0, "Each gap varies by ± uniform(J) ms, seeded."),
-    seed: withDefault(option("--seed", integer({ metavar: "S" }), { description: message`Seeds output words, jitter, draft acceptance and ~P faults.` }), 0),
-    maxBatch: count("--max-batch", "Batching simulator with B slots (replaces the timing model)."),
-    stepMs: optional(option("--step-ms", float({ min: 0, metavar: "MS" }), { description: message`Simulator: fixed step time (default --tpot-ms).` })),
-    stepMsPerSeq: optional(option("--step-ms-per-seq", float({ min: 0, metavar: "MS" }), { description: message`Simulator: extra step time per running request.` })),
-    kvTokens: count("--kv-tokens", "Simulator: KV budget, Σ prompt + max_tokens over the batch."),
-    faults: multiple(option("--fault", faultValue(), { description: message`Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, slow-headers:S, reset; @N every N-th request, ~P with probability P. Repeatable.` })),
-    metrics: withDefault(option("--metrics", choice(["on", "off"] as const), { description: message`off emulates an engine started without metrics.` }), "on" as const),
-    startupDelayS: withDefault(option("--startup-delay-s", float({ min: 0, metavar: "S" }), { description: message`Do not listen for S seconds (an engine loading).` }), 0),
-    readyDelayS: withDefault(option("--ready-delay-s", float({ min: 0, metavar: "S" }), { description: message`Listen, but answer 503 on /ready and /health for S seconds.` }), 0),
-    startupLog: optional(option("--startup-log", choice(STARTUP_LOG_ENGINES), { description: message`Print a startup log in that engine's format, reflecting these flags.` })),
-    exitAfterS: secs("--exit-after-s", "Exit with status 1 after S seconds."),
-    spawnChild: withDefault(flag("--spawn-child", { description: message`Start a sleeping child in the mock's own process group (to prove group kills).` }), false),
-    requestLog: withDefault(flag("--request-log", { description: message`One stdout line per finished request: ik-request serial=N prompt=P cached=0 gen=G acc=A prop=R.` }), false),
+    seed: withDefault(
+      option("--seed", integer({ metavar: "S" }), about("Seeds words, jitter, drafts, ~P faults.")),
+      0,
+    ),
+    maxBatch: maybeCount("--max-batch", "Batching simulator with B slots (replaces the timing model)."),
+    stepMs: maybeMs("--step-ms", "Simulator: fixed step time (default --tpot-ms)."),
+    stepMsPerSeq: maybeMs("--step-ms-per-seq", "Simulator: extra step time per running request."),
+    kvTokens: maybeCount("--kv-tokens", "Simulator: KV budget, Σ prompt + max_tokens over the batch."),
+    faults: multiple(option("--fault", faultValue(), about(FAULT_HELP))),
+    metrics: withDefault(
+      option(
+        "--metrics",
+        choice(["on", "off"] as const, { metavar: "on|off" }),
+        about("off emulates an engine started without metrics."),
+      ),
+      "on" as const,
+    ),
+    startupDelayS: seconds("--startup-delay-s", 0, "Do not listen for S seconds (an engine loading)."),
+    readyDelayS: seconds("--ready-delay-s", 0, "Listen, but answer 503 on /ready and /health for S seconds."),
+    startupLog: optional(
+      option(
+        "--startup-log",
+        choice(STARTUP_LOG_ENGINES, { metavar: "ENGINE" }),
+        about("Print that engine's startup log for these flags."),
+      ),
+    ),
+    exitAfterS: optional(
+      option("--exit-after-s", float({ min: 0, metavar: "S" }), about("Exit 1 after S seconds.")),
+    ),
+    spawnChild: onOff("--spawn-child", "Start a sleeping child in the mock's own process group."),
+    requestLog: onOff("--request-log", "One stdout line per finished request (ik-request serial=N …)."),
   }),
   {
     brief: message`Run the mock OpenAI-compatible server.`,
-    description: message`Serves /v1/chat/completions and /v1/completions (streamed and whole) with an engine's wire personality, a timing model or a batching simulator, and injected faults; also /v1/models, /health, metrics at the engine's path, /ready and /state. Prints "ik mock: listening on http://HOST:PORT" on stderr once listening.`,
+    description: message`${
+      text(
+        "Serves /v1/chat/completions and /v1/completions (streamed and whole) in an engine's wire personality, " +
+          "paced by a timing model or a batching simulator, with injected faults; also /v1/models, /health, " +
+          "metrics at the engine's path, /ready and /state. Prints 'ik mock: listening on http://HOST:PORT' " +
+          "on stderr once listening.",
+      )
+    }`,
   },
 );
 
@@ -85,14 +170,36 @@ export type MockFlags = InferValue<typeof mockCommand>;
 
 /** Maps parsed flags to mock settings. */
 export function mockOptionsFromFlags(f: MockFlags): MockOptions {
-  if (f.specDepth !== undefined && f.specAccept === undefined) throw usageError("--spec-depth", "needs --spec-accept P (the draft acceptance probability)");
+  if (f.specDepth !== undefined && f.specAccept === undefined) {
+    throw usageError("--spec-depth", "needs --spec-accept P (the draft acceptance probability)");
+  }
   return resolveMockOptions({
-    host: f.host, port: f.port, engine: f.engine, model: f.model, maxModelLen: f.maxModelLen, ttftMs: f.ttftMs,
-    prefillMsPerToken: f.prefillMsPerToken, tpotMs: f.tpotMs, tokensPerEvent: f.tokensPerEvent, specDepth: f.specDepth ?? 0,
-    specAccept: f.specAccept ?? 0, eosAfter: f.eosAfter ?? null, jitterMs: f.jitterMs, seed: f.seed, maxBatch: f.maxBatch ?? null,
-    stepMs: f.stepMs ?? null, stepMsPerSeq: f.stepMsPerSeq ?? 0, kvTokens: f.kvTokens ?? null, faults: [...f.faults],
-    metrics: f.metrics === "on", startupDelayS: f.startupDelayS, readyDelayS: f.readyDelayS, startupLog: f.startupLog ?? null,
-    exitAfterS: f.exitAfterS ?? null, spawnChild: f.spawnChild, requestLog: f.requestLog,
+    host: f.host,
+    port: f.port,
+    engine: f.engine,
+    model: f.model,
+    maxModelLen: f.maxModelLen,
+    ttftMs: f.ttftMs,
+    prefillMsPerToken: f.prefillMsPerToken,
+    tpotMs: f.tpotMs,
+    tokensPerEvent: f.tokensPerEvent,
+    specDepth: f.specDepth ?? 0,
+    specAccept: f.specAccept ?? 0,
+    eosAfter: f.eosAfter ?? null,
+    jitterMs: f.jitterMs,
+    seed: f.seed,
+    maxBatch: f.maxBatch ?? null,
+    stepMs: f.stepMs ?? null,
+    stepMsPerSeq: f.stepMsPerSeq ?? 0,
+    kvTokens: f.kvTokens ?? null,
+    faults: [...f.faults],
+    metrics: f.metrics === "on",
+    startupDelayS: f.startupDelayS,
+    readyDelayS: f.readyDelayS,
+    startupLog: f.startupLog ?? null,
+    exitAfterS: f.exitAfterS ?? null,
+    spawnChild: f.spawnChild,
+    requestLog: f.requestLog,
   });
 }
 
@@ -115,17 +222,10 @@ function urlHost(host: string): string {
 
 /**
  * Runs `ik mock` until interrupted (exit 130 via cli.ts) or --exit-after-s (exit 1).
- * Usage problems are printed here as one line and returned as exit 64.
+ * @throws IkError (usage, exit 64) for bad flag values or combinations, and when it cannot listen
  */
 export async function runMock(ctx: CommandContext, flags: MockFlags): Promise<number> {
-  try {
-    return await serveMock(ctx, mockOptionsFromFlags(flags));
-  } catch (e) {
-    // Printed here rather than rethrown: on Bun an Error's own `line` property shadows IkError.line().
-    if (!(e instanceof IkError)) throw e;
-    ctx.err(formatErrorLine(e.where, e.message, e.hint) + "\n");
-    return e.code;
-  }
+  return await serveMock(ctx, mockOptionsFromFlags(flags));
 }
 
 async function serveMock(ctx: CommandContext, o: MockOptions): Promise<number> {
@@ -156,10 +256,21 @@ async function serveMock(ctx: CommandContext, o: MockOptions): Promise<number> {
         served = await rt.serve(mock.fetch, { hostname: o.host, port: o.port });
       } catch (e) {
         mock.close();
-        throw new IkError(ExitCode.USAGE, `--host ${o.host} --port ${o.port}`, `cannot listen: ${(e as Error).message}`, "pick another --port (0 = any free port) or --host");
+        throw new IkError(
+          ExitCode.USAGE,
+          `--host ${o.host} --port ${o.port}`,
+          `cannot listen: ${(e as Error).message}`,
+          "pick another --port (0 = any free port) or --host",
+        );
       }
       if (log) ctx.err(log.after(urlHost(o.host), served.port).join("\n") + "\n");
-      ctx.err(`ik mock: listening on http://${urlHost(o.host)}:${served.port} (engine ${o.engine}, model ${o.model}, ${o.maxBatch === null ? "timing model" : `simulator B=${o.maxBatch}`})\n`);
+      ctx.err(
+        `ik mock: listening on http://${
+          urlHost(o.host)
+        }:${served.port} (engine ${o.engine}, model ${o.model}, ${
+          o.maxBatch === null ? "timing model" : `simulator B=${o.maxBatch}`
+        })\n`,
+      );
       await waitFor(stop.signal);
       mock.close();
       await served.close();

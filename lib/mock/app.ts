@@ -27,7 +27,14 @@ function notFound(engine: EngineName, method: string, path: string): Response {
     case "llamacpp":
       return jsonResponse(404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } });
     case "openai":
-      return jsonResponse(404, { error: { message: `Invalid URL (${method} ${path})`, type: "invalid_request_error", param: null, code: null } });
+      return jsonResponse(404, {
+        error: {
+          message: `Invalid URL (${method} ${path})`,
+          type: "invalid_request_error",
+          param: null,
+          code: null,
+        },
+      });
     default:
       return jsonResponse(404, { detail: "Not Found" });
   }
@@ -46,24 +53,41 @@ export function buildApp(state: MockState): Hono {
 
   const health = () => {
     const h = p.health(state.ready());
-    return new Response(h.body === "" ? null : h.body, { status: h.status, headers: h.json ? { "content-type": "application/json" } : {} });
+    return new Response(h.body === "" ? null : h.body, {
+      status: h.status,
+      headers: h.json ? { "content-type": "application/json" } : {},
+    });
   };
   app.get("/health", health);
   if (o.engine === "llamacpp") app.get("/v1/health", health);
   const version = VERSIONS[o.engine];
   if (version) app.get("/version", () => jsonResponse(200, { version }));
 
-  app.get("/ready", () => (state.ready() ? jsonResponse(200, { ready: true }) : jsonResponse(503, { ready: false })));
+  app.get(
+    "/ready",
+    () => (state.ready() ? jsonResponse(200, { ready: true }) : jsonResponse(503, { ready: false })),
+  );
   app.get("/state", () => jsonResponse(200, { admission: state.waiting(), resident: state.running() }));
 
   const metrics = (path: string) => {
     const a = metricsAnswer(path, state.snapshot(), state.metrics, state.io.pid ?? 0);
-    return a ? new Response(a.body, { status: a.status, headers: a.headers }) : notFound(o.engine, "GET", path);
+    return a
+      ? new Response(a.body, { status: a.status, headers: a.headers })
+      : notFound(o.engine, "GET", path);
   };
   app.get("/metrics", () => metrics("/metrics"));
   app.get("/prometheus/metrics", () => metrics("/prometheus/metrics"));
 
   app.notFound((c) => notFound(o.engine, c.req.method, c.req.path));
-  app.onError((err) => jsonResponse(500, { error: { message: `ik mock internal error: ${err.message}`, type: "InternalServerError", param: null, code: 500 } }));
+  app.onError((err) =>
+    jsonResponse(500, {
+      error: {
+        message: `ik mock internal error: ${err.message}`,
+        type: "InternalServerError",
+        param: null,
+        code: 500,
+      },
+    })
+  );
   return app;
 }

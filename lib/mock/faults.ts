@@ -59,18 +59,24 @@ export function parseFault(text: string): FaultSpec {
   if (TIMED.includes(kind)) {
     if (secondsText === undefined) throw bad(text, `'${kind}' needs a duration in seconds, as ${kind}:S`);
     const s = Number(secondsText);
-    if (secondsText.trim() === "" || !Number.isFinite(s) || s < 0) throw bad(text, `'${secondsText}' is not a duration in seconds`);
+    if (secondsText.trim() === "" || !Number.isFinite(s) || s < 0) {
+      throw bad(text, `'${secondsText}' is not a duration in seconds`);
+    }
     spec.seconds = s;
   } else if (secondsText !== undefined) {
     throw bad(text, `'${kind}' takes no ':S' duration (only stall and slow-headers do)`);
   }
   if (sep === "@") {
     const n = Number(amountText);
-    if (!/^\d+$/.test(amountText) || n < 1) throw bad(text, `'@${amountText}' must be a whole number of requests, 1 or more`);
+    if (!/^\d+$/.test(amountText) || n < 1) {
+      throw bad(text, `'@${amountText}' must be a whole number of requests, 1 or more`);
+    }
     spec.every = n;
   } else if (sep === "~") {
     const p = Number(amountText);
-    if (amountText.trim() === "" || !Number.isFinite(p) || p <= 0 || p > 1) throw bad(text, `'~${amountText}' must be a probability in (0, 1]`);
+    if (amountText.trim() === "" || !Number.isFinite(p) || p <= 0 || p > 1) {
+      throw bad(text, `'~${amountText}' must be a probability in (0, 1]`);
+    }
     spec.probability = p;
   }
   return spec;

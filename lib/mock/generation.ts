@@ -8,7 +8,13 @@ import { faultsFor, type RequestFaults } from "./faults.ts";
 import type { Completion, HttpError, StreamContext, Timings } from "./personality.ts";
 import { unixNow } from "./personality.ts";
 import { Rng } from "./prng.ts";
-import { type EndpointKind, type GenRequest, type OutputPlan, parseGenRequest, planOutput } from "./request.ts";
+import {
+  type EndpointKind,
+  type GenRequest,
+  type OutputPlan,
+  parseGenRequest,
+  planOutput,
+} from "./request.ts";
 import type { InFlight, MockState } from "./state.ts";
 import { timedSource } from "./timing_model.ts";
 import { nowMs, sleepUntil, type TokenSource } from "./token_source.ts";
@@ -34,7 +40,11 @@ export function jsonResponse(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-function validate(state: MockState, kind: EndpointKind, raw: unknown): { error: HttpError } | { req: GenRequest } {
+function validate(
+  state: MockState,
+  kind: EndpointKind,
+  raw: unknown,
+): { error: HttpError } | { req: GenRequest } {
   const p = state.personality;
   const o = state.opts;
   const parsed = parseGenRequest(kind, raw);
@@ -44,7 +54,9 @@ function validate(state: MockState, kind: EndpointKind, raw: unknown): { error: 
   if (fields) return { error: fields };
   const model = p.checkModel(req.model, o.model);
   if (model) return { error: model };
-  if (req.promptTokens + (req.maxTokens ?? 1) > o.maxModelLen) return { error: p.tooLong(req.promptTokens, req.maxTokens, o.maxModelLen, kind) };
+  if (req.promptTokens + (req.maxTokens ?? 1) > o.maxModelLen) {
+    return { error: p.tooLong(req.promptTokens, req.maxTokens, o.maxModelLen, kind) };
+  }
   return { req };
 }
 
@@ -62,35 +74,54 @@ export async function admit(state: MockState, kind: EndpointKind, request: Reque
   const checked: { error: HttpError } | { req: GenRequest } = faults.httpStatus !== null
     ? { error: state.personality.faultError(faults.httpStatus) }
     : raw === undefined
-    ? { error: state.personality.invalid({ message: "the request body is not valid JSON", param: null }, kind) }
+    ? {
+      error: state.personality.invalid({ message: "the request body is not valid JSON", param: null }, kind),
+    }
     : validate(state, kind, raw);
   if (faults.slowHeadersMs > 0) await sleepUntil(arrivalMs + faults.slowHeadersMs, state.closing.signal);
   if ("error" in checked) return checked;
+  if (state.closing.signal.aborted) return { error: state.personality.faultError(503) };
   const req = checked.req;
   const plan = planOutput(req, o.eosAfter, o.maxModelLen, state.personality.exact);
   const startMs = arrivalMs + faults.slowHeadersMs;
   const rng = new Rng(o.seed, serial, 0x7e57);
   const source = state.simulator
-    ? state.simulator.submit({ promptTokens: req.promptTokens, outputLen: plan.outputLen, kvTokens: req.promptTokens + plan.limit, rng })
-    : timedSource(plan.outputLen, {
-      ttftMs: o.ttftMs + o.prefillMsPerToken * req.promptTokens,
-      tpotMs: o.tpotMs,
-      tokensPerEvent: o.tokensPerEvent,
-      specDepth: o.specDepth,
-      specAccept: o.specAccept,
-      jitterMs: o.jitterMs,
-    }, rng, startMs);
+    ? state.simulator.submit({
+      promptTokens: req.promptTokens,
+      outputLen: plan.outputLen,
+      kvTokens: req.promptTokens + plan.limit,
+      rng,
+    })
+    : timedSource(
+      plan.outputLen,
+      {
+        ttftMs: o.ttftMs + o.prefillMsPerToken * req.promptTokens,
+        tpotMs: o.tpotMs,
+        tokensPerEvent: o.tokensPerEvent,
+        specDepth: o.specDepth,
+        specAccept: o.specAccept,
+        jitterMs: o.jitterMs,
+      },
+      rng,
+      startMs,
+    );
   const p = state.personality;
-  const tokenPrompt = kind === "completions" && Array.isArray(req.body.prompt) && typeof req.body.prompt[0] === "number";
+  const tokenPrompt = kind === "completions" && Array.isArray(req.body.prompt) &&
+    typeof req.body.prompt[0] === "number";
   const ctx: StreamContext = {
     req,
     model: p.echoModel(req.model, o.model),
     id: p.newId(kind),
     created: unixNow(),
     usage: p.usageMode(req),
-    promptIds: () => (tokenPrompt ? (req.body.prompt as number[]).slice() : promptTokenIds(req.promptText, req.promptTokens)),
+    promptIds:
+      () => (tokenPrompt
+        ? (req.body.prompt as number[]).slice()
+        : promptTokenIds(req.promptText, req.promptTokens)),
   };
-  return { generation: { state, req, plan, ctx, faults, serial, arrivalMs, source } };
+  return {
+    generation: { state, req, plan, ctx, faults, serial, arrivalMs, source },
+  };
 }
 
 /** A token event with its tokens generated. */
@@ -178,7 +209,9 @@ export class Run {
       specSteps: this.#specSteps,
     });
     if (state.opts.requestLog) {
-      state.io.requestLog?.(`ik-request serial=${g.serial} prompt=${g.req.promptTokens} cached=0 gen=${this.sent} acc=${this.#accepted} prop=${this.#proposed}`);
+      state.io.requestLog?.(
+        `ik-request serial=${g.serial} prompt=${g.req.promptTokens} cached=0 gen=${this.sent} acc=${this.#accepted} prop=${this.#proposed}`,
+      );
     }
   }
 }

@@ -21,7 +21,7 @@ import { buildApp } from "./app.ts";
 import { type MockOptions, resolveMockOptions } from "./options.ts";
 import { type MockIo, MockState } from "./state.ts";
 
-export { ENGINES, STARTUP_LOG_ENGINES, defaultMockOptions, resolveMockOptions } from "./options.ts";
+export { defaultMockOptions, ENGINES, resolveMockOptions, STARTUP_LOG_ENGINES } from "./options.ts";
 export type { EngineName, MockOptions, StartupLogEngine } from "./options.ts";
 export { FAULT_KINDS, faultsFor, parseFault } from "./faults.ts";
 export type { FaultKind, FaultSpec, RequestFaults } from "./faults.ts";

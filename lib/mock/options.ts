@@ -115,32 +115,86 @@ function need(ok: boolean, flag: string, what: string, hint?: string): void {
  */
 export function resolveMockOptions(partial: Partial<MockOptions> = {}): MockOptions {
   const o: MockOptions = { ...defaultMockOptions(), ...stripUndefined(partial) };
-  need((ENGINES as readonly string[]).includes(o.engine), "--engine", `unknown engine '${o.engine}'`, `use one of ${ENGINES.join(", ")}`);
-  need(Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535, "--port", `${o.port} is not a port number`, "use 0-65535");
+  need(
+    (ENGINES as readonly string[]).includes(o.engine),
+    "--engine",
+    `unknown engine '${o.engine}'`,
+    `use one of ${ENGINES.join(", ")}`,
+  );
+  need(
+    Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535,
+    "--port",
+    `${o.port} is not a port number`,
+    "use 0-65535",
+  );
   need(o.model.length > 0, "--model", "the model name is empty", "give a name, e.g. mock-model");
   const nonNeg: [string, number][] = [
-    ["--ttft-ms", o.ttftMs], ["--prefill-ms-per-token", o.prefillMsPerToken], ["--tpot-ms", o.tpotMs],
-    ["--jitter-ms", o.jitterMs], ["--step-ms-per-seq", o.stepMsPerSeq], ["--startup-delay-s", o.startupDelayS],
+    ["--ttft-ms", o.ttftMs],
+    ["--prefill-ms-per-token", o.prefillMsPerToken],
+    ["--tpot-ms", o.tpotMs],
+    ["--jitter-ms", o.jitterMs],
+    ["--step-ms-per-seq", o.stepMsPerSeq],
+    ["--startup-delay-s", o.startupDelayS],
     ["--ready-delay-s", o.readyDelayS],
   ];
-  for (const [flag, v] of nonNeg) need(Number.isFinite(v) && v >= 0, flag, `${v} must be a number of 0 or more`);
-  const posInt: [string, number | null][] = [
-    ["--max-model-len", o.maxModelLen], ["--tokens-per-event", o.tokensPerEvent], ["--eos-after", o.eosAfter],
-    ["--max-batch", o.maxBatch], ["--kv-tokens", o.kvTokens],
-  ];
-  for (const [flag, v] of posInt) need(v === null || (Number.isInteger(v) && v >= 1), flag, `${v} must be a whole number, 1 or more`);
-  need(Number.isInteger(o.specDepth) && o.specDepth >= 0, "--spec-depth", `${o.specDepth} must be a whole number, 0 or more`);
-  need(Number.isFinite(o.specAccept) && o.specAccept >= 0 && o.specAccept <= 1, "--spec-accept", `${o.specAccept} must be a probability in [0, 1]`);
-  need(Number.isInteger(o.seed), "--seed", `${o.seed} must be a whole number`);
-  need(o.stepMs === null || (Number.isFinite(o.stepMs) && o.stepMs >= 0), "--step-ms", `${o.stepMs} must be a number of 0 or more`);
-  need(o.exitAfterS === null || (Number.isFinite(o.exitAfterS) && o.exitAfterS >= 0), "--exit-after-s", `${o.exitAfterS} must be a number of 0 or more`);
-  if (o.maxBatch === null) {
-    const simOnly: [string, boolean][] = [["--step-ms", o.stepMs !== null], ["--step-ms-per-seq", o.stepMsPerSeq !== 0], ["--kv-tokens", o.kvTokens !== null]];
-    for (const [flag, given] of simOnly) need(!given, flag, "only applies to the batching simulator", "add --max-batch B, or drop it");
+  for (const [flag, v] of nonNeg) {
+    need(Number.isFinite(v) && v >= 0, flag, `${v} must be a number of 0 or more`);
   }
-  if (o.specDepth === 0) need(o.specAccept === 0, "--spec-accept", "needs --spec-depth D (draft tokens per step)", "add --spec-depth, or drop --spec-accept");
+  const posInt: [string, number | null][] = [
+    ["--max-model-len", o.maxModelLen],
+    ["--tokens-per-event", o.tokensPerEvent],
+    ["--eos-after", o.eosAfter],
+    ["--max-batch", o.maxBatch],
+    ["--kv-tokens", o.kvTokens],
+  ];
+  for (const [flag, v] of posInt) {
+    need(v === null || (Number.isInteger(v) && v >= 1), flag, `${v} must be a whole number, 1 or more`);
+  }
+  need(
+    Number.isInteger(o.specDepth) && o.specDepth >= 0,
+    "--spec-depth",
+    `${o.specDepth} must be a whole number, 0 or more`,
+  );
+  need(
+    Number.isFinite(o.specAccept) && o.specAccept >= 0 && o.specAccept <= 1,
+    "--spec-accept",
+    `${o.specAccept} must be a probability in [0, 1]`,
+  );
+  need(Number.isInteger(o.seed), "--seed", `${o.seed} must be a whole number`);
+  need(
+    o.stepMs === null || (Number.isFinite(o.stepMs) && o.stepMs >= 0),
+    "--step-ms",
+    `${o.stepMs} must be a number of 0 or more`,
+  );
+  need(
+    o.exitAfterS === null || (Number.isFinite(o.exitAfterS) && o.exitAfterS >= 0),
+    "--exit-after-s",
+    `${o.exitAfterS} must be a number of 0 or more`,
+  );
+  if (o.maxBatch === null) {
+    const simOnly: [string, boolean][] = [["--step-ms", o.stepMs !== null], [
+      "--step-ms-per-seq",
+      o.stepMsPerSeq !== 0,
+    ], ["--kv-tokens", o.kvTokens !== null]];
+    for (const [flag, given] of simOnly) {
+      need(!given, flag, "only applies to the batching simulator", "add --max-batch B, or drop it");
+    }
+  }
+  if (o.specDepth === 0) {
+    need(
+      o.specAccept === 0,
+      "--spec-accept",
+      "needs --spec-depth D (draft tokens per step)",
+      "add --spec-depth, or drop --spec-accept",
+    );
+  }
   if (o.startupLog !== null) {
-    need((STARTUP_LOG_ENGINES as readonly string[]).includes(o.startupLog), "--startup-log", `no startup log format for '${o.startupLog}'`, `use one of ${STARTUP_LOG_ENGINES.join(", ")}`);
+    need(
+      (STARTUP_LOG_ENGINES as readonly string[]).includes(o.startupLog),
+      "--startup-log",
+      `no startup log format for '${o.startupLog}'`,
+      `use one of ${STARTUP_LOG_ENGINES.join(", ")}`,
+    );
   }
   return o;
 }

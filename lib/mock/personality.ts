@@ -46,7 +46,18 @@ export interface TokenChunk {
   finish: FinishReason | null;
   /** Output tokens sent so far, this event included. */
   completionTokens: number;
+  /** Characters of output text sent before this event (completions logprobs' text_offset). */
+  textOffset: number;
 }
+
+/** A token event with no tokens: the shape of a content chunk, for the malformed fault. */
+export const EMPTY_CHUNK: TokenChunk = {
+  tokens: [],
+  first: false,
+  finish: null,
+  completionTokens: 0,
+  textOffset: 0,
+};
 
 /** Measured phases of one request, for llama.cpp's `timings`. */
 export interface Timings {
@@ -101,7 +112,12 @@ export interface Personality {
   /** The body of a non-streamed answer. */
   whole(ctx: StreamContext, answer: WholeAnswer): unknown;
   /** prompt + max_tokens over the context: the engine's "too long" error. */
-  tooLong(promptTokens: number, maxTokens: number | undefined, maxModelLen: number, kind: GenRequest["kind"]): HttpError;
+  tooLong(
+    promptTokens: number,
+    maxTokens: number | undefined,
+    maxModelLen: number,
+    kind: GenRequest["kind"],
+  ): HttpError;
   /** A request body that fails validation. */
   invalid(problem: RequestProblem, kind: GenRequest["kind"]): HttpError;
   /** The error answered by an http429/http500/http503 fault. */

@@ -33,7 +33,10 @@ export function formatValue(v: number, style: NumberStyle): string {
 function labelText(labels: Labels): string {
   const keys = Object.keys(labels).sort();
   if (keys.length === 0) return "";
-  return "{" + keys.map((k) => `${k}="${labels[k].replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`).join(",") + "}";
+  return "{" +
+    keys.map((k) => `${k}="${labels[k].replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+      .join(",") +
+    "}";
 }
 
 /** A cumulative histogram of observations. */
@@ -87,7 +90,9 @@ export class Exposition {
   /** A histogram family: buckets, count, sum. */
   histogram(name: string, help: string, labels: Labels, h: Histogram): this {
     this.family(name, "histogram", help);
-    h.bounds.forEach((b, i) => this.sample(`${name}_bucket`, { ...labels, le: formatValue(b, "python") }, h.counts[i]));
+    h.bounds.forEach((b, i) =>
+      this.sample(`${name}_bucket`, { ...labels, le: formatValue(b, "python") }, h.counts[i])
+    );
     this.sample(`${name}_bucket`, { ...labels, le: "+Inf" }, h.count);
     this.sample(`${name}_count`, labels, h.count);
     return this.sample(`${name}_sum`, labels, h.sum);

@@ -58,20 +58,28 @@ function fail(message: string, param: string | null): ParsedRequest {
 function intField(body: Record<string, unknown>, key: string, min: number): number | undefined | string {
   const v = body[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < min) return `'${key}' must be an integer >= ${min}, got ${JSON.stringify(v)}`;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
+    return `'${key}' must be an integer >= ${min}, got ${JSON.stringify(v)}`;
+  }
   return v;
 }
 
 /** Validates and reads a generation request body. */
 export function parseGenRequest(kind: EndpointKind, raw: unknown): ParsedRequest {
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return fail("the request body must be a JSON object", null);
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return fail("the request body must be a JSON object", null);
+  }
   const body = raw as Record<string, unknown>;
   let promptText: string;
   let promptTokens: number;
   if (kind === "chat") {
     const messages = body.messages;
-    if (!Array.isArray(messages) || messages.length === 0) return fail("'messages' is required and must be a non-empty list", "messages");
-    if (messages.some((m) => !m || typeof m !== "object")) return fail("each message must be an object", "messages");
+    if (!Array.isArray(messages) || messages.length === 0) {
+      return fail("'messages' is required and must be a non-empty list", "messages");
+    }
+    if (messages.some((m) => !m || typeof m !== "object")) {
+      return fail("each message must be an object", "messages");
+    }
     promptText = chatPromptText(messages);
     promptTokens = chatPromptTokens(messages);
   } else {
@@ -86,7 +94,10 @@ export function parseGenRequest(kind: EndpointKind, raw: unknown): ParsedRequest
       promptText = prompt[0];
       promptTokens = completionPromptTokens(prompt[0]);
     } else {
-      return fail("'prompt' is required: a string, a one-element list of strings, or a list of token ids", "prompt");
+      return fail(
+        "'prompt' is required: a string, a one-element list of strings, or a list of token ids",
+        "prompt",
+      );
     }
   }
   const maxTokens = intField(body, "max_tokens", 1);
@@ -97,9 +108,13 @@ export function parseGenRequest(kind: EndpointKind, raw: unknown): ParsedRequest
   if (typeof minTokens === "string") return fail(minTokens, "min_tokens");
   const n = intField(body, "n", 1);
   if (typeof n === "string") return fail(n, "n");
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") return fail("'stream' must be a boolean", "stream");
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") {
+    return fail("'stream' must be a boolean", "stream");
+  }
   const so = body.stream_options;
-  const streamOptions = so && typeof so === "object" && !Array.isArray(so) ? so as Record<string, unknown> : undefined;
+  const streamOptions = so && typeof so === "object" && !Array.isArray(so)
+    ? so as Record<string, unknown>
+    : undefined;
   const lp = body.logprobs;
   const topLp = typeof body.top_logprobs === "number" ? body.top_logprobs : 0;
   const logprobs = kind === "chat" ? lp === true : typeof lp === "number" && lp >= 0;
@@ -117,7 +132,10 @@ export function parseGenRequest(kind: EndpointKind, raw: unknown): ParsedRequest
       minTokens,
       streamOptions,
       logprobs,
-      topLogprobs: Math.max(0, Math.min(20, Math.floor(kind === "chat" ? topLp : typeof lp === "number" ? lp : 0))),
+      topLogprobs: Math.max(
+        0,
+        Math.min(20, Math.floor(kind === "chat" ? topLp : typeof lp === "number" ? lp : 0)),
+      ),
       returnTokenIds: body.return_token_ids === true,
       detokenize: body.detokenize !== false,
       n: n ?? 1,
@@ -149,7 +167,12 @@ export const DEFAULT_NATURAL_LENGTH = 16;
  * comes after `--eos-after` tokens (or {@link DEFAULT_NATURAL_LENGTH} when no max_tokens was
  * given) unless an honoured `ignore_eos` removes it or an honoured `min_tokens` pushes it back.
  */
-export function planOutput(req: GenRequest, eosAfter: number | null, maxModelLen: number, honours: ExactLengthSupport): OutputPlan {
+export function planOutput(
+  req: GenRequest,
+  eosAfter: number | null,
+  maxModelLen: number,
+  honours: ExactLengthSupport,
+): OutputPlan {
   const limit = Math.max(0, req.maxTokens ?? maxModelLen - req.promptTokens);
   let eos: number | null = eosAfter ?? (req.maxTokens === undefined ? DEFAULT_NATURAL_LENGTH : null);
   if (honours.ignoreEos && req.ignoreEos) eos = null;

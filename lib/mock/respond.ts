@@ -7,14 +7,18 @@
  */
 import { type Generation, jsonResponse, Run } from "./generation.ts";
 import { malformedEvent, SSE_DONE } from "./sse.ts";
-import { sleepUntil, nowMs } from "./token_source.ts";
+import { nowMs, sleepUntil } from "./token_source.ts";
+import type { OutputToken } from "./tokens.ts";
 
 /** How long a reset waits after the first token, so that token leaves before the connection dies. */
 const RESET_AFTER_MS = 20;
 
-/** The error a reset raises on the body: an AbortError, which runtimes do not log. */
-function resetError(): DOMException {
-  return new DOMException("ik mock: connection reset (fault)", "AbortError");
+/**
+ * The reason a reset errors the body with. Erroring the response body makes Bun and Deno drop
+ * the connection without the chunked terminator; both log the reason unless it is undefined.
+ */
+function resetError(): undefined {
+  return undefined;
 }
 
 /** Where the half-way faults strike: after this many tokens. */
@@ -22,7 +26,11 @@ function halfOf(outputLen: number): number {
   return Math.max(1, Math.floor(outputLen / 2));
 }
 
-const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
 
 /** Streams the generation as the personality does. Headers and the role chunk go out at once. */
 export function streamResponse(g: Generation): Response {
@@ -53,12 +61,23 @@ export function streamResponse(g: Generation): Response {
       void (async () => {
         const half = halfOf(g.plan.outputLen);
         let halfDone = false;
+        let textOffset = 0;
         for (;;) {
           const step = await run.next();
           if (!step || gone) break;
-          const cutsHere = !halfDone && step.sent >= half && (g.faults.body === "error-event" || g.faults.body === "truncate");
+          const cutsHere = !halfDone && step.sent >= half &&
+            (g.faults.body === "error-event" || g.faults.body === "truncate");
           const finishReason = step.last && !cutsHere ? g.plan.finishReason : null;
-          write(p.streamTokens(g.ctx, { tokens: step.tokens, first: step.first, finish: finishReason, completionTokens: step.sent }));
+          write(
+            p.streamTokens(g.ctx, {
+              tokens: step.tokens,
+              first: step.first,
+              finish: finishReason,
+              completionTokens: step.sent,
+              textOffset,
+            }),
+          );
+          for (const t of step.tokens) textOffset += t.text.length;
           if (step.first && g.faults.body === "reset") {
             await sleepUntil(nowMs() + RESET_AFTER_MS, g.state.closing.signal);
             return finish("reset", "abort");
@@ -74,7 +93,9 @@ export function streamResponse(g: Generation): Response {
           if (g.faults.body === "truncate") return finish("close", "abort");
           if (g.faults.body === "malformed") write([malformedEvent(p.sampleChunk(g.ctx))]);
         }
-        if (gone || g.state.closing.signal.aborted || run.sent < g.plan.outputLen) return finish(g.state.closing.signal.aborted ? "reset" : "close", "abort");
+        if (gone || g.state.closing.signal.aborted || run.sent < g.plan.outputLen) {
+          return finish(g.state.closing.signal.aborted ? "reset" : "close", "abort");
+        }
         write(p.streamEnd(g.ctx, run.completion()));
         finish("close", "complete");
       })().catch(() => finish("reset", "abort"));
@@ -101,13 +122,14 @@ function bodyThen(text: string, end: "close" | "reset"): ReadableStream<Uint8Arr
 
 /**
  * Answers `stream: false`: waits until the last token is due, then sends one JSON body.
+ * (It runs to the end even if the client leaves: watching request.signal makes Deno warn.)
  * Faults: stall delays it, reset kills the connection after the headers, error-event answers the
  * personality's 500, truncate and malformed send the first half of the JSON.
  */
 export async function wholeResponse(g: Generation): Promise<Response> {
   const run = new Run(g);
   const p = g.state.personality;
-  const tokens = [];
+  const tokens: OutputToken[] = [];
   for (;;) {
     const step = await run.next();
     if (!step) break;
@@ -116,7 +138,12 @@ export async function wholeResponse(g: Generation): Promise<Response> {
   }
   const complete = run.sent >= g.plan.outputLen;
   run.end(complete && g.faults.body === null ? "complete" : "abort");
-  if (!complete) return new Response(bodyThen("", "reset"), { status: 200, headers: { "content-type": "application/json" } });
+  if (!complete) {
+    return new Response(bodyThen("", "reset"), {
+      status: 200,
+      headers: { "content-type": "application/json" },
+    });
+  }
   const headers = { "content-type": "application/json" };
   switch (g.faults.body) {
     case "reset":
@@ -128,7 +155,10 @@ export async function wholeResponse(g: Generation): Promise<Response> {
     case "truncate":
     case "malformed": {
       const json = JSON.stringify(p.whole(g.ctx, { ...run.completion(), tokens }));
-      return new Response(bodyThen(json.slice(0, Math.floor(json.length / 2)), "close"), { status: 200, headers });
+      return new Response(bodyThen(json.slice(0, Math.floor(json.length / 2)), "close"), {
+        status: 200,
+        headers,
+      });
     }
     default:
       return jsonResponse(200, p.whole(g.ctx, { ...run.completion(), tokens }));

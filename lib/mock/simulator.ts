@@ -181,7 +181,8 @@ export class BatchSimulator {
     let kv = this.kvUsed;
     while (this.#waiting.length > 0 && this.#running.length < this.#p.maxBatch) {
       const next = this.#waiting[0];
-      const fits = this.#p.kvTokens === null || kv + next.job.kvTokens <= this.#p.kvTokens || this.#running.length === 0;
+      const fits = this.#p.kvTokens === null || kv + next.job.kvTokens <= this.#p.kvTokens ||
+        this.#running.length === 0;
       if (!fits) break;
       this.#waiting.shift();
       next.admittedAt = at;
@@ -195,10 +196,14 @@ export class BatchSimulator {
       return;
     }
     this.#idle = false;
-    const base = this.#p.stepMs + this.#p.stepMsPerSeq * this.#running.length + this.#p.prefillMsPerToken * prefill;
+    const base = this.#p.stepMs + this.#p.stepMsPerSeq * this.#running.length +
+      this.#p.prefillMsPerToken * prefill;
     const duration = Math.max(0, base + this.#rng.symmetric(this.#p.jitterMs));
     const end = at + duration;
-    this.#timer = setTimeout(() => this.#endStep(end, { duration, admitted, prefill }), Math.max(0, end - nowMs()));
+    this.#timer = setTimeout(
+      () => this.#endStep(end, { duration, admitted, prefill }),
+      Math.max(0, end - nowMs()),
+    );
   }
 
   #endStep(end: number, step: { duration: number; admitted: number; prefill: number }): void {
@@ -212,7 +217,15 @@ export class BatchSimulator {
     const kvUsed = this.kvUsed;
     const batch = this.#running.length;
     this.#running = this.#running.filter((r) => r.produced < r.job.outputLen && !r.done);
-    this.#onStep({ iterLatencyMs: step.duration, running: batch, waiting: this.#waiting.length, admitted: step.admitted, prefillTokens: step.prefill, completed, kvUsed });
+    this.#onStep({
+      iterLatencyMs: step.duration,
+      running: batch,
+      waiting: this.#waiting.length,
+      admitted: step.admitted,
+      prefillTokens: step.prefill,
+      completed,
+      kvUsed,
+    });
     this.#startStep(end);
   }
 

@@ -23,11 +23,18 @@ export function sseRaw(text: string, terminator = "\n\n"): string {
  */
 export function pythonJson(value: unknown): string {
   if (value === null || value === undefined) return "null";
-  if (typeof value === "string") return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  if (typeof value === "string") {
+    return JSON.stringify(value).replace(
+      /[\u007f-\uffff]/g,
+      (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),
+    );
+  }
   if (typeof value === "number" || typeof value === "boolean") return JSON.stringify(value);
   if (Array.isArray(value)) return "[" + value.map(pythonJson).join(", ") + "]";
   if (typeof value === "object") {
-    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pythonJson(k)}: ${pythonJson(v)}`);
+    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) =>
+      `${pythonJson(k)}: ${pythonJson(v)}`
+    );
     return "{" + parts.join(", ") + "}";
   }
   return JSON.stringify(String(value));

@@ -16,7 +16,12 @@ export interface StartupLog {
 }
 
 /** Each engine's own default batch size, used when --max-batch is not given. */
-const DEFAULT_BATCH: Record<StartupLogEngine, number> = { vllm: 256, sglang: 4096, llamacpp: 4, trtllm: 2048 };
+const DEFAULT_BATCH: Record<StartupLogEngine, number> = {
+  vllm: 256,
+  sglang: 4096,
+  llamacpp: 4,
+  trtllm: 2048,
+};
 
 const p2 = (n: number) => String(n).padStart(2, "0");
 const commas = (n: number) => n.toLocaleString("en-US");
@@ -42,11 +47,21 @@ function uvicorn(prefix: string, pid: number, url: string): string[] {
 }
 
 function vllmLog(o: MockOptions, pid: number, d: Date, batch: number, kv: number): StartupLog {
-  const t = `${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  const t = `${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${
+    p2(d.getSeconds())
+  }`;
   const api = (file: string, msg: string) => `(APIServer pid=${pid}) INFO ${t} [${file}] ${msg}`;
   const core = (file: string, msg: string) => `(EngineCore_DP0 pid=${pid}) INFO ${t} [${file}] ${msg}`;
   const spec = o.specDepth > 0 ? `{'method': 'ngram', 'num_speculative_tokens': ${o.specDepth}}` : "None";
-  const args: Record<string, unknown> = { model_tag: o.model, host: o.host, port: o.port, model: o.model, max_model_len: o.maxModelLen, max_num_seqs: batch, seed: o.seed };
+  const args: Record<string, unknown> = {
+    model_tag: o.model,
+    host: o.host,
+    port: o.port,
+    model: o.model,
+    max_model_len: o.maxModelLen,
+    max_num_seqs: batch,
+    seed: o.seed,
+  };
   if (o.tokensPerEvent > 1) args.stream_interval = o.tokensPerEvent;
   return {
     before: [
@@ -60,25 +75,45 @@ function vllmLog(o: MockOptions, pid: number, d: Date, batch: number, kv: number
         `Initializing a V1 LLM engine (v0.11.0) with config: model='${o.model}', speculative_config=${spec}, tokenizer='${o.model}', dtype=torch.bfloat16, max_seq_len=${o.maxModelLen}, tensor_parallel_size=1, pipeline_parallel_size=1, data_parallel_size=1, seed=${o.seed}, served_model_name=${o.model}, enable_prefix_caching=True, chunked_prefill_enabled=True`,
       ),
       core("kv_cache_utils.py:1087", `GPU KV cache size: ${commas(kv)} tokens`),
-      core("kv_cache_utils.py:1091", `Maximum concurrency for ${commas(o.maxModelLen)} tokens per request: ${(kv / o.maxModelLen).toFixed(2)}x`),
+      core(
+        "kv_cache_utils.py:1091",
+        `Maximum concurrency for ${commas(o.maxModelLen)} tokens per request: ${
+          (kv / o.maxModelLen).toFixed(2)
+        }x`,
+      ),
     ],
     after: (host, port) => [
       api("api_server.py:1634", "Supported tasks: ['generate']"),
       api("api_server.py:1912", `Starting vLLM API server 0 on http://${host}:${port}`),
       api("launcher.py:34", "Available routes are:"),
-      ...["/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"].map((r) => api("launcher.py:42", `Route: ${r}, Methods: ${r.startsWith("/v1/c") ? "POST" : "GET"}`)),
+      ...["/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"].map((r) =>
+        api("launcher.py:42", `Route: ${r}, Methods: ${r.startsWith("/v1/c") ? "POST" : "GET"}`)
+      ),
       ...uvicorn(`(APIServer pid=${pid}) `, pid, `http://${host}:${port}`).slice(0, 3),
     ],
   };
 }
 
 function sglangLog(o: MockOptions, pid: number, d: Date, batch: number, kv: number): StartupLog {
-  const t = `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  const t = `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${
+    p2(d.getMinutes())
+  }:${p2(d.getSeconds())}`;
   const args = [
-    `model_path='${o.model}'`, `tokenizer_path='${o.model}'`, `served_model_name='${o.model}'`, `context_length=${o.maxModelLen}`,
-    `host='${o.host}'`, `port=${o.port}`, `max_running_requests=${o.maxBatch ?? "None"}`, `max_total_tokens=${o.kvTokens ?? "None"}`,
-    `chunked_prefill_size=8192`, `schedule_policy='fcfs'`, `tp_size=1`, `stream_interval=${o.tokensPerEvent}`, `random_seed=${o.seed}`,
-    `enable_metrics=${o.metrics ? "True" : "False"}`, `speculative_num_draft_tokens=${o.specDepth > 0 ? o.specDepth : "None"}`,
+    `model_path='${o.model}'`,
+    `tokenizer_path='${o.model}'`,
+    `served_model_name='${o.model}'`,
+    `context_length=${o.maxModelLen}`,
+    `host='${o.host}'`,
+    `port=${o.port}`,
+    `max_running_requests=${o.maxBatch ?? "None"}`,
+    `max_total_tokens=${o.kvTokens ?? "None"}`,
+    `chunked_prefill_size=8192`,
+    `schedule_policy='fcfs'`,
+    `tp_size=1`,
+    `stream_interval=${o.tokensPerEvent}`,
+    `random_seed=${o.seed}`,
+    `enable_metrics=${o.metrics ? "True" : "False"}`,
+    `speculative_num_draft_tokens=${o.specDepth > 0 ? o.specDepth : "None"}`,
   ];
   return {
     before: [
@@ -88,12 +123,21 @@ function sglangLog(o: MockOptions, pid: number, d: Date, batch: number, kv: numb
       `[${t} TP0] KV Cache is allocated. #tokens: ${kv}, K size: 60.00 GB, V size: 60.00 GB`,
       `[${t} TP0] max_total_num_tokens=${kv}, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=${batch}, context_len=${o.maxModelLen}, available_gpu_mem=16.25 GB`,
     ],
-    after: (host, port) => [...uvicorn(`[${t}] `, pid, `http://${host}:${port}`), `[${t}] The server is fired up and ready to roll!`],
+    after: (
+      host,
+      port,
+    ) => [
+      ...uvicorn(`[${t}] `, pid, `http://${host}:${port}`),
+      `[${t}] The server is fired up and ready to roll!`,
+    ],
   };
 }
 
 function llamacppLog(o: MockOptions, _pid: number, _d: Date, batch: number, kv: number): StartupLog {
-  const slots = Array.from({ length: batch }, (_, i) => `slot         init: id ${String(i).padStart(2)} | task -1 | new slot, n_ctx = ${o.maxModelLen}`);
+  const slots = Array.from(
+    { length: batch },
+    (_, i) => `slot         init: id ${String(i).padStart(2)} | task -1 | new slot, n_ctx = ${o.maxModelLen}`,
+  );
   return {
     before: [
       "build: 6123 (1c0ffee0) with cc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0 for x86_64-linux-gnu",
@@ -110,19 +154,30 @@ function llamacppLog(o: MockOptions, _pid: number, _d: Date, batch: number, kv: 
       ...slots,
       "main: model loaded",
     ],
-    after: (host, port) => [`main: server is listening on http://${host}:${port}`, "main: starting the main loop...", "srv  update_slots: all slots are idle"],
+    after: (
+      host,
+      port,
+    ) => [
+      `main: server is listening on http://${host}:${port}`,
+      "main: starting the main loop...",
+      "srv  update_slots: all slots are idle",
+    ],
   };
 }
 
 function trtllmLog(o: MockOptions, pid: number, d: Date, batch: number, kv: number): StartupLog {
-  const t = `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${d.getFullYear()}-${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  const t = `${p2(d.getMonth() + 1)}/${p2(d.getDate())}/${d.getFullYear()}-${p2(d.getHours())}:${
+    p2(d.getMinutes())
+  }:${p2(d.getSeconds())}`;
   const info = (msg: string) => `[${t}] [TRT-LLM] [I] ${msg}`;
   return {
     before: [
       "[TensorRT-LLM] TensorRT-LLM version: 1.1.0",
       info("Using LLM with PyTorch backend"),
       info("Loading model weights..."),
-      info(`max_seq_len=${o.maxModelLen}, max_num_requests=${batch}, max_num_tokens=8192, max_batch_size=${batch}`),
+      info(
+        `max_seq_len=${o.maxModelLen}, max_num_requests=${batch}, max_num_tokens=8192, max_batch_size=${batch}`,
+      ),
       info(`[MemUsageChange] Allocated 112.30 GiB for max tokens in paged KV cache (${kv}).`),
     ],
     after: (host, port) => uvicorn("", pid, `http://${host}:${port}`),
@@ -133,7 +188,12 @@ function trtllmLog(o: MockOptions, pid: number, d: Date, batch: number, kv: numb
  * The startup log `engine` would print when started with the mock's settings.
  * @param pid the process id to show; @param now the time stamps to use
  */
-export function startupLog(engine: StartupLogEngine, o: MockOptions, pid: number, now: Date = new Date()): StartupLog {
+export function startupLog(
+  engine: StartupLogEngine,
+  o: MockOptions,
+  pid: number,
+  now: Date = new Date(),
+): StartupLog {
   const batch = o.maxBatch ?? DEFAULT_BATCH[engine];
   const kv = o.kvTokens ?? (engine === "llamacpp" ? batch * o.maxModelLen : DEFAULT_KV_TOKENS);
   const make = { vllm: vllmLog, sglang: sglangLog, llamacpp: llamacppLog, trtllm: trtllmLog }[engine];

@@ -71,8 +71,14 @@ export class MockState {
       },
       (s) =>
         this.metrics.iteration({
-          latencyMs: s.iterLatencyMs, active: s.running, queued: s.waiting, completed: s.completed, newActive: s.admitted,
-          ctxTokens: s.prefillTokens, kvUsed: s.kvUsed, tokensPerIter: 1 + (this.opts.specDepth > 0 ? this.opts.specAccept : 0),
+          latencyMs: s.iterLatencyMs,
+          active: s.running,
+          queued: s.waiting,
+          completed: s.completed,
+          newActive: s.admitted,
+          ctxTokens: s.prefillTokens,
+          kvUsed: s.kvUsed,
+          tokensPerIter: 1 + (this.opts.specDepth > 0 ? this.opts.specAccept : 0),
         }),
     );
   }
@@ -120,8 +126,14 @@ export class MockState {
     const latencyMs = now - this.#lastIterationMs;
     this.#lastIterationMs = now;
     this.metrics.iteration({
-      latencyMs, active: this.inFlight.size, queued: 0, completed: 0, newActive: first ? 1 : 0,
-      ctxTokens: first ? promptTokens : 0, kvUsed: this.kvUsed(), tokensPerIter: tokens,
+      latencyMs,
+      active: this.inFlight.size,
+      queued: 0,
+      completed: 0,
+      newActive: first ? 1 : 0,
+      ctxTokens: first ? promptTokens : 0,
+      kvUsed: this.kvUsed(),
+      tokensPerIter: tokens,
     });
   }
 

@@ -102,6 +102,11 @@ export class TimedSource implements TokenSource {
 }
 
 /** Builds the timing-model source for one request arriving now (or at `arrivalMs`). */
-export function timedSource(outputLen: number, p: TimingParams, rng: Rng, arrivalMs: number = nowMs()): TimedSource {
+export function timedSource(
+  outputLen: number,
+  p: TimingParams,
+  rng: Rng,
+  arrivalMs: number = nowMs(),
+): TimedSource {
   return new TimedSource(arrivalMs, planEvents(outputLen, p, rng));
 }

@@ -10,14 +10,70 @@ import { hashString, mix } from "./prng.ts";
 
 /** The 64 output words; token id = {@link FIRST_WORD_ID} + index. */
 export const WORDS: readonly string[] = [
-  "the", "model", "token", "stream", "server", "batch", "cache", "prompt",
-  "engine", "latency", "request", "answer", "river", "mountain", "signal", "vector",
-  "kernel", "memory", "queue", "window", "garden", "planet", "orbit", "silver",
-  "copper", "harbor", "lantern", "meadow", "thunder", "marble", "candle", "feather",
-  "compass", "anchor", "bridge", "canyon", "desert", "forest", "glacier", "island",
-  "jungle", "lagoon", "valley", "summit", "tunnel", "meteor", "comet", "nebula",
-  "quartz", "ember", "breeze", "willow", "falcon", "otter", "badger", "heron",
-  "maple", "cedar", "pepper", "saffron", "violet", "amber", "cobalt", "indigo",
+  "the",
+  "model",
+  "token",
+  "stream",
+  "server",
+  "batch",
+  "cache",
+  "prompt",
+  "engine",
+  "latency",
+  "request",
+  "answer",
+  "river",
+  "mountain",
+  "signal",
+  "vector",
+  "kernel",
+  "memory",
+  "queue",
+  "window",
+  "garden",
+  "planet",
+  "orbit",
+  "silver",
+  "copper",
+  "harbor",
+  "lantern",
+  "meadow",
+  "thunder",
+  "marble",
+  "candle",
+  "feather",
+  "compass",
+  "anchor",
+  "bridge",
+  "canyon",
+  "desert",
+  "forest",
+  "glacier",
+  "island",
+  "jungle",
+  "lagoon",
+  "valley",
+  "summit",
+  "tunnel",
+  "meteor",
+  "comet",
+  "nebula",
+  "quartz",
+  "ember",
+  "breeze",
+  "willow",
+  "falcon",
+  "otter",
+  "badger",
+  "heron",
+  "maple",
+  "cedar",
+  "pepper",
+  "saffron",
+  "violet",
+  "amber",
+  "cobalt",
+  "indigo",
 ];
 
 /** Id of the first word in {@link WORDS}. */
@@ -45,7 +101,12 @@ export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
-      .map((p) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string" ? (p as { text: string }).text : ""))
+      .map((
+        p,
+      ) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string"
+        ? (p as { text: string }).text
+        : "")
+      )
       .filter((t) => t !== "")
       .join(" ");
   }
@@ -111,4 +172,19 @@ export function promptTokenIds(promptText: string, count: number): number[] {
     ids.push(i < words.length ? 5000 + (hashString(words[i]) % 30000) : 100 + (i % 7));
   }
   return ids;
+}
+
+/** A made-up but stable log-probability for a token id (logprobs fields need some number). */
+export function tokenLogprob(id: number): number {
+  return -(((id * 7919) % 997) / 1000) - 0.001;
+}
+
+/** The token itself followed by `n - 1` other words: the `top_logprobs` candidates. */
+export function candidates(t: OutputToken, n: number): OutputToken[] {
+  const out: OutputToken[] = [];
+  for (let i = 0; i < n; i++) {
+    const index = (t.id - FIRST_WORD_ID + i) % WORDS.length;
+    out.push(i === 0 ? t : { id: FIRST_WORD_ID + index, text: " " + WORDS[index] });
+  }
+  return out;
 }

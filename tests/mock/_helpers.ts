@@ -79,10 +79,18 @@ export interface RawExchange {
   socketError: string | null;
   /** When the socket closed, ms. */
   closedAtMs: number;
+  /** performance.now() when the request was written (every other time is relative to it). */
+  sentAt: number;
 }
 
 /** Sends one request over a fresh socket and records everything that comes back (until close or timeoutMs). */
-export function rawRequest(port: number, method: string, path: string, body?: unknown, timeoutMs = 10_000): Promise<RawExchange> {
+export function rawRequest(
+  port: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = 10_000,
+): Promise<RawExchange> {
   return new Promise((resolve) => {
     const payload = body === undefined ? "" : JSON.stringify(body);
     const reads: TimedBytes[] = [];
@@ -90,22 +98,40 @@ export function rawRequest(port: number, method: string, path: string, body?: un
     let t0 = 0;
     const sock = net.connect(port, "127.0.0.1", () => {
       t0 = performance.now();
-      sock.write(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`);
+      sock.write(
+        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${
+          Buffer.byteLength(payload)
+        }\r\nConnection: close\r\n\r\n${payload}`,
+      );
     });
     const timer = setTimeout(() => sock.destroy(), timeoutMs);
     sock.on("data", (d) => reads.push({ atMs: performance.now() - t0, text: d.toString("latin1") }));
     sock.on("error", (e) => (socketError = (e as NodeJS.ErrnoException).code ?? e.message));
     sock.on("close", () => {
       clearTimeout(timer);
-      resolve(parseExchange(reads, socketError, performance.now() - t0));
+      resolve({ ...parseExchange(reads, socketError, performance.now() - t0), sentAt: t0 });
     });
   });
 }
 
-function parseExchange(reads: TimedBytes[], socketError: string | null, closedAtMs: number): RawExchange {
+function parseExchange(
+  reads: TimedBytes[],
+  socketError: string | null,
+  closedAtMs: number,
+): Omit<RawExchange, "sentAt"> {
   const all = reads.map((r) => r.text).join("");
   const headEnd = all.indexOf("\r\n\r\n");
-  const out: RawExchange = { status: 0, headers: {}, headersAtMs: -1, reads, body: "", bodyPieces: [], terminated: false, socketError, closedAtMs };
+  const out: Omit<RawExchange, "sentAt"> = {
+    status: 0,
+    headers: {},
+    headersAtMs: -1,
+    reads,
+    body: "",
+    bodyPieces: [],
+    terminated: false,
+    socketError,
+    closedAtMs,
+  };
   if (headEnd < 0) return out;
   const lines = all.slice(0, headEnd).split("\r\n");
   out.status = Number(lines[0].split(" ")[1]);
@@ -116,7 +142,7 @@ function parseExchange(reads: TimedBytes[], socketError: string | null, closedAt
   // Time each byte offset arrived.
   const offsets: { end: number; atMs: number }[] = [];
   let pos = 0;
-  for (const r of reads) offsets.push({ end: (pos += r.text.length), atMs: r.atMs });
+  for (const r of reads) offsets.push({ end: pos += r.text.length, atMs: r.atMs });
   const timeAt = (offset: number) => offsets.find((o) => o.end > offset)?.atMs ?? -1;
   out.headersAtMs = timeAt(headEnd + 3);
   let i = headEnd + 4;
@@ -159,7 +185,7 @@ export function splitSse(body: string, pieces: TimedBytes[] = []): SseEvent[] {
   const events: SseEvent[] = [];
   let offset = 0;
   const ends: { end: number; atMs: number }[] = [];
-  for (const p of pieces) ends.push({ end: (offset += p.text.length), atMs: p.atMs });
+  for (const p of pieces) ends.push({ end: offset += p.text.length, atMs: p.atMs });
   let pos = 0;
   for (const raw of body.split(/(?<=\n\n)/)) {
     pos += raw.length;
@@ -190,7 +216,8 @@ export function chatBody(content: string, extra: Record<string, unknown> = {}): 
 export function streamedText(events: SseEvent[]): string {
   let s = "";
   for (const e of events) {
-    const c = (e.json as { choices?: { delta?: { content?: string | null }; text?: string }[] } | undefined)?.choices?.[0];
+    const c = (e.json as { choices?: { delta?: { content?: string | null }; text?: string }[] } | undefined)
+      ?.choices?.[0];
     s += c?.delta?.content ?? c?.text ?? "";
   }
   return s;

@@ -3,7 +3,16 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
 import { ExitCode } from "../../lib/cli/exit_codes.ts";
-import { createMock, DEFAULT_NATURAL_LENGTH, faultsFor, parseFault, PERSONALITIES, planEvents, planOutput, resolveMockOptions } from "../../lib/mock/mod.ts";
+import {
+  createMock,
+  DEFAULT_NATURAL_LENGTH,
+  faultsFor,
+  parseFault,
+  PERSONALITIES,
+  planEvents,
+  planOutput,
+  resolveMockOptions,
+} from "../../lib/mock/mod.ts";
 import { Rng } from "../../lib/mock/prng.ts";
 import { parseGenRequest } from "../../lib/mock/request.ts";
 
@@ -45,8 +54,14 @@ describe("timing plan", () => {
   const base = { ttftMs: 200, tpotMs: 20, tokensPerEvent: 1, specDepth: 0, specAccept: 0, jitterMs: 0 };
 
   it("first event at TTFT, then one per tokens_per_event × tpot, absolute offsets", () => {
-    assert.deepEqual(planEvents(4, base, new Rng(0)).map((e) => [e.atMs, e.tokens]), [[200, 1], [220, 1], [240, 1], [260, 1]]);
-    assert.deepEqual(planEvents(7, { ...base, tokensPerEvent: 3 }, new Rng(0)).map((e) => [e.atMs, e.tokens]), [[200, 3], [260, 3], [320, 1]]);
+    assert.deepEqual(planEvents(4, base, new Rng(0)).map((e) => [e.atMs, e.tokens]), [[200, 1], [220, 1], [
+      240,
+      1,
+    ], [260, 1]]);
+    assert.deepEqual(
+      planEvents(7, { ...base, tokensPerEvent: 3 }, new Rng(0)).map((e) => [e.atMs, e.tokens]),
+      [[200, 3], [260, 3], [320, 1]],
+    );
   });
 
   it("speculative decoding: one event per step every tpot, 1 + accepted tokens, total exact", () => {
@@ -83,13 +98,41 @@ describe("timing plan", () => {
 describe("--fault syntax", () => {
   it("parses every kind with :S, @N and ~P", () => {
     assert.deepEqual(parseFault("http429"), { kind: "http429", text: "http429" });
-    assert.deepEqual(parseFault("stall:1.5@3"), { kind: "stall", seconds: 1.5, every: 3, text: "stall:1.5@3" });
-    assert.deepEqual(parseFault("slow-headers:2~0.25"), { kind: "slow-headers", seconds: 2, probability: 0.25, text: "slow-headers:2~0.25" });
-    for (const k of ["http500", "http503", "error-event", "truncate", "malformed", "reset"]) assert.equal(parseFault(`${k}@2`).every, 2);
+    assert.deepEqual(parseFault("stall:1.5@3"), {
+      kind: "stall",
+      seconds: 1.5,
+      every: 3,
+      text: "stall:1.5@3",
+    });
+    assert.deepEqual(parseFault("slow-headers:2~0.25"), {
+      kind: "slow-headers",
+      seconds: 2,
+      probability: 0.25,
+      text: "slow-headers:2~0.25",
+    });
+    for (const k of ["http500", "http503", "error-event", "truncate", "malformed", "reset"]) {
+      assert.equal(parseFault(`${k}@2`).every, 2);
+    }
   });
 
   it("rejects bad syntax with a one-line usage error naming the value", () => {
-    for (const bad of ["", "boom", "stall", "stall:", "stall:abc", "reset:2", "http503@0", "http503@1.5", "http503~0", "http503~1.5", "http503~", "truncate@x", "http 503"]) {
+    for (
+      const bad of [
+        "",
+        "boom",
+        "stall",
+        "stall:",
+        "stall:abc",
+        "reset:2",
+        "http503@0",
+        "http503@1.5",
+        "http503~0",
+        "http503~1.5",
+        "http503~",
+        "truncate@x",
+        "http 503",
+      ]
+    ) {
       assert.throws(() => parseFault(bad), (e: unknown) => {
         assert.ok(e instanceof IkError, `'${bad}' throws IkError`);
         assert.equal(e.code, ExitCode.USAGE);
@@ -104,11 +147,16 @@ describe("--fault syntax", () => {
     const every = [parseFault("http503@3")];
     assert.deepEqual([1, 2, 3, 4, 5, 6, 7].filter((s) => faultsFor(every, s, 0).httpStatus === 503), [3, 6]);
     const p = [parseFault("reset~0.3")];
-    const hits = (seed: number) => Array.from({ length: 400 }, (_, i) => i + 1).filter((s) => faultsFor(p, s, seed).body === "reset");
+    const hits = (seed: number) =>
+      Array.from({ length: 400 }, (_, i) => i + 1).filter((s) => faultsFor(p, s, seed).body === "reset");
     assert.deepEqual(hits(5), hits(5));
     assert.notDeepEqual(hits(5), hits(6));
     assert.ok(hits(5).length > 80 && hits(5).length < 160, `~0.3 of 400 hit ${hits(5).length}`);
-    const all = faultsFor([parseFault("stall:1"), parseFault("slow-headers:0.5"), parseFault("truncate"), parseFault("reset")], 1, 0);
+    const all = faultsFor(
+      [parseFault("stall:1"), parseFault("slow-headers:0.5"), parseFault("truncate"), parseFault("reset")],
+      1,
+      0,
+    );
     assert.deepEqual(all, { httpStatus: null, slowHeadersMs: 500, stallMs: 1000, body: "truncate" });
   });
 });
@@ -117,7 +165,22 @@ describe("options", () => {
   it("defaults follow MOCK.md's table", () => {
     const o = createMock().options;
     assert.deepEqual(
-      [o.host, o.port, o.engine, o.model, o.maxModelLen, o.ttftMs, o.prefillMsPerToken, o.tpotMs, o.tokensPerEvent, o.eosAfter, o.jitterMs, o.seed, o.maxBatch, o.metrics],
+      [
+        o.host,
+        o.port,
+        o.engine,
+        o.model,
+        o.maxModelLen,
+        o.ttftMs,
+        o.prefillMsPerToken,
+        o.tpotMs,
+        o.tokensPerEvent,
+        o.eosAfter,
+        o.jitterMs,
+        o.seed,
+        o.maxBatch,
+        o.metrics,
+      ],
       ["127.0.0.1", 8000, "vllm", "mock-model", 8192, 50, 0, 10, 1, null, 0, 0, null, true],
     );
   });
@@ -133,7 +196,11 @@ describe("options", () => {
       [{ tpotMs: -1 }, /--tpot-ms/],
     ];
     for (const [opts, where] of bad) {
-      assert.throws(() => resolveMockOptions(opts), (e: unknown) => e instanceof IkError && e.code === ExitCode.USAGE && where.test(e.where), JSON.stringify(opts));
+      assert.throws(
+        () => resolveMockOptions(opts),
+        (e: unknown) => e instanceof IkError && e.code === ExitCode.USAGE && where.test(e.where),
+        JSON.stringify(opts),
+      );
     }
   });
 });

@@ -23,8 +23,17 @@ describe("pseudo-tokenizer", () => {
 
   it("chat prompt tokens = Σ(tokens(content) + 4) + 3", () => {
     assert.equal(chatPromptTokens([{ role: "user", content: "one two three" }]), 3 + 4 + 3);
-    assert.equal(chatPromptTokens([{ role: "system", content: "be brief" }, { role: "user", content: "hi there you" }]), (2 + 4) + (3 + 4) + 3);
-    assert.equal(chatPromptTokens([{ role: "user", content: [{ type: "text", text: "part one" }, { type: "text", text: "two" }] }]), 3 + 4 + 3);
+    assert.equal(
+      chatPromptTokens([{ role: "system", content: "be brief" }, { role: "user", content: "hi there you" }]),
+      (2 + 4) + (3 + 4) + 3,
+    );
+    assert.equal(
+      chatPromptTokens([{
+        role: "user",
+        content: [{ type: "text", text: "part one" }, { type: "text", text: "two" }],
+      }]),
+      3 + 4 + 3,
+    );
     assert.equal(chatPromptTokens([{ role: "assistant", content: null }]), 0 + 4 + 3);
   });
 
@@ -46,7 +55,8 @@ describe("output generator", () => {
   });
 
   it("is a function of (prompt, k, seed): same inputs repeat, any change differs", () => {
-    const text = (prompt: string, seed: number) => new OutputGenerator(prompt, seed).range(0, 24).map((t) => t.text).join("");
+    const text = (prompt: string, seed: number) =>
+      new OutputGenerator(prompt, seed).range(0, 24).map((t) => t.text).join("");
     assert.equal(text("what is a token?", 7), text("what is a token?", 7));
     assert.notEqual(text("what is a token?", 7), text("what is a token? [salt 1]", 7));
     assert.notEqual(text("what is a token?", 7), text("what is a token?", 8));
@@ -57,12 +67,17 @@ describe("output generator", () => {
 
 describe("generation, not replay", () => {
   async function chat(mock: ReturnType<typeof createMock>, content: string, maxTokens: number) {
-    const res = await mock.fetch(new Request("http://mock/v1/chat/completions", {
-      method: "POST",
-      body: JSON.stringify(chatBody(content, { max_tokens: maxTokens, stream_options: { include_usage: true } })),
-    }));
+    const res = await mock.fetch(
+      new Request("http://mock/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify(
+          chatBody(content, { max_tokens: maxTokens, stream_options: { include_usage: true } }),
+        ),
+      }),
+    );
     const events = splitSse(await res.text());
-    const usage = (events.at(-2)?.json as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    const usage =
+      (events.at(-2)?.json as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
     return { text: streamedText(events), usage };
   }
 

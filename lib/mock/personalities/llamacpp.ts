@@ -6,13 +6,28 @@
  * mid-stream error that ends the stream without `[DONE]`.
  * @module
  */
-import { alnumId, type HttpError, type Personality, type StreamContext, textOf, type Timings, type TokenChunk, usageOnByFlag } from "../personality.ts";
-import { sseEvent, SSE_DONE } from "../sse.ts";
-import { FIRST_WORD_ID, type OutputToken, WORDS } from "../tokens.ts";
+import {
+  alnumId,
+  EMPTY_CHUNK,
+  type HttpError,
+  type Personality,
+  type StreamContext,
+  textOf,
+  type Timings,
+  type TokenChunk,
+  usageOnByFlag,
+} from "../personality.ts";
+import { SSE_DONE, sseEvent } from "../sse.ts";
+import { candidates, type OutputToken, tokenLogprob } from "../tokens.ts";
 
 const FINGERPRINT = "b6123-1c0ffee0";
 
-function error(status: number, message: string, type: string, extra: Record<string, unknown> = {}): HttpError {
+function error(
+  status: number,
+  message: string,
+  type: string,
+  extra: Record<string, unknown> = {},
+): HttpError {
   return { status, body: { error: { code: status, message, type, ...extra } } };
 }
 
@@ -37,20 +52,17 @@ function timings(prompt: number, completion: number, t: Timings) {
 }
 
 function logprobEntry(t: OutputToken) {
-  const bytes = [...new TextEncoder().encode(t.text)];
-  return { id: t.id, token: t.text, bytes, logprob: -(((t.id * 7919) % 997) / 1000) - 0.001 };
+  return {
+    id: t.id,
+    token: t.text,
+    bytes: [...new TextEncoder().encode(t.text)],
+    logprob: tokenLogprob(t.id),
+  };
 }
 
 function logprobs(tokens: OutputToken[], top: number) {
   return {
-    content: tokens.map((t) => {
-      const alternatives = [t];
-      for (let i = 1; i < top; i++) {
-        const index = (t.id - FIRST_WORD_ID + i) % WORDS.length;
-        alternatives.push({ id: FIRST_WORD_ID + index, text: " " + WORDS[index] });
-      }
-      return { ...logprobEntry(t), top_logprobs: alternatives.slice(0, top).map(logprobEntry) };
-    }),
+    content: tokens.map((t) => ({ ...logprobEntry(t), top_logprobs: candidates(t, top).map(logprobEntry) })),
   };
 }
 
@@ -60,13 +72,24 @@ function tail(ctx: StreamContext, object: string) {
 
 function contentChunk(ctx: StreamContext, c: TokenChunk) {
   if (ctx.req.kind === "chat") {
-    const choice: Record<string, unknown> = { finish_reason: null, index: 0, delta: { content: textOf(c.tokens) } };
+    const choice: Record<string, unknown> = {
+      finish_reason: null,
+      index: 0,
+      delta: { content: textOf(c.tokens) },
+    };
     if (ctx.req.logprobs) choice.logprobs = logprobs(c.tokens, ctx.req.topLogprobs);
     return { choices: [choice], ...tail(ctx, "chat.completion.chunk") };
   }
   const lp = ctx.req.logprobs ? logprobs(c.tokens, ctx.req.topLogprobs) : null;
   const { created, model, system_fingerprint, object, id } = tail(ctx, "text_completion");
-  return { choices: [{ text: textOf(c.tokens), index: 0, logprobs: lp, finish_reason: null }], created, model, system_fingerprint, object, id };
+  return {
+    choices: [{ text: textOf(c.tokens), index: 0, logprobs: lp, finish_reason: null }],
+    created,
+    model,
+    system_fingerprint,
+    object,
+    id,
+  };
 }
 
 /** The llama.cpp personality. */
@@ -74,7 +97,9 @@ export const llamacpp: Personality = {
   engine: "llamacpp",
   exact: { ignoreEos: true, minTokens: false },
   checkModel: () => null,
-  checkFields: (req) => (req.n > 1 ? error(400, "Only one completion choice is allowed", "invalid_request_error") : null),
+  checkFields: (
+    req,
+  ) => (req.n > 1 ? error(400, "Only one completion choice is allowed", "invalid_request_error") : null),
   echoModel: (_requested, served) => served,
   newId: () => "chatcmpl-" + alnumId(32),
   usageMode: (req) => (req.kind === "completions" || usageOnByFlag(req) ? "final" : "none"),
@@ -83,7 +108,12 @@ export const llamacpp: Personality = {
   streamTokens(ctx, c) {
     const out: string[] = [];
     if (c.first && ctx.req.kind === "chat") {
-      out.push(sseEvent({ choices: [{ finish_reason: null, index: 0, delta: { role: "assistant", content: null } }], ...tail(ctx, "chat.completion.chunk") }));
+      out.push(
+        sseEvent({
+          choices: [{ finish_reason: null, index: 0, delta: { role: "assistant", content: null } }],
+          ...tail(ctx, "chat.completion.chunk"),
+        }),
+      );
     }
     out.push(sseEvent(contentChunk(ctx, c)));
     return out;
@@ -95,40 +125,83 @@ export const llamacpp: Personality = {
       const { created, model, system_fingerprint, object, id } = tail(ctx, "text_completion");
       const final = {
         choices: [{ text: "", index: 0, logprobs: null, finish_reason: done.finish }],
-        created, model, system_fingerprint, object, usage: usage(p, done.completionTokens), id, timings: t,
+        created,
+        model,
+        system_fingerprint,
+        object,
+        usage: usage(p, done.completionTokens),
+        id,
+        timings: t,
       };
       return [sseEvent(final), SSE_DONE];
     }
-    const finish: Record<string, unknown> = { choices: [{ finish_reason: done.finish, index: 0, delta: {} }], ...tail(ctx, "chat.completion.chunk") };
+    const finish: Record<string, unknown> = {
+      choices: [{ finish_reason: done.finish, index: 0, delta: {} }],
+      ...tail(ctx, "chat.completion.chunk"),
+    };
     if (ctx.usage === "none") return [sseEvent({ ...finish, timings: t }), SSE_DONE];
-    const usageChunk = { choices: [], ...tail(ctx, "chat.completion.chunk"), usage: usage(p, done.completionTokens), timings: t };
+    const usageChunk = {
+      choices: [],
+      ...tail(ctx, "chat.completion.chunk"),
+      usage: usage(p, done.completionTokens),
+      timings: t,
+    };
     return [sseEvent(finish), sseEvent(usageChunk), SSE_DONE];
   },
-  streamError: () => ({ events: [sseEvent({ error: { code: 500, message: "Context size has been exceeded.", type: "server_error" } })], done: false }),
-  sampleChunk: (ctx) => contentChunk(ctx, { tokens: [], first: false, finish: null, completionTokens: 0 }),
+  streamError: () => ({
+    events: [
+      sseEvent({ error: { code: 500, message: "Context size has been exceeded.", type: "server_error" } }),
+    ],
+    done: false,
+  }),
+  sampleChunk: (ctx) => contentChunk(ctx, EMPTY_CHUNK),
   whole(ctx, a) {
     const p = ctx.req.promptTokens;
     const u = usage(p, a.completionTokens);
     const t = timings(p, a.completionTokens, a.timings);
     if (ctx.req.kind === "chat") {
-      const choice: Record<string, unknown> = { finish_reason: a.finish, index: 0, message: { role: "assistant", content: textOf(a.tokens) } };
+      const choice: Record<string, unknown> = {
+        finish_reason: a.finish,
+        index: 0,
+        message: { role: "assistant", content: textOf(a.tokens) },
+      };
       if (ctx.req.logprobs) choice.logprobs = logprobs(a.tokens, ctx.req.topLogprobs);
       const { created, model, system_fingerprint, id } = tail(ctx, "");
-      return { choices: [choice], created, model, system_fingerprint, object: "chat.completion", usage: u, id, timings: t };
+      return {
+        choices: [choice],
+        created,
+        model,
+        system_fingerprint,
+        object: "chat.completion",
+        usage: u,
+        id,
+        timings: t,
+      };
     }
     const lp = ctx.req.logprobs ? logprobs(a.tokens, ctx.req.topLogprobs) : null;
     const { created, model, system_fingerprint, id } = tail(ctx, "");
     return {
       choices: [{ text: textOf(a.tokens), index: 0, logprobs: lp, finish_reason: a.finish }],
-      created, model, system_fingerprint, object: "text_completion", usage: u, id, timings: t,
+      created,
+      model,
+      system_fingerprint,
+      object: "text_completion",
+      usage: u,
+      id,
+      timings: t,
     };
   },
   tooLong(prompt, maxTokens, maxModelLen) {
     const n = prompt + (maxTokens ?? 0);
-    return error(400, `request (${n} tokens) exceeds the available context size (${maxModelLen} tokens), try increasing it`, "exceed_context_size_error", {
-      n_prompt_tokens: prompt,
-      n_ctx: maxModelLen,
-    });
+    return error(
+      400,
+      `request (${n} tokens) exceeds the available context size (${maxModelLen} tokens), try increasing it`,
+      "exceed_context_size_error",
+      {
+        n_prompt_tokens: prompt,
+        n_ctx: maxModelLen,
+      },
+    );
   },
   invalid: (p) => error(400, p.message, "invalid_request_error"),
   faultError: (status) =>
@@ -139,17 +212,45 @@ export const llamacpp: Personality = {
       : error(500, "Internal server error", "server_error"),
   models: (o, created) => ({
     models: [{
-      name: o.model, model: o.model, modified_at: "", size: "", digest: "", type: "model", description: "", tags: [""], capabilities: ["completion"],
-      parameters: "", details: { parent_model: "", format: "gguf", family: "", families: [""], parameter_size: "", quantization_level: "" },
+      name: o.model,
+      model: o.model,
+      modified_at: "",
+      size: "",
+      digest: "",
+      type: "model",
+      description: "",
+      tags: [""],
+      capabilities: ["completion"],
+      parameters: "",
+      details: {
+        parent_model: "",
+        format: "gguf",
+        family: "",
+        families: [""],
+        parameter_size: "",
+        quantization_level: "",
+      },
     }],
     object: "list",
     data: [{
-      id: o.model, object: "model", created, owned_by: "llamacpp",
-      meta: { vocab_type: 2, n_vocab: 151936, n_ctx_train: o.maxModelLen, n_embd: 896, n_params: 494032768, size: 531068928 },
+      id: o.model,
+      object: "model",
+      created,
+      owned_by: "llamacpp",
+      meta: {
+        vocab_type: 2,
+        n_vocab: 151936,
+        n_ctx_train: o.maxModelLen,
+        n_embd: 896,
+        n_params: 494032768,
+        size: 531068928,
+      },
     }],
   }),
   health: (ready) =>
-    ready
-      ? { status: 200, body: JSON.stringify({ status: "ok" }), json: true }
-      : { status: 503, body: JSON.stringify({ error: { code: 503, message: "Loading model", type: "unavailable_error" } }), json: true },
+    ready ? { status: 200, body: JSON.stringify({ status: "ok" }), json: true } : {
+      status: 503,
+      body: JSON.stringify({ error: { code: 503, message: "Loading model", type: "unavailable_error" } }),
+      json: true,
+    },
 };

@@ -11,7 +11,13 @@ import { trtllm } from "./trtllm.ts";
 import { vllm } from "./vllm.ts";
 
 /** Every personality, keyed by its `--engine` name. */
-export const PERSONALITIES: Readonly<Record<EngineName, Personality>> = { vllm, sglang, llamacpp, trtllm, openai };
+export const PERSONALITIES: Readonly<Record<EngineName, Personality>> = {
+  vllm,
+  sglang,
+  llamacpp,
+  trtllm,
+  openai,
+};
 
 /** The personality for an engine name. */
 export function personalityFor(engine: EngineName): Personality {

@@ -5,12 +5,28 @@
  * codes, 404 `model_not_found`, and no exact-length request fields at all.
  * @module
  */
-import { alnumId, type HttpError, type Personality, randomChars, type StreamContext, textOf, type TokenChunk, usageOnByFlag } from "../personality.ts";
-import { sseEvent, SSE_DONE } from "../sse.ts";
+import {
+  alnumId,
+  EMPTY_CHUNK,
+  type HttpError,
+  type Personality,
+  randomChars,
+  type StreamContext,
+  textOf,
+  type TokenChunk,
+  usageOnByFlag,
+} from "../personality.ts";
+import { SSE_DONE, sseEvent } from "../sse.ts";
 
 const FINGERPRINT = "fp_1c0ffee0ab";
 
-function error(status: number, message: string, type: string, code: string | null, param: string | null = null): HttpError {
+function error(
+  status: number,
+  message: string,
+  type: string,
+  code: string | null,
+  param: string | null = null,
+): HttpError {
   return { status, body: { error: { message, type, param, code } } };
 }
 
@@ -20,7 +36,12 @@ function chatUsage(prompt: number, completion: number) {
     completion_tokens: completion,
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -30,24 +51,37 @@ function plainUsage(prompt: number, completion: number) {
 
 function chatChunk(ctx: StreamContext, choices: unknown[], usage?: unknown) {
   const chunk: Record<string, unknown> = {
-    id: ctx.id, object: "chat.completion.chunk", created: ctx.created, model: ctx.model,
-    service_tier: "default", system_fingerprint: FINGERPRINT, choices,
+    id: ctx.id,
+    object: "chat.completion.chunk",
+    created: ctx.created,
+    model: ctx.model,
+    service_tier: "default",
+    system_fingerprint: FINGERPRINT,
+    choices,
   };
   if (ctx.usage !== "none") chunk.usage = usage ?? null;
-  if (ctx.req.streamOptions?.include_obfuscation !== false) chunk.obfuscation = alnumId(1 + (randomChars(1).charCodeAt(0) % 8));
+  if (ctx.req.streamOptions?.include_obfuscation !== false) {
+    chunk.obfuscation = alnumId(1 + (randomChars(1).charCodeAt(0) % 8));
+  }
   return chunk;
 }
 
 function completionChunk(ctx: StreamContext, text: string, finish: string | null) {
   return {
-    id: ctx.id, object: "text_completion", created: ctx.created,
-    choices: [{ text, index: 0, logprobs: null, finish_reason: finish }], model: ctx.model, system_fingerprint: null,
+    id: ctx.id,
+    object: "text_completion",
+    created: ctx.created,
+    choices: [{ text, index: 0, logprobs: null, finish_reason: finish }],
+    model: ctx.model,
+    system_fingerprint: null,
   };
 }
 
 function contentChunk(ctx: StreamContext, c: TokenChunk) {
   const text = textOf(c.tokens);
-  if (ctx.req.kind === "chat") return chatChunk(ctx, [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]);
+  if (ctx.req.kind === "chat") {
+    return chatChunk(ctx, [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]);
+  }
   return completionChunk(ctx, text, null);
 }
 
@@ -56,9 +90,16 @@ export const openai: Personality = {
   engine: "openai",
   exact: { ignoreEos: false, minTokens: false },
   checkModel(requested, served) {
-    if (requested === undefined) return error(400, "you must provide a model parameter", "invalid_request_error", null);
+    if (requested === undefined) {
+      return error(400, "you must provide a model parameter", "invalid_request_error", null);
+    }
     if (requested === served) return null;
-    return error(404, `The model \`${requested}\` does not exist or you do not have access to it.`, "invalid_request_error", "model_not_found");
+    return error(
+      404,
+      `The model \`${requested}\` does not exist or you do not have access to it.`,
+      "invalid_request_error",
+      "model_not_found",
+    );
   },
   checkFields: () => null,
   echoModel: (_requested, served) => served,
@@ -66,48 +107,95 @@ export const openai: Personality = {
   usageMode: (req) => (usageOnByFlag(req) ? "final" : "none"),
   streamStart(ctx) {
     if (ctx.req.kind !== "chat") return [];
-    return [sseEvent(chatChunk(ctx, [{ index: 0, delta: { role: "assistant", content: "", refusal: null }, logprobs: null, finish_reason: null }]))];
+    return [
+      sseEvent(
+        chatChunk(ctx, [{
+          index: 0,
+          delta: { role: "assistant", content: "", refusal: null },
+          logprobs: null,
+          finish_reason: null,
+        }]),
+      ),
+    ];
   },
   streamTokens: (ctx, c) => [sseEvent(contentChunk(ctx, c))],
   streamEnd(ctx, done) {
     const p = ctx.req.promptTokens;
     const out: string[] = [];
     if (ctx.req.kind === "chat") {
-      out.push(sseEvent(chatChunk(ctx, [{ index: 0, delta: {}, logprobs: null, finish_reason: done.finish }])));
+      out.push(
+        sseEvent(chatChunk(ctx, [{ index: 0, delta: {}, logprobs: null, finish_reason: done.finish }])),
+      );
       if (ctx.usage !== "none") out.push(sseEvent(chatChunk(ctx, [], chatUsage(p, done.completionTokens))));
     } else {
       out.push(sseEvent(completionChunk(ctx, "", done.finish)));
       if (ctx.usage !== "none") {
-        out.push(sseEvent({ id: ctx.id, object: "text_completion", created: ctx.created, choices: [], model: ctx.model, usage: plainUsage(p, done.completionTokens) }));
+        out.push(
+          sseEvent({
+            id: ctx.id,
+            object: "text_completion",
+            created: ctx.created,
+            choices: [],
+            model: ctx.model,
+            usage: plainUsage(p, done.completionTokens),
+          }),
+        );
       }
     }
     out.push(SSE_DONE);
     return out;
   },
   streamError: () => ({
-    events: [sseEvent({ error: { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null } })],
+    events: [
+      sseEvent({
+        error: {
+          message: "The server had an error while processing your request. Sorry about that!",
+          type: "server_error",
+          param: null,
+          code: null,
+        },
+      }),
+    ],
     done: false,
   }),
-  sampleChunk: (ctx) => contentChunk(ctx, { tokens: [], first: false, finish: null, completionTokens: 0 }),
+  sampleChunk: (ctx) => contentChunk(ctx, EMPTY_CHUNK),
   whole(ctx, a) {
     const p = ctx.req.promptTokens;
     if (ctx.req.kind === "chat") {
       return {
-        id: ctx.id, object: "chat.completion", created: ctx.created, model: ctx.model,
-        choices: [{ index: 0, message: { role: "assistant", content: textOf(a.tokens), refusal: null, annotations: [] }, logprobs: null, finish_reason: a.finish }],
-        usage: chatUsage(p, a.completionTokens), service_tier: "default", system_fingerprint: FINGERPRINT,
+        id: ctx.id,
+        object: "chat.completion",
+        created: ctx.created,
+        model: ctx.model,
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: textOf(a.tokens), refusal: null, annotations: [] },
+          logprobs: null,
+          finish_reason: a.finish,
+        }],
+        usage: chatUsage(p, a.completionTokens),
+        service_tier: "default",
+        system_fingerprint: FINGERPRINT,
       };
     }
     return {
-      id: ctx.id, object: "text_completion", created: ctx.created, model: ctx.model,
+      id: ctx.id,
+      object: "text_completion",
+      created: ctx.created,
+      model: ctx.model,
       choices: [{ text: textOf(a.tokens), index: 0, logprobs: null, finish_reason: a.finish }],
-      usage: plainUsage(p, a.completionTokens), system_fingerprint: null,
+      usage: plainUsage(p, a.completionTokens),
+      system_fingerprint: null,
     };
   },
   tooLong: (prompt, maxTokens, maxModelLen, kind) =>
     error(
       400,
-      `This model's maximum context length is ${maxModelLen} tokens. However, your ${kind === "chat" ? "messages" : "prompt"} resulted in ${prompt + (maxTokens ?? 0)} tokens. Please reduce the length of the ${kind === "chat" ? "messages" : "prompt"}.`,
+      `This model's maximum context length is ${maxModelLen} tokens. However, your ${
+        kind === "chat" ? "messages" : "prompt"
+      } resulted in ${prompt + (maxTokens ?? 0)} tokens. Please reduce the length of the ${
+        kind === "chat" ? "messages" : "prompt"
+      }.`,
       "invalid_request_error",
       "context_length_exceeded",
       kind === "chat" ? "messages" : "prompt",
@@ -115,10 +203,23 @@ export const openai: Personality = {
   invalid: (p) => error(400, p.message, "invalid_request_error", null, p.param),
   faultError: (status) =>
     status === 429
-      ? error(429, "Rate limit reached for requests. Please try again in 1s.", "requests", "rate_limit_exceeded")
+      ? error(
+        429,
+        "Rate limit reached for requests. Please try again in 1s.",
+        "requests",
+        "rate_limit_exceeded",
+      )
       : status === 503
       ? error(503, "The engine is currently overloaded, please try again later", "server_error", null)
-      : error(500, "The server had an error while processing your request. Sorry about that!", "server_error", null),
-  models: (o, created) => ({ object: "list", data: [{ id: o.model, object: "model", created, owned_by: "system" }] }),
+      : error(
+        500,
+        "The server had an error while processing your request. Sorry about that!",
+        "server_error",
+        null,
+      ),
+  models: (o, created) => ({
+    object: "list",
+    data: [{ id: o.model, object: "model", created, owned_by: "system" }],
+  }),
   health: (ready) => ({ status: ready ? 200 : 503, body: "", json: false }),
 };

@@ -7,6 +7,7 @@
  */
 import {
   type Completion,
+  EMPTY_CHUNK,
   hexId,
   type HttpError,
   type Personality,
@@ -15,7 +16,8 @@ import {
   type TokenChunk,
   usageOnByObject,
 } from "../personality.ts";
-import { pythonJson, sseEvent, SSE_DONE, sseRaw } from "../sse.ts";
+import { pythonJson, SSE_DONE, sseEvent, sseRaw } from "../sse.ts";
+import { candidates, type OutputToken, tokenLogprob } from "../tokens.ts";
 
 function usage(prompt: number, completion: number) {
   return { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion };
@@ -23,6 +25,42 @@ function usage(prompt: number, completion: number) {
 
 function error(status: number, message: string, type: string, param: string | null = null): HttpError {
   return { status, body: { error: { message, type, param, code: status } } };
+}
+
+/** A token as vLLM names it in logprobs: `token_id:N` with return_tokens_as_token_ids. */
+function tokenName(ctx: StreamContext, t: OutputToken): string {
+  return ctx.req.body.return_tokens_as_token_ids === true ? `token_id:${t.id}` : t.text;
+}
+
+function chatLogprobs(ctx: StreamContext, tokens: OutputToken[]) {
+  const entry = (t: OutputToken) => {
+    const token = tokenName(ctx, t);
+    return { token, logprob: tokenLogprob(t.id), bytes: [...new TextEncoder().encode(token)] };
+  };
+  return {
+    content: tokens.map((t) => ({
+      ...entry(t),
+      top_logprobs: candidates(t, ctx.req.topLogprobs).map(entry),
+    })),
+  };
+}
+
+function completionLogprobs(ctx: StreamContext, tokens: OutputToken[], offset: number) {
+  const offsets: number[] = [];
+  for (const t of tokens) {
+    offsets.push(offset);
+    offset += t.text.length;
+  }
+  return {
+    text_offset: offsets,
+    token_logprobs: tokens.map((t) => tokenLogprob(t.id)),
+    tokens: tokens.map((t) => tokenName(ctx, t)),
+    top_logprobs: tokens.map((t) =>
+      Object.fromEntries(
+        candidates(t, Math.max(1, ctx.req.topLogprobs)).map((c) => [tokenName(ctx, c), tokenLogprob(c.id)]),
+      )
+    ),
+  };
 }
 
 function head(ctx: StreamContext, object: string) {
@@ -34,7 +72,7 @@ function chatChunk(ctx: StreamContext, c: TokenChunk) {
   const choice: Record<string, unknown> = {
     index: 0,
     delta: { content: textOf(c.tokens), reasoning_content: null },
-    logprobs: null,
+    logprobs: ctx.req.logprobs ? chatLogprobs(ctx, c.tokens) : null,
     finish_reason: c.finish,
   };
   if (c.finish) choice.stop_reason = null;
@@ -51,7 +89,7 @@ function completionChunk(ctx: StreamContext, c: TokenChunk) {
     choices: [{
       index: 0,
       text: textOf(c.tokens),
-      logprobs: null,
+      logprobs: ctx.req.logprobs ? completionLogprobs(ctx, c.tokens, c.textOffset) : null,
       finish_reason: c.finish,
       stop_reason: null,
       prompt_token_ids: rti && c.first ? ctx.promptIds() : null,
@@ -66,16 +104,27 @@ export const vllm: Personality = {
   engine: "vllm",
   exact: { ignoreEos: true, minTokens: true },
   checkModel: (requested, served) =>
-    requested === undefined || requested === served ? null : error(404, `The model \`${requested}\` does not exist.`, "NotFoundError", "model"),
+    requested === undefined || requested === served
+      ? null
+      : error(404, `The model \`${requested}\` does not exist.`, "NotFoundError", "model"),
   checkFields: () => null,
   echoModel: (_requested, served) => served,
   newId: (kind) => (kind === "chat" ? "chatcmpl-" : "cmpl-") + hexId(),
-  usageMode: (req) => (usageOnByObject(req) ? (req.streamOptions?.continuous_usage_stats === true ? "every" : "final") : "none"),
+  usageMode: (
+    req,
+  ) => (usageOnByObject(req)
+    ? (req.streamOptions?.continuous_usage_stats === true ? "every" : "final")
+    : "none"),
   streamStart(ctx) {
     if (ctx.req.kind !== "chat") return [];
     const chunk: Record<string, unknown> = {
       ...head(ctx, "chat.completion.chunk"),
-      choices: [{ index: 0, delta: { role: "assistant", content: "", reasoning_content: null }, logprobs: null, finish_reason: null }],
+      choices: [{
+        index: 0,
+        delta: { role: "assistant", content: "", reasoning_content: null },
+        logprobs: null,
+        finish_reason: null,
+      }],
     };
     if (ctx.usage === "every") chunk.usage = usage(ctx.req.promptTokens, 0);
     chunk.prompt_token_ids = ctx.req.returnTokenIds ? ctx.promptIds() : null;
@@ -86,42 +135,104 @@ export const vllm: Personality = {
     const out: string[] = [];
     if (ctx.usage !== "none") {
       const object = ctx.req.kind === "chat" ? "chat.completion.chunk" : "text_completion";
-      out.push(sseEvent({ ...head(ctx, object), choices: [], usage: usage(ctx.req.promptTokens, done.completionTokens) }));
+      out.push(
+        sseEvent({
+          ...head(ctx, object),
+          choices: [],
+          usage: usage(ctx.req.promptTokens, done.completionTokens),
+        }),
+      );
     }
     out.push(SSE_DONE);
     return out;
   },
   streamError: () => ({
-    events: [sseRaw(pythonJson({ error: { message: "Internal server error", type: "InternalServerError", param: null, code: 500 } }))],
+    events: [
+      sseRaw(
+        pythonJson({
+          error: { message: "Internal server error", type: "InternalServerError", param: null, code: 500 },
+        }),
+      ),
+    ],
     done: true,
   }),
-  sampleChunk: (ctx) => (ctx.req.kind === "chat" ? chatChunk : completionChunk)(ctx, { tokens: [], first: false, finish: null, completionTokens: 0 }),
+  sampleChunk: (ctx) => (ctx.req.kind === "chat" ? chatChunk : completionChunk)(ctx, EMPTY_CHUNK),
   whole(ctx, a) {
     const ids = ctx.req.returnTokenIds ? a.tokens.map((t) => t.id) : null;
     const promptIds = ctx.req.returnTokenIds ? ctx.promptIds() : null;
     const u = { ...usage(ctx.req.promptTokens, a.completionTokens), prompt_tokens_details: null };
     if (ctx.req.kind === "chat") {
-      const message = { role: "assistant", content: textOf(a.tokens), refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning_content: null };
+      const message = {
+        role: "assistant",
+        content: textOf(a.tokens),
+        refusal: null,
+        annotations: null,
+        audio: null,
+        function_call: null,
+        tool_calls: [],
+        reasoning_content: null,
+      };
       return {
         ...head(ctx, "chat.completion"),
-        choices: [{ index: 0, message, logprobs: null, finish_reason: a.finish, stop_reason: null, token_ids: ids }],
-        service_tier: null, system_fingerprint: null, usage: u, prompt_logprobs: null, prompt_token_ids: promptIds, kv_transfer_params: null,
+        choices: [{
+          index: 0,
+          message,
+          logprobs: null,
+          finish_reason: a.finish,
+          stop_reason: null,
+          token_ids: ids,
+        }],
+        service_tier: null,
+        system_fingerprint: null,
+        usage: u,
+        prompt_logprobs: null,
+        prompt_token_ids: promptIds,
+        kv_transfer_params: null,
       };
     }
     return {
       ...head(ctx, "text_completion"),
-      choices: [{ index: 0, text: textOf(a.tokens), logprobs: null, finish_reason: a.finish, stop_reason: null, prompt_logprobs: null, prompt_token_ids: promptIds, token_ids: ids }],
-      service_tier: null, system_fingerprint: null, usage: u, kv_transfer_params: null,
+      choices: [{
+        index: 0,
+        text: textOf(a.tokens),
+        logprobs: null,
+        finish_reason: a.finish,
+        stop_reason: null,
+        prompt_logprobs: null,
+        prompt_token_ids: promptIds,
+        token_ids: ids,
+      }],
+      service_tier: null,
+      system_fingerprint: null,
+      usage: u,
+      kv_transfer_params: null,
     };
   },
   tooLong(prompt, maxTokens, maxModelLen) {
     if (prompt > maxModelLen || maxTokens === undefined) {
-      return error(400, `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${prompt} input tokens. Please reduce the length of the input messages.`, "BadRequestError", "input_tokens");
+      return error(
+        400,
+        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${prompt} input tokens. Please reduce the length of the input messages.`,
+        "BadRequestError",
+        "input_tokens",
+      );
     }
-    return error(400, `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${maxModelLen} tokens and your request has ${prompt} input tokens (${maxTokens} > ${maxModelLen} - ${prompt}).`, "BadRequestError", "max_tokens");
+    return error(
+      400,
+      `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${maxModelLen} tokens and your request has ${prompt} input tokens (${maxTokens} > ${maxModelLen} - ${prompt}).`,
+      "BadRequestError",
+      "max_tokens",
+    );
   },
   invalid: (p, kind) =>
-    error(400, `1 validation error for ${kind === "chat" ? "ChatCompletionRequest" : "CompletionRequest"}\n${p.param ?? "body"}\n  ${p.message}`, "Bad Request", null),
+    error(
+      400,
+      `1 validation error for ${kind === "chat" ? "ChatCompletionRequest" : "CompletionRequest"}\n${
+        p.param ?? "body"
+      }\n  ${p.message}`,
+      "Bad Request",
+      null,
+    ),
   faultError: (status) =>
     status === 429
       ? error(429, "Too many requests: the server is overloaded", "Too Many Requests")
@@ -131,10 +242,26 @@ export const vllm: Personality = {
   models: (o, created) => ({
     object: "list",
     data: [{
-      id: o.model, object: "model", created, owned_by: "vllm", root: o.model, parent: null, max_model_len: o.maxModelLen,
+      id: o.model,
+      object: "model",
+      created,
+      owned_by: "vllm",
+      root: o.model,
+      parent: null,
+      max_model_len: o.maxModelLen,
       permission: [{
-        id: "modelperm-" + hexId(), object: "model_permission", created, allow_create_engine: false, allow_sampling: true, allow_logprobs: true,
-        allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: "*", group: null, is_blocking: false,
+        id: "modelperm-" + hexId(),
+        object: "model_permission",
+        created,
+        allow_create_engine: false,
+        allow_sampling: true,
+        allow_logprobs: true,
+        allow_search_indices: false,
+        allow_view: true,
+        allow_fine_tuning: false,
+        organization: "*",
+        group: null,
+        is_blocking: false,
       }],
     }],
   }),
