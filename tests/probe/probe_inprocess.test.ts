@@ -1,9 +1,9 @@
-import { IkError } from "../../lib/cli/errors.ts";
 /**
  * runProbe in-process (fast, on the runtime running the suite): the row printed as JSON or as a
  * table, the request actually sent for an engine profile, and an interrupt ending the request
  * as `aborted`.
  */
+import { IkError } from "../../lib/cli/errors.ts";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { parse } from "@optique/core/parser";
