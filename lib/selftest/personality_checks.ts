@@ -55,6 +55,9 @@ export async function personalityChecks(deps: SelftestDeps, engine: Personality)
       out.push(equal(g, "n_tokens (natural EOS, no exact-length field)", first?.n_tokens, TRUTH.eosAfter));
       out.push(equal(g, "finish_reason (natural EOS)", first?.finish_reason, "stop"));
     }
+    const compl = await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} completions`, exactLength: true, api: "completions" });
+    out.push(equal(g, "completions: ok, n_tokens, method", `${compl.ok} ${compl.n_tokens} ${compl.token_count_method}`,
+      `true ${honours ? TRUTH.maxTokens : TRUTH.eosAfter} ${EXPECTED_METHOD[engine]}`));
     const natural = await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: TRUTH.maxTokens, prompt: `selftest ${engine} natural`, exactLength: false });
     out.push(equal(g, "n_tokens without exact-length fields (natural EOS)", natural.n_tokens, TRUTH.eosAfter));
   } catch (e) {

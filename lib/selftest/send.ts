@@ -24,6 +24,8 @@ export interface SendRequest {
   prompt: string;
   /** Send the profile's exact-length fields. */
   exactLength: boolean;
+  /** The endpoint (default chat). */
+  api?: "chat" | "completions";
   /** Idle timeout in seconds (default 10: the mock never stays silent that long unless told to). */
   idleTimeoutS?: number;
 }
@@ -46,10 +48,11 @@ export interface SelftestDeps {
 export function makeSender(signal: AbortSignal): Sender {
   return async (req) => {
     const ep = parseEndpoint(req.baseUrl);
-    const { body } = buildBody("chat", profileFor(req.engine), "mock-model", [{ role: "user", content: req.prompt }], req.maxTokens, {
+    const api = req.api ?? "chat";
+    const { body } = buildBody(api, profileFor(req.engine), "mock-model", [{ role: "user", content: req.prompt }], req.maxTokens, {
       exactLength: req.exactLength,
     });
-    const res = await streamCompletion(ep, "chat", body, {
+    const res = await streamCompletion(ep, api, body, {
       signal,
       idleTimeoutMs: (req.idleTimeoutS ?? 10) * 1000,
       timeoutMs: 60_000,
