@@ -4,6 +4,8 @@
  * @module
  */
 import { runParser } from "@optique/core/facade";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { formatMessage, message } from "@optique/core/message";
 import { formatErrorLine, IkError } from "./lib/cli/errors.ts";
 import { ExitCode } from "./lib/cli/exit_codes.ts";
@@ -84,15 +86,19 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Maps an uncaught error to its line and exit code. */
-export function reportError(e: unknown): number {
+/** Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names. */
+export async function reportError(e: unknown): Promise<number> {
   if (e instanceof IkError) {
     runtime.writeStderr(e.oneLine() + "\n");
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String(e.stack) + "\n");
     return e.code;
   }
   const msg = e instanceof Error ? e.message : String(e);
-  runtime.writeStderr(formatErrorLine("internal error", msg, "please report it with IK_DEBUG=1 output") + "\n");
+  const log = join(tmpdir(), `ik-crash-${runtime.pid()}.log`);
+  const detail = `${new Date().toISOString()} ik ${VERSION} ${runtime.name} ${runtime.version}\nargv: ${runtime.args().join(" ")}\n${String((e as Error)?.stack ?? e)}\n`;
+  const saved = await runtime.files.writeText(log, detail, { mode: 0o600 }).then(() => true, () => false);
+  const hint = saved ? `please report it with the log ${log}` : "please report it, with the output of IK_DEBUG=1";
+  runtime.writeStderr(formatErrorLine("internal error", msg, hint) + "\n");
   if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String((e as Error)?.stack ?? e) + "\n");
   return ExitCode.INTERNAL;
 }
@@ -102,7 +108,7 @@ if (import.meta.main) {
   try {
     code = await main(runtime.args());
   } catch (e) {
-    code = reportError(e);
+    code = await reportError(e);
   }
   runtime.exit(code);
 }
