@@ -6,6 +6,17 @@
  * A token-bearing event (CONTRACTS.md) has non-empty `content`, `reasoning_content`, `reasoning`
  * or tool-call arguments (chat), non-empty `text` (completions), or non-empty streamed ids. An empty
  * role chunk, a finish-only chunk or a usage-only chunk is not a token.
+ *
+ * Decisions for shapes real servers send:
+ * - Nothing after `data: [DONE]` counts: later events are neither tokens nor failures (the OpenAI
+ *   SDK stops reading there too).
+ * - Usage: the last usage block that carries an integer `completion_tokens` wins (trtllm and vLLM
+ *   `continuous_usage_stats` repeat it on every chunk; a later block without the field does not
+ *   erase a good one).
+ * - Several choices (`n` > 1, `choices[].index` 1, 2, ...): every choice is measured together. An
+ *   event is a token event when any choice carries a token, ids are summed over choices, and
+ *   `usage.completion_tokens` (which servers sum over choices) stays comparable with the ids. Text
+ *   of all choices is appended in arrival order. ik itself never asks for n > 1.
  */
 import type { SseSink } from "../sse/mod.ts";
 import { errorInfoFromJson } from "./error_body.ts";
@@ -90,11 +101,10 @@ export class StreamState implements SseSink {
   /** {@link SseSink} entry point: one event's data. */
   onEvent(data: string, event: string): void {
     this.nSseEvents++;
+    if (this.sawDone) return;
     if (data.charCodeAt(0) === OPEN_BRACKET && (data === "[DONE]" || data.trim() === "[DONE]")) {
-      if (!this.sawDone) {
-        this.sawDone = true;
-        this.tDone = this.tRead;
-      }
+      this.sawDone = true;
+      this.tDone = this.tRead;
       return;
     }
     if (this.failKind !== null) return;
@@ -126,7 +136,10 @@ export class StreamState implements SseSink {
       return;
     }
     const usage = obj.usage;
-    if (usage !== undefined && usage !== null && typeof usage === "object") this.usage = usage;
+    if (
+      usage !== undefined && usage !== null && typeof usage === "object" &&
+      (this.usage === null || typeof usage.completion_tokens === "number")
+    ) this.usage = usage;
     let tok = false;
     let nIds = 0;
     const choices = obj.choices;

@@ -13,7 +13,14 @@
  * @module
  */
 export { apiUrl, type Endpoint, isLoopback, parseEndpoint, rootUrl, v1Url } from "./endpoint.ts";
-export { type ErrorInfo, errorInfoFromJson, formatHttpError, parseErrorBody } from "./error_body.ts";
+export {
+  describeNonSseBody,
+  type ErrorInfo,
+  errorInfoFromJson,
+  formatHttpError,
+  parseErrorBody,
+  retryAfterNote,
+} from "./error_body.ts";
 export { listModels, type ModelsAnswer, type ModelsOptions, type ServedModel } from "./models.ts";
 export { eventTimings, itlMs, kFirst, type RequestRow, requestRow } from "./row.ts";
 export {

@@ -11,7 +11,7 @@
 import { SseParser } from "../sse/mod.ts";
 import { StreamState } from "./_stream_state.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
-import { formatHttpError, parseErrorBody } from "./error_body.ts";
+import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { type CountTokensFn, resolveTokenCount } from "./token_count.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
 
@@ -20,6 +20,10 @@ export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Default limit on silence, before the headers and between reads (`--idle-timeout-s` 60). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 const MAX_ERROR_BODY = 64 * 1024;
+/** Bytes of a 2xx body kept while it has produced no SSE event, to say what it was instead. */
+const MAX_HEAD_TEXT = 4 * 1024;
+/** How long to wait for the body to end after `data: [DONE]` before the client stops reading. */
+const DONE_GRACE_MS = 500;
 
 /** Options for {@link streamCompletion}. */
 export interface StreamOptions {
@@ -94,6 +98,8 @@ export async function streamCompletion(
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "text/event-stream",
+    // No compression: a compressing server or proxy buffers events, which distorts every timing.
+    "accept-encoding": "identity",
     ...opts.headers,
   };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
@@ -111,6 +117,7 @@ export async function streamCompletion(
   let status = 0;
   let tHeaders: number | null = null;
   let streamed = false;
+  let contentType = "";
   let lastByte = 0;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   let totalTimer: ReturnType<typeof setTimeout> | undefined;
@@ -138,7 +145,8 @@ export async function streamCompletion(
   }
   try {
     if (stop !== null) throw stop;
-    const res = await doFetch(apiUrl(ep, api), { method: "POST", headers, body: payload, signal: ac.signal });
+    // redirect "manual": a followed 301/302 would turn the POST into a GET; report it instead.
+    const res = await doFetch(apiUrl(ep, api), { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual" });
     tHeaders = lastByte = clock();
     status = res.status;
     if (status < 200 || status > 299) {
@@ -148,13 +156,21 @@ export async function streamCompletion(
       } catch (e) {
         text = `(error body unreadable: ${networkMessage(e)})`;
       }
-      st.fail("http", formatHttpError(status, parseErrorBody(text, status)));
+      st.fail(
+        "http",
+        formatHttpError(status, parseErrorBody(text, status)) +
+          retryAfterNote(res.headers.get("retry-after")) + redirectNote(status, res.headers.get("location")),
+      );
     } else if (res.body === null) {
       st.fail("protocol", `HTTP ${status} with no body`);
     } else {
       streamed = true;
+      contentType = res.headers.get("content-type") ?? "";
       const parser = new SseParser(st);
-      const reader = res.body.getReader();
+      const reader = decodedBody(res.body, res.headers).getReader();
+      let doneTimer: ReturnType<typeof setTimeout> | undefined;
+      let head = "";
+      let headDecoder: TextDecoder | null = null;
       try {
         for (;;) {
           const r = await reader.read();
@@ -163,20 +179,30 @@ export async function streamCompletion(
           lastByte = now;
           st.tRead = now;
           parser.pushBytes(r.value);
+          if (st.nSseEvents === 0 && head.length < MAX_HEAD_TEXT) {
+            // No event yet (an error body or a whole JSON answer on a 2xx?): keep its start.
+            headDecoder ??= new TextDecoder();
+            head += headDecoder.decode(r.value, { stream: true });
+          } else if (st.sawDone && doneTimer === undefined) {
+            // Nothing after [DONE] counts; a server that keeps the body open is not waited for.
+            doneTimer = setTimeout(() => reader.cancel().catch(() => {}), Math.min(idleMs, DONE_GRACE_MS));
+          }
         }
         parser.end();
       } finally {
+        clearTimeout(doneTimer);
         reader.releaseLock();
       }
-      const ct = res.headers.get("content-type") ?? "";
-      if (st.failKind === null) classifyEnd(st, ct);
+      if (st.failKind === null) classifyEnd(st, contentType, head);
     }
   } catch (e) {
     const s = stop as Stopped | null;
-    if (s !== null && !(s.kind === "timeout" && st.sawDone)) st.fail(s.kind, s.message);
-    else if (s === null) {
-      st.fail("network", `${tHeaders === null ? "" : "connection lost mid-body: "}${networkMessage(e)}`);
-    } else if (st.failKind === null) classifyEnd(st, "text/event-stream"); // [DONE] came, then the server kept the stream open
+    if (st.sawDone && (s === null || s.kind === "timeout")) {
+      // [DONE] came, then the server kept the stream open or dropped the connection: the
+      // response was complete, so this is not a failure.
+      if (st.failKind === null) classifyEnd(st, contentType, "");
+    } else if (s !== null) st.fail(s.kind, s.message);
+    else st.fail("network", `${tHeaders === null ? "" : "connection lost mid-body: "}${networkMessage(e)}`);
   } finally {
     clearTimeout(totalTimer);
     clearTimeout(idleTimer);
@@ -194,22 +220,96 @@ export function isUnreachable(r: RequestResult): boolean {
   return r.errorKind === "network" && r.tHeadersMs === null;
 }
 
-/** Decides how a stream that ended without a transport error went. */
-function classifyEnd(st: StreamState, contentType: string): void {
+/** For a 3xx: where the server points, so the user can fix --base-url. */
+function redirectNote(status: number, location: string | null): string {
+  return status >= 300 && status < 400 ? ` (redirected to ${location ?? "an unnamed location"}; point --base-url there)` : "";
+}
+
+/**
+ * Decides how a stream that ended without a transport error went.
+ * @param head the start of the body when it produced no SSE event at all, else ""
+ */
+function classifyEnd(st: StreamState, contentType: string, head: string): void {
   if (st.log.length === 0) {
-    const why = /text\/event-stream/i.test(contentType) || st.nSseEvents > 0
+    let why = /text\/event-stream/i.test(contentType) || st.nSseEvents > 0
       ? "stream ended with no token"
       : `response is not an event stream (content-type '${contentType || "none"}') and carried no token`;
+    if (st.nSseEvents === 0) {
+      const body = describeNonSseBody(head);
+      if (body) why += `: ${body}`;
+    }
     st.fail("protocol", why);
   } else if (!st.sawDone && st.finishReason === null) {
     st.fail("protocol", "truncated: stream ended without [DONE] and without a finish_reason");
   }
 }
 
+/**
+ * The body, decompressed when the server compressed it although the request asked for
+ * `identity` and the runtime left it compressed (Deno does not decode when the caller set
+ * Accept-Encoding; Bun does). Decided once per response from the header and the first bytes'
+ * magic, so a body the runtime already decoded is passed through untouched.
+ */
+function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): ReadableStream<Uint8Array> {
+  const ce = headers.get("content-encoding")?.trim().toLowerCase();
+  if (!ce || ce === "identity") return body;
+  const format = ce === "gzip" || ce === "x-gzip" ? "gzip" : ce === "deflate" ? "deflate" : null;
+  if (format === null) return body;
+  const src = body.getReader();
+  let first: Uint8Array | null = null;
+  const raw = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      if (first !== null) {
+        ctrl.enqueue(first);
+        first = null;
+        return;
+      }
+      const r = await src.read();
+      if (r.done) ctrl.close();
+      else ctrl.enqueue(r.value);
+    },
+    cancel(reason) {
+      return src.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  // Peek at the first non-empty read to see whether it is still compressed.
+  let inner: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async start(ctrl) {
+      let r = await src.read();
+      while (!r.done && r.value.length === 0) r = await src.read();
+      if (r.done) {
+        ctrl.close();
+        return;
+      }
+      const b = r.value;
+      first = b;
+      const compressed = format === "gzip"
+        ? b[0] === 0x1f && (b.length < 2 || b[1] === 0x8b)
+        : (b[0] & 0x0f) === 8 && (b.length < 2 || ((b[0] << 8) | b[1]) % 31 === 0);
+      const decoded = compressed
+        ? raw.pipeThrough(
+          new DecompressionStream(format) as unknown as TransformStream<Uint8Array, Uint8Array>,
+        )
+        : raw;
+      inner = decoded.getReader();
+    },
+    async pull(ctrl) {
+      if (inner === null) return;
+      const r = await inner.read();
+      if (r.done) ctrl.close();
+      else ctrl.enqueue(r.value);
+    },
+    cancel(reason) {
+      return inner !== null ? inner.cancel(reason) : src.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
 /** Reads at most `limit` bytes of a body as text, then drops the rest. */
 async function readLimited(res: Response, limit: number, onBytes: () => void): Promise<string> {
   if (res.body === null) return "";
-  const reader = res.body.getReader();
+  const reader = decodedBody(res.body, res.headers).getReader();
   const dec = new TextDecoder();
   let text = "";
   let n = 0;

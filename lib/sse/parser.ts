@@ -70,12 +70,18 @@ export class SseParser {
       this.pendingCR = text.charCodeAt(text.length - 1) === CR;
       text = text.replace(CR_ANY, "\n");
     }
+    // `rest` never holds a line end, so a read without one only extends the pending line: append
+    // without scanning (a multi-megabyte line split over many reads stays linear, not quadratic).
+    const first = text.indexOf("\n");
+    if (first === -1) {
+      this.rest = this.rest.length === 0 ? text : this.rest + text;
+      return;
+    }
     const buf = this.rest.length === 0 ? text : this.rest + text;
     const len = buf.length;
     let pos = 0;
-    while (pos < len) {
-      const nl = buf.indexOf("\n", pos);
-      if (nl === -1) break;
+    let nl = this.rest.length + first;
+    for (;;) {
       if (nl === pos) {
         this.dispatch();
       } else if (
@@ -89,6 +95,9 @@ export class SseParser {
         this.field(buf.slice(pos, nl));
       }
       pos = nl + 1;
+      if (pos >= len) break;
+      nl = buf.indexOf("\n", pos);
+      if (nl === -1) break;
     }
     this.rest = pos >= len ? "" : buf.slice(pos);
   }

@@ -10,6 +10,7 @@ import * as net from "node:net";
 export type Step =
   | { head: number; headers?: Record<string, string> } // status line + headers (chunked body)
   | { chunk: string } // one HTTP chunk with this text
+  | { bytes: Uint8Array } // one HTTP chunk with these exact bytes (a gzip body, say)
   | { wait: number } // pause (ms)
   | { end: true } // the terminating zero chunk (keeps the connection open for reuse)
   | { reset: true } // destroy the socket (RST where the runtime supports it)
@@ -57,6 +58,9 @@ export async function rawServer(script: (req: SeenRequest, i: number) => Step[])
         sock.write(`HTTP/1.1 ${s.head} X\r\n${extra}transfer-encoding: chunked\r\n\r\n`);
       } else if ("chunk" in s) {
         const b = Buffer.from(s.chunk, "utf8");
+        sock.write(Buffer.concat([Buffer.from(b.length.toString(16) + "\r\n"), b, Buffer.from("\r\n")]));
+      } else if ("bytes" in s) {
+        const b = Buffer.from(s.bytes);
         sock.write(Buffer.concat([Buffer.from(b.length.toString(16) + "\r\n"), b, Buffer.from("\r\n")]));
       } else if ("wait" in s) {
         await sleep(s.wait);

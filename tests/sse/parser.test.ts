@@ -152,3 +152,21 @@ test("breaking out of sseEvents early cancels the stream", async () => {
   for await (const _ of sseEvents(stream)) break;
   assert.equal(cancelled, true);
 });
+
+test("a multi-megabyte single line over many small reads is one event, parsed in linear time", () => {
+  // A huge logprobs or tool-call chunk, or a merged multi-token event, cut by the network into
+  // thousands of reads: re-scanning the pending line on every read made this quadratic.
+  const payload = `{"choices":[{"delta":{"content":"${"é".repeat(1000)}${"x".repeat(6_000_000)}"}}]}`;
+  const bytes = enc.encode(`: ping\n\ndata: ${payload}\r\n\r\ndata: [DONE]\n\n`);
+  const out: string[] = [];
+  const p = new SseParser({ onEvent: (d) => out.push(d) });
+  const t0 = performance.now();
+  for (let i = 0; i < bytes.length; i += 2047) p.pushBytes(bytes.subarray(i, i + 2047));
+  p.end();
+  const took = performance.now() - t0;
+  assert.equal(out.length, 2);
+  assert.equal(out[0].length, payload.length);
+  assert.ok(out[0] === payload, "payload intact, UTF-8 split across reads");
+  assert.equal(out[1], "[DONE]");
+  assert.ok(took < 1500, `took ${took.toFixed(0)} ms`);
+});
