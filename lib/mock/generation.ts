@@ -49,7 +49,12 @@ function validate(
   const o = state.opts;
   const parsed = parseGenRequest(kind, raw);
   if (!parsed.ok) return { error: p.invalid(parsed.problem, kind) };
-  const req = parsed.req;
+  let req = parsed.req;
+  // vLLM, SGLang and OpenAI's CompletionRequest default max_tokens to 16 (a length stop, and
+  // the value their context check uses); chat has no such default.
+  if (kind === "completions" && req.maxTokens === undefined && p.completionsDefaultMaxTokens !== null) {
+    req = { ...req, maxTokens: p.completionsDefaultMaxTokens };
+  }
   const fields = p.checkFields(req);
   if (fields) return { error: fields };
   const model = p.checkModel(req.model, o.model);

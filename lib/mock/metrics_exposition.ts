@@ -45,6 +45,28 @@ export function vllmText(s: MetricsSnapshot, m: MockMetrics): string {
       l,
       s.kvCapacity > 0 ? Math.min(1, s.kvUsed / s.kvCapacity) : 0,
     )
+    .family(
+      "vllm:engine_sleep_state",
+      "gauge",
+      "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
+    )
+    .sample("vllm:engine_sleep_state", { ...l, sleep_state: "awake" }, 1)
+    .sample("vllm:engine_sleep_state", { ...l, sleep_state: "weights_offloaded" }, 0)
+    .sample("vllm:engine_sleep_state", { ...l, sleep_state: "discard_all" }, 0)
+    .single(
+      "vllm:prefix_cache_queries_total",
+      "counter",
+      "Prefix cache queries, in terms of number of queried tokens.",
+      l,
+      m.promptTokens,
+    )
+    .single(
+      "vllm:prefix_cache_hits_total",
+      "counter",
+      "Prefix cache hits, in terms of number of cached tokens.",
+      l,
+      0,
+    )
     .single("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", l, 0)
     .single("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, m.promptTokens)
     .single(
@@ -59,6 +81,8 @@ export function vllmText(s: MetricsSnapshot, m: MockMetrics): string {
     e.sample("vllm:request_success_total", { ...l, finished_reason: reason }, m.finished[reason]);
   }
   return e
+    .histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", l, m.promptLen)
+    .histogram("vllm:request_generation_tokens", "Number of generation tokens processed.", l, m.generationLen)
     .single(
       "vllm:spec_decode_num_drafts_total",
       "counter",
@@ -95,6 +119,18 @@ export function vllmText(s: MetricsSnapshot, m: MockMetrics): string {
       l,
       m.queue,
     )
+    .histogram(
+      "vllm:request_prefill_time_seconds",
+      "Histogram of time spent in PREFILL phase for request.",
+      l,
+      m.prefill,
+    )
+    .histogram(
+      "vllm:request_decode_time_seconds",
+      "Histogram of time spent in DECODE phase for request.",
+      l,
+      m.decode,
+    )
     .single("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig", {
       block_size: String(BLOCK),
       cache_dtype: "auto",
@@ -114,7 +150,22 @@ export function sglangText(s: MetricsSnapshot, m: MockMetrics): string {
   const accept = m.specDrafts > 0 ? 1 + m.specAccepted / m.specDrafts : 0;
   return new Exposition("python")
     .single("sglang:num_running_reqs", "gauge", "The number of running requests.", sched, s.running)
+    .single(
+      "sglang:gen_throughput",
+      "gauge",
+      "The generation throughput (token/s).",
+      sched,
+      m.predictedSeconds > 0 ? m.generationTokens / m.predictedSeconds : 0,
+    )
     .single("sglang:num_used_tokens", "gauge", "The number of used tokens.", sched, s.kvUsed)
+    .single(
+      "sglang:num_grammar_queue_reqs",
+      "gauge",
+      "The number of requests in the grammar waiting queue.",
+      sched,
+      0,
+    )
+    .single("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", sched, 0)
     .single(
       "sglang:token_usage",
       "gauge",

@@ -127,6 +127,8 @@ const REQUEST_BUCKETS = [
   1920,
   7680,
 ];
+/** vLLM's token-count buckets (1, 2, 5 × powers of ten). */
+const TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000];
 const MAX_ITERATIONS = 1000;
 
 /** Counters and histograms since the mock started. */
@@ -163,6 +165,14 @@ export class MockMetrics {
   readonly e2e = new Histogram(REQUEST_BUCKETS);
   /** Queue time, s. */
   readonly queue = new Histogram(REQUEST_BUCKETS);
+  /** Prompt tokens per request. */
+  readonly promptLen = new Histogram(TOKEN_BUCKETS);
+  /** Output tokens per request. */
+  readonly generationLen = new Histogram(TOKEN_BUCKETS);
+  /** Prefill time (queue end to first token), s. */
+  readonly prefill = new Histogram(REQUEST_BUCKETS);
+  /** Decode time (first token to last), s. */
+  readonly decode = new Histogram(REQUEST_BUCKETS);
   #iterations: QueuedIteration[] = [];
   #iter = 0;
 
@@ -177,11 +187,15 @@ export class MockMetrics {
     this.maxTokens = Math.max(this.maxTokens, f.promptTokens + f.completionTokens);
     this.e2e.observe(f.e2eMs / 1000);
     this.queue.observe(f.queueMs / 1000);
+    this.promptLen.observe(f.promptTokens);
+    this.generationLen.observe(f.completionTokens);
     if (f.ttftMs !== null) {
       this.ttft.observe(f.ttftMs / 1000);
       this.promptSeconds += f.ttftMs / 1000;
       const decodeMs = f.gapsMs.reduce((s, g) => s + g, 0);
       this.predictedSeconds += decodeMs / 1000;
+      this.prefill.observe(Math.max(0, f.ttftMs - f.queueMs) / 1000);
+      this.decode.observe(decodeMs / 1000);
       if (f.completionTokens > 1) this.tpot.observe(decodeMs / 1000 / (f.completionTokens - 1));
     }
     for (const g of f.gapsMs) this.itl.observe(g / 1000);

@@ -89,6 +89,11 @@ export interface Personality {
   readonly engine: EngineName;
   /** Exact-length request fields it honours. */
   readonly exact: ExactLengthSupport;
+  /**
+   * `max_tokens` the engine assumes when a `/v1/completions` request leaves it out (vLLM, SGLang
+   * and the OpenAI API default it to 16; null = no default, the context is the limit).
+   */
+  readonly completionsDefaultMaxTokens: number | null;
   /** Rejects a request for an unknown model (404), or null when the model is accepted. */
   checkModel(requested: string | undefined, served: string): HttpError | null;
   /** Rejects request fields this engine does not accept, or null. */

@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { createMock } from "../../lib/mock/mod.ts";
 import { Rng } from "../../lib/mock/prng.ts";
 import { BatchSimulator, type StepStats } from "../../lib/mock/simulator.ts";
-import { chatBody, median, rawRequest, splitSse, startMock } from "./_helpers.ts";
+import { chatBody, median, rawRequest, serveMock, splitSse, startMock } from "./_helpers.ts";
 
 const STEP = 20;
 const L = 8;
@@ -126,5 +126,47 @@ describe("simulator rules", () => {
     for (const s of steps) assert.equal(s.iterLatencyMs, 4 + 3 * s.running + 0.5 * s.prefillTokens);
     assert.equal(steps.reduce((n, s) => n + s.completed, 0), 3);
     sim.close();
+  });
+});
+
+describe("capacity", () => {
+  it("a closed loop of 2B clients completes ≈ 1000 · B / (L · A) requests per second", async () => {
+    // B = 4 slots, A = 10 ms steps, B2 = 0, L = 10 tokens: 40 requests/s. With 2B clients the queue
+    // never empties, so every slot is refilled at the next step start and client latency does not count.
+    const B = 4;
+    const A = 10;
+    const len = 10;
+    const clients = 2 * B;
+    const total = 48;
+    const m = await serveMock({ engine: "vllm", maxBatch: B, stepMs: A });
+    try {
+      const done: number[] = [];
+      let sent = 0;
+      const worker = async () => {
+        while (sent < total) {
+          sent++;
+          const res = await fetch(`${m.base}/v1/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ model: "mock-model", prompt: `capacity ${sent}`, max_tokens: len }),
+          });
+          const body = await res.json() as { usage: { completion_tokens: number } };
+          assert.equal(body.usage.completion_tokens, len);
+          done.push(performance.now());
+        }
+      };
+      await Promise.all(Array.from({ length: clients }, worker));
+      assert.equal(done.length, total);
+      // Measure after the first batch has turned over (the start staggers admission), over a
+      // whole number of turnovers: completions come in bunches, B of them every L steps.
+      const from = clients;
+      const to = from + B * Math.floor((total - 1 - from) / B);
+      const rate = (to - from) / ((done[to] - done[from]) / 1000);
+      const want = (1000 * B) / (len * A);
+      assert.ok(Math.abs(rate - want) / want <= 0.15, `throughput ${rate.toFixed(1)} req/s, formula ${want}`);
+      assert.deepEqual(m.mock.stats(), { running: 0, waiting: 0, served: total });
+    } finally {
+      await m.close();
+    }
   });
 });

@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Rng } from "../../lib/mock/prng.ts";
+import { timedSource } from "../../lib/mock/timing_model.ts";
 import {
   chatBody,
   median,
@@ -147,5 +149,28 @@ describe("events and steps", () => {
     } finally {
       await m.stop();
     }
+  });
+});
+
+describe("deadlines", () => {
+  it("are absolute from arrival, never chained sleeps: a late reader catches up instead of shifting later tokens", async () => {
+    const start = performance.now();
+    const source = timedSource(
+      10,
+      { ttftMs: 0, tpotMs: 20, tokensPerEvent: 1, specDepth: 0, specAccept: 0, jitterMs: 0 },
+      new Rng(1),
+      start,
+    );
+    assert.ok(await source.next());
+    await new Promise((r) => setTimeout(r, 60)); // the reader falls three tokens behind
+    let n = 1;
+    let last = 0;
+    for (let ev = await source.next(); ev; ev = await source.next()) {
+      n += ev.tokens;
+      last = performance.now() - start;
+    }
+    assert.equal(n, 10);
+    // Token 10 is due 9 × 20 = 180 ms after arrival; chained sleeps would put it at 60 + 180.
+    assert.ok(last >= 180 && last < 225, `last token at ${last.toFixed(1)} ms, due at 180`);
   });
 });

@@ -96,6 +96,7 @@ function contentChunk(ctx: StreamContext, c: TokenChunk) {
 export const llamacpp: Personality = {
   engine: "llamacpp",
   exact: { ignoreEos: true, minTokens: false },
+  completionsDefaultMaxTokens: null,
   checkModel: () => null,
   checkFields: (
     req,

@@ -89,6 +89,7 @@ function contentChunk(ctx: StreamContext, c: TokenChunk) {
 export const openai: Personality = {
   engine: "openai",
   exact: { ignoreEos: false, minTokens: false },
+  completionsDefaultMaxTokens: 16,
   checkModel(requested, served) {
     if (requested === undefined) {
       return error(400, "you must provide a model parameter", "invalid_request_error", null);

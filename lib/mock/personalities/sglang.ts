@@ -73,6 +73,7 @@ function contentChunk(ctx: StreamContext, c: TokenChunk) {
 export const sglang: Personality = {
   engine: "sglang",
   exact: { ignoreEos: true, minTokens: true },
+  completionsDefaultMaxTokens: 16,
   checkModel: () => null,
   checkFields: () => null,
   echoModel: (requested) => requested ?? "default",

@@ -154,6 +154,7 @@ function contentChunk(ctx: StreamContext, c: TokenChunk) {
 export const trtllm: Personality = {
   engine: "trtllm",
   exact: { ignoreEos: true, minTokens: true },
+  completionsDefaultMaxTokens: null,
   checkModel: () => null,
   checkFields(req) {
     const problems: string[] = [];
@@ -256,11 +257,12 @@ export const trtllm: Personality = {
         "BadRequestError",
       );
     }
+    // llmapi/llm.py _check_arguments (max_seq_len check), words as the source writes them.
     return error(
       400,
       `The sum of prompt length (${
         prompt.toFixed(1)
-      }) and max_tokens (${maxTokens}) should not exceed max_seq_len (${maxModelLen})`,
+      }) and query length (0) max_tokens (${maxTokens}) should not exceed max_seq_len (${maxModelLen})`,
       "BadRequestError",
     );
   },

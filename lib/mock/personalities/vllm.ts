@@ -103,6 +103,7 @@ function completionChunk(ctx: StreamContext, c: TokenChunk) {
 export const vllm: Personality = {
   engine: "vllm",
   exact: { ignoreEos: true, minTokens: true },
+  completionsDefaultMaxTokens: 16,
   checkModel: (requested, served) =>
     requested === undefined || requested === served
       ? null
@@ -209,7 +210,8 @@ export const vllm: Personality = {
     };
   },
   tooLong(prompt, maxTokens, maxModelLen) {
-    if (prompt > maxModelLen || maxTokens === undefined) {
+    // vLLM checks the prompt alone first (token_num >= max_model_len), then prompt + max_tokens.
+    if (prompt >= maxModelLen || maxTokens === undefined) {
       return error(
         400,
         `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${prompt} input tokens. Please reduce the length of the input messages.`,
