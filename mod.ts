@@ -19,3 +19,4 @@ export * from "./lib/sse/mod.ts";
 export * from "./lib/client/mod.ts";
 export * from "./lib/engines/mod.ts";
 export * from "./lib/prompts/mod.ts";
+export * from "./lib/stats/mod.ts";

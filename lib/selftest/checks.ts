@@ -51,10 +51,3 @@ export function info(group: string, name: string, measured: string, expected = "
 export function broken(group: string, name: string, reason: string): Check {
   return { group, name, measured: reason, expected: "(ran)", status: "FAIL" };
 }
-
-/** Nearest-rank percentile of an unsorted list (an observed value); null when empty. */
-export function percentile(values: number[], p: number): number | null {
-  if (!values.length) return null;
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}

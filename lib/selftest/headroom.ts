@@ -3,7 +3,8 @@
  * then streams as fast as it can (tpot 0); at 1, 64 and 256 concurrent streams ik reports the
  * events parsed per second, its own CPU per event, and how far the measured TTFT drifts from 50 ms.
  */
-import { broken, type Check, info, percentile } from "./checks.ts";
+import { broken, type Check, info } from "./checks.ts";
+import { nearestRank } from "../stats/mod.ts";
 import { startMockProcess } from "./mock_process.ts";
 import type { SelftestDeps, SendRow } from "./send.ts";
 
@@ -57,7 +58,7 @@ export async function headroomChecks(deps: SelftestDeps): Promise<Check[]> {
       }
       out.push(info(g, `${name} events/s parsed`, `${Math.round(events / wallS)}`, `${lv.requests} req x ${lv.tokens} tok`));
       out.push(info(g, `${name} client CPU per event`, `${(cpuUs / Math.max(1, events)).toFixed(2)} µs`));
-      out.push(info(g, `${name} TTFT error p50 / p99`, `${percentile(errs, 50)?.toFixed(1)} / ${percentile(errs, 99)?.toFixed(1)} ms`, `vs ${TTFT_MS} ms`));
+      out.push(info(g, `${name} TTFT error p50 / p99`, `${nearestRank(errs, 50)?.toFixed(1)} / ${nearestRank(errs, 99)?.toFixed(1)} ms`, `vs ${TTFT_MS} ms`));
     }
   } finally {
     await mock.stop();

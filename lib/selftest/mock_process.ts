@@ -2,7 +2,7 @@
  * Starts `ik mock` as a separate process (never on the client's event loop), so that what the
  * client measures is not disturbed by the server's own work, and finds its port on stderr.
  */
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IkError } from "../cli/errors.ts";
@@ -15,9 +15,7 @@ export interface MockProcess {
   baseUrl: string;
   /** The port it listens on. */
   port: number;
-  /** The mock's stderr log file. */
-  logFile: string;
-  /** Stops the process group and waits for it. */
+  /** Stops the process group, waits for it and removes its log. */
   stop(): Promise<void>;
 }
 
@@ -42,17 +40,18 @@ export async function startMockProcess(rt: Runtime, args: string[], ikArgv: stri
       return {
         baseUrl: `http://127.0.0.1:${port}`,
         port,
-        logFile,
         async stop() {
           group.killGroup("SIGTERM");
           const t = setTimeout(() => group.killGroup("SIGKILL"), 3000);
           await group.exited;
           clearTimeout(t);
+          await rm(dir, { recursive: true, force: true });
         },
       };
     }
     if (exited || performance.now() > deadline) {
       group.killGroup("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
       const tail = text.trim().split("\n").slice(-2).join(" | ");
       throw new IkError(ExitCode.INTERNAL, "selftest", `the mock (ik mock ${args.join(" ")}) did not start: ${tail || "no output"}`, "please report it");
     }

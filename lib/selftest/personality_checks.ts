@@ -3,7 +3,8 @@
  * measure exactly that, count tokens by the method that personality allows, and get the exact
  * output length where the engine honours an exact-length field (natural EOS where it does not).
  */
-import { broken, type Check, equal, near, percentile } from "./checks.ts";
+import { broken, type Check, equal, near } from "./checks.ts";
+import { nearestRank } from "../stats/mod.ts";
 import { startMockProcess } from "./mock_process.ts";
 import type { Personality, SelftestDeps } from "./send.ts";
 import { profileFor } from "./send.ts";
@@ -40,8 +41,8 @@ export async function personalityChecks(deps: SelftestDeps, engine: Personality)
     }
     const ok = rows.filter((r) => r.ok);
     out.push(equal(g, "requests ok", `${ok.length}/${rows.length}`, `${rows.length}/${rows.length}`));
-    const ttft = percentile(ok.map((r) => r.ttft_ms as number), 50);
-    const tpot = percentile(ok.map((r) => r.tpot_ms as number), 50);
+    const ttft = nearestRank(ok.map((r) => r.ttft_ms as number), 50);
+    const tpot = nearestRank(ok.map((r) => r.tpot_ms as number), 50);
     // TTFT: the client clock includes connection set-up and the first write, never less than told.
     out.push(near(g, "ttft_ms median", ttft, TRUTH.ttftMs, { below: 1, above: 12 }));
     out.push(near(g, "tpot_ms median", tpot, TRUTH.tpotMs, { below: 1, above: 1.5 }));

@@ -445,14 +445,14 @@ describe("OpenAI and SSE framing", () => {
   });
 });
 
+/** One canned answer (status, body, content type, headers) through the client. */
+function answer(status: number, body: string, ct: string, headers: Record<string, string> = {}) {
+  return streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", {}, {
+    fetch: fakeFetch(() => new Response(body, { status, headers: { "content-type": ct, ...headers } })).fetch,
+  });
+}
+
 describe("2xx bodies that are not a stream", () => {
-  const ep = parseEndpoint("http://127.0.0.1:9");
-  const answer = (status: number, body: string, ct: string, headers: Record<string, string> = {}) =>
-    streamCompletion(ep, "chat", {}, {
-      fetch: fakeFetch(() =>
-        new Response(body, { status, headers: { "content-type": ct, ...headers } })
-      ).fetch,
-    });
   test("HTTP 200 + application/json error body (routers): protocol, with the body's message", async () => {
     const r = await answer(
       200,
@@ -496,13 +496,6 @@ describe("2xx bodies that are not a stream", () => {
 });
 
 describe("HTTP error bodies", () => {
-  const ep = parseEndpoint("http://127.0.0.1:9");
-  const answer = (status: number, body: string, ct: string, headers: Record<string, string> = {}) =>
-    streamCompletion(ep, "chat", {}, {
-      fetch: fakeFetch(() =>
-        new Response(body, { status, headers: { "content-type": ct, ...headers } })
-      ).fetch,
-    });
   test("an nginx HTML 502 page is reduced to its title", async () => {
     const html =
       "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>" +

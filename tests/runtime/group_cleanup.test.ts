@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { ROOT, runtime, startArgv } from "./_group_helpers.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { ROOT, startArgv } from "../_helpers/ik.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
-import { equal, near, percentile } from "../../lib/selftest/checks.ts";
+import { equal, near } from "../../lib/selftest/checks.ts";
+import { nearestRank } from "../../lib/stats/mod.ts";
 import { faultChecks } from "../../lib/selftest/fault_checks.ts";
 import { personalityChecks, TRUTH } from "../../lib/selftest/personality_checks.ts";
 import { makeSender, type Sender } from "../../lib/selftest/send.ts";
@@ -80,9 +81,9 @@ describe("selftest checks fail when the client is wrong", () => {
     assert.equal(near("g", "x", null, 60, { below: 1, above: 12 }).status, "FAIL");
     assert.equal(equal("g", "x", 24, TRUTH.maxTokens).status, "PASS");
     assert.equal(equal("g", "x", undefined, 24).status, "FAIL");
-    assert.equal(percentile([5, 1, 4, 2, 3], 50), 3);
-    assert.equal(percentile([1, 2, 3, 4], 50), 2);
-    assert.equal(percentile([], 50), null);
+    assert.equal(nearestRank([5, 1, 4, 2, 3], 50), 3);
+    assert.equal(nearestRank([1, 2, 3, 4], 50), 2);
+    assert.equal(nearestRank([], 50), null);
   });
 });
 

@@ -1,2 +1,0 @@
-export { ROOT, startArgv } from "../_helpers/ik.ts";
-export { runtime } from "../../lib/runtime/mod.ts";
