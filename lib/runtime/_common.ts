@@ -24,6 +24,7 @@ export function makeRuntime(
     envAll: () => ({ ...proc.env }) as Record<string, string>,
     cwd: () => proc.cwd(),
     pid: () => proc.pid,
+    pidAlive: p.pidAlive,
     exit: p.exitNow,
     onSignal: p.onSignal,
     isTerminal: p.isTerminal,

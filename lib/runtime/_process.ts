@@ -100,7 +100,19 @@ export function isTerminal(stream: "stdin" | "stdout" | "stderr"): boolean {
   }
 }
 
-/** CPU time of this process in microseconds. */
+/** Whether a process with this pid exists (kill with signal 0; EPERM means it exists). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/** CPU time used by this process so far. */
 export function cpuUsage(): CpuUsage {
   const u = process.cpuUsage();
   return { userUs: u.user, systemUs: u.system };

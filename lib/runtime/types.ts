@@ -109,6 +109,8 @@ export interface Runtime {
   cwd(): string;
   /** Process id of ik itself. */
   pid(): number;
+  /** Whether a process with this pid exists (signal 0; a process owned by another user counts as alive). */
+  pidAlive(pid: number): boolean;
   /** Exits now with `code`, after killing every spawned group. */
   exit(code: number): never;
   /** Registers `fn` for a signal; returns a function that removes it. */
