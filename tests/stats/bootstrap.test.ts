@@ -1,0 +1,71 @@
+/** lib/stats: t quantiles, seeded resampling, cluster and paired-ratio bootstrap intervals. */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { clusterBootstrapCi, median, normalQuantile, pairedRatioCi, SeededRng, tQuantile } from "../../lib/stats/mod.ts";
+
+describe("quantiles", () => {
+  test("normal and t quantiles against tables", () => {
+    assert.ok(Math.abs(normalQuantile(0.975) - 1.959964) < 1e-6);
+    assert.ok(Math.abs(normalQuantile(0.01) + 2.326348) < 1e-6);
+    for (const [df, q] of [[1, 12.706], [2, 4.303], [4, 2.776], [9, 2.262], [29, 2.045], [40, 2.021], [120, 1.980]]) {
+      assert.ok(Math.abs(tQuantile(0.975, df) - q) < 0.005, `t(0.975, ${df}) = ${tQuantile(0.975, df)}, table ${q}`);
+    }
+    assert.ok(Math.abs(tQuantile(0.95, 5) - 2.015) < 0.01);
+    assert.equal(tQuantile(0.025, 4), -tQuantile(0.975, 4));
+  });
+});
+
+describe("SeededRng", () => {
+  test("the same seed gives the same stream; another seed another", () => {
+    const a = new SeededRng(7, 1), b = new SeededRng(7, 1), c = new SeededRng(7, 2);
+    const xs = Array.from({ length: 5 }, () => a.next());
+    assert.deepEqual(Array.from({ length: 5 }, () => b.next()), xs);
+    assert.notDeepEqual(Array.from({ length: 5 }, () => c.next()), xs);
+    assert.ok(xs.every((x) => x >= 0 && x < 1));
+  });
+});
+
+describe("clusterBootstrapCi", () => {
+  const vals = [10, 11, 12, 30, 31, 32, 20, 21, 22];
+  const rounds = [0, 0, 0, 1, 1, 1, 2, 2, 2];
+  test("nearest-rank estimate, an interval around it, reproducible by seed", () => {
+    const a = clusterBootstrapCi(vals, rounds, [50, 95], { seed: 3 });
+    assert.equal(a[50].value, 21);
+    assert.equal(a[95].value, 32);
+    const [lo, hi] = a[50].ci!;
+    assert.ok(lo < 21 && 21 < hi);
+    assert.deepEqual(clusterBootstrapCi(vals, rounds, [50, 95], { seed: 3 }), a);
+    assert.notDeepEqual(clusterBootstrapCi(vals, rounds, [50], { seed: 4 })[50].ci, a[50].ci);
+  });
+  test("rounds as the unit: a between-round spread widens the interval beyond a per-request one", () => {
+    const cluster = clusterBootstrapCi(vals, rounds, [50])[50].ci!;
+    const naive = clusterBootstrapCi(vals, null, [50])[50].ci!;
+    assert.ok(cluster[1] - cluster[0] > 2 * (naive[1] - naive[0]), `${cluster} vs ${naive}`);
+  });
+  test("fewer than two rounds: no interval; non-finite values are dropped", () => {
+    assert.equal(clusterBootstrapCi([1, 2, 3], [0, 0, 0], [50])[50].ci, null);
+    assert.equal(clusterBootstrapCi([], null, [50])[50].value, null);
+    assert.equal(clusterBootstrapCi([1, NaN, 3, 5], [0, 0, 1, 1], [50])[50].value, 3);
+    assert.throws(() => clusterBootstrapCi([1, 2], [0], [50]), /2 values but 1 units/);
+  });
+});
+
+describe("pairedRatioCi", () => {
+  test("ratio of medians, an interval on the log scale, pairs resampled together", () => {
+    const base = [100, 120, 90, 110, 105];
+    const other = base.map((b) => b * 1.5); // a round slow for one is slow for both
+    const r = pairedRatioCi(base, other);
+    assert.equal(r.nPairs, 5);
+    assert.ok(Math.abs(r.ratio! - 1.5) < 1e-12);
+    assert.ok(Math.abs(r.ci![0] - 1.5) < 1e-9 && Math.abs(r.ci![1] - 1.5) < 1e-9, `perfectly paired: ${r.ci}`);
+    const noisy = pairedRatioCi(base, [150, 170, 140, 170, 160]);
+    assert.ok(noisy.ci![0] < noisy.ratio! && noisy.ratio! < noisy.ci![1]);
+    assert.ok(Math.abs(Math.log(noisy.ci![1] / noisy.ratio!) - Math.log(noisy.ratio! / noisy.ci![0])) < 1e-9, "symmetric in log");
+  });
+  test("no interval for one pair or a non-positive value; mismatched lengths throw", () => {
+    assert.equal(pairedRatioCi([1], [2]).ci, null);
+    assert.equal(pairedRatioCi([1, 0], [2, 3]).ci, null);
+    assert.throws(() => pairedRatioCi([1, 2], [1]), /2 base values but 1 others/);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+  });
+});
