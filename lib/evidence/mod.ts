@@ -1,0 +1,10 @@
+/**
+ * Evidence records: redaction, the endpoint HMAC key, evidence ids and the store.
+ * @module
+ */
+export { isSecretKey, REDACTED, redactObject, redactUrl, redactUrlsInText, scrubSecret } from "./redact.ts";
+export { endpointKeyPath, endpointTag, loadEndpointKey, PROCESS_KEY_NOTE } from "./endpoint_key.ts";
+export type { EndpointKey } from "./endpoint_key.ts";
+export { newEvidenceId, parseEvidenceId } from "./evidence_id.ts";
+export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "./store.ts";
+export type { Artifact } from "./store.ts";

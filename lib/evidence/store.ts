@@ -1,0 +1,123 @@
+/**
+ * The evidence store (CONTRACTS.md "Evidence store layout"): a run writes into
+ * `<root>/.staging/<id>/`, journals each request row as it completes, and at the end (normal or
+ * interrupted) writes `evidence.json` with `complete: true|false` and renames the directory into
+ * place, so a record in the store is always whole. Directories are 0700. Loading checks
+ * integrity: every listed artifact must exist with its sha256.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
+import { parseEvidenceId } from "./evidence_id.ts";
+
+/** The store root from the environment: `$IK_RUNS_DIR`, else `./runs`. */
+export function storeRoot(env: (name: string) => string | undefined, cwd: string): string {
+  return resolve(cwd, env("IK_RUNS_DIR") || "runs");
+}
+
+/** One artifact a record lists. */
+export interface Artifact {
+  /** Path relative to the record's directory. */
+  path: string;
+  sha256: string;
+  /** What it is: "requests", "outputs_index", "inputs", … */
+  role: string;
+  bytes: number;
+}
+
+/** sha256 of a file's bytes, hex. */
+export async function fileSha256(path: string): Promise<string> {
+  return createHash("sha256").update(await readFile(path)).digest("hex");
+}
+
+/** A run being written: its staging directory, its journal and its artifacts. */
+export class StagedRun {
+  /** Rows journaled so far. */
+  rows = 0;
+
+  private constructor(readonly root: string, readonly id: string, readonly dir: string) {}
+
+  /** Creates `<root>/.staging/<id>/` (0700) with an empty requests.jsonl. */
+  static async create(root: string, id: string): Promise<StagedRun> {
+    if (!parseEvidenceId(id)) throw new RangeError(`not an evidence id: '${id}'`);
+    const dir = join(root, ".staging", id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(join(dir, "requests.jsonl"), "", { mode: 0o600 });
+    return new StagedRun(root, id, dir);
+  }
+
+  /** Appends one row to requests.jsonl at once (a crash loses nothing already measured). */
+  async journal(row: unknown): Promise<void> {
+    await appendFile(join(this.dir, "requests.jsonl"), JSON.stringify(row) + "\n");
+    this.rows++;
+  }
+
+  /** Writes a file inside the run (parents created 0700); the path must stay inside. */
+  async write(relPath: string, data: string | Uint8Array): Promise<string> {
+    const p = this.inside(relPath);
+    await mkdir(resolve(p, ".."), { recursive: true, mode: 0o700 });
+    await writeFile(p, data, { mode: 0o600 });
+    return p;
+  }
+
+  /** The artifact entry for a file already in the run. */
+  async artifact(relPath: string, role: string): Promise<Artifact> {
+    const p = this.inside(relPath);
+    return { path: relPath.split(sep).join("/"), sha256: await fileSha256(p), role, bytes: (await stat(p)).size };
+  }
+
+  /**
+   * Writes evidence.json and renames the run into `<root>/<id>/`.
+   * @returns the final directory
+   */
+  async finish(record: Record<string, unknown>): Promise<string> {
+    await writeFile(join(this.dir, "evidence.json"), JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
+    const final = join(this.root, this.id);
+    await rename(this.dir, final);
+    return final;
+  }
+
+  /** Removes the staging directory (a run that produced nothing worth keeping). */
+  async discard(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private inside(relPath: string): string {
+    const p = resolve(this.dir, relPath);
+    const rel = relative(this.dir, p);
+    if (rel === "" || rel.startsWith("..") || resolve(this.dir, rel) !== p) throw new RangeError(`artifact path '${relPath}' leaves the run directory`);
+    return p;
+  }
+}
+
+/** Why a stored record cannot be trusted, or null when every artifact matches its sha256. */
+export async function integrityProblem(dir: string, record: { artifacts?: Artifact[] }): Promise<string | null> {
+  for (const a of record.artifacts ?? []) {
+    const p = resolve(dir, a.path);
+    if (relative(dir, p).startsWith("..")) return `artifact '${a.path}' points outside the record`;
+    let got: string;
+    try {
+      got = await fileSha256(p);
+    } catch {
+      return `artifact '${a.path}' (${a.role}) is missing`;
+    }
+    if (got !== a.sha256) return `artifact '${a.path}' (${a.role}) changed: sha256 ${got.slice(0, 12)}… != recorded ${a.sha256.slice(0, 12)}…`;
+  }
+  return null;
+}
+
+/** Loads `<root>/<id>/evidence.json` and checks its integrity; throws a one-line reason. */
+export async function loadRecord(root: string, id: string): Promise<{ dir: string; record: Record<string, unknown> }> {
+  if (!parseEvidenceId(id)) throw new RangeError(`'${id}' is not an evidence id (kind-yyyymmddThhmmssZ-8hex)`);
+  const dir = join(root, id);
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(await readFile(join(dir, "evidence.json"), "utf8"));
+  } catch (e) {
+    throw new RangeError(`${join(dir, "evidence.json")}: ${(e as { code?: string }).code === "ENOENT" ? "no such record" : "not valid JSON"}`);
+  }
+  const problem = await integrityProblem(dir, record as { artifacts?: Artifact[] });
+  if (problem) throw new RangeError(`${id}: ${problem}`);
+  return { dir, record };
+}
