@@ -1,0 +1,160 @@
+/**
+ * One load level (seed 002 level_summary), accumulated row by row so that memory is one number
+ * per kept value (typed columns), never the rows themselves:
+ *
+ * - p50/p90/p95/p99 of TTFT, TPOT, e2e (ok requests) and ITL (every gap between token events);
+ * - failures by kind; output tokens, tok/s (and per GPU), goodput and achieved rps (ok requests)
+ *   over the level's window, first send to last end;
+ * - mean in flight by Little's law; send lag;
+ * - failure-adjusted percentiles of TTFT and e2e: every failed request counts as infinitely slow,
+ *   so a server that refuses half its requests cannot look faster than one that serves them all
+ *   (CONTRACTS.md "Words": a percentile that falls on a failure is null with `censored: true`);
+ * - the SLO checks.
+ * @module
+ */
+import { clusterBootstrapCi } from "../stats/mod.ts";
+import { Column, type Percentiles, percentiles } from "./column.ts";
+import { meetsSlo, type Slo, type SloCheck, sloChecks } from "./slo.ts";
+
+/** The row fields a level reads. */
+export interface LevelRow {
+  ok: boolean;
+  error_kind: string | null;
+  ttft_ms: number | null;
+  tpot_ms: number | null;
+  e2e_ms: number | null;
+  n_tokens: number | null;
+  send_lag_ms: number | null;
+  t_send_ns: number;
+  t_end_ns: number;
+}
+
+/** A percentile that may fall on a failed (infinitely slow) request. */
+export interface CensoredValue {
+  value: number | null;
+  censored: boolean;
+}
+
+/** A level's summary, as stored in the record (snake_case, the seed's names). */
+export interface LevelSummary {
+  n_requests: number;
+  n_ok: number;
+  n_failed: number;
+  failures_by_kind: Record<string, number>;
+  window_s: number;
+  ttft_ms: Percentiles & { ci95_p95: [number, number] | null };
+  tpot_ms: Percentiles & { ci95_p95: [number, number] | null };
+  e2e_ms: Percentiles;
+  itl_ms: Percentiles;
+  ttft_ms_failure_adjusted: Record<string, CensoredValue>;
+  e2e_ms_failure_adjusted: Record<string, CensoredValue>;
+  output_tokens: number;
+  output_tok_s: number | null;
+  output_tok_s_per_gpu: number | null;
+  goodput_rps: number | null;
+  achieved_rps: number | null;
+  mean_inflight: number | null;
+  send_lag_ms: Percentiles;
+  slo_checks: Record<string, SloCheck>;
+  slo_ok: boolean | null;
+}
+
+/** Collects one level's rows and ITLs, then summarises them. */
+export class LevelAccumulator {
+  readonly #ttft = new Column();
+  readonly #tpot = new Column();
+  readonly #e2e = new Column();
+  readonly #itl = new Column(4096);
+  readonly #lag = new Column();
+  readonly #failures: Record<string, number> = {};
+  #n = 0;
+  #ok = 0;
+  #good = 0;
+  #tokens = 0;
+  #t0 = Infinity;
+  #t1 = -Infinity;
+  #busyNs = 0;
+
+  /** @param slo the targets goodput is counted against */
+  constructor(readonly slo: Slo = {}) {}
+
+  /** Adds one finished request and its inter-token gaps. */
+  add(row: LevelRow, itlMs: ArrayLike<number> = []): void {
+    this.#n++;
+    this.#t0 = Math.min(this.#t0, row.t_send_ns);
+    this.#t1 = Math.max(this.#t1, row.t_end_ns);
+    this.#busyNs += row.t_end_ns - row.t_send_ns;
+    if (row.send_lag_ms !== null) this.#lag.push(row.send_lag_ms);
+    if (meetsSlo(row, this.slo)) this.#good++;
+    if (!row.ok) {
+      const k = row.error_kind ?? "unknown";
+      this.#failures[k] = (this.#failures[k] ?? 0) + 1;
+      return;
+    }
+    this.#ok++;
+    this.#tokens += row.n_tokens ?? 0;
+    if (row.ttft_ms !== null) this.#ttft.push(row.ttft_ms);
+    if (row.tpot_ms !== null) this.#tpot.push(row.tpot_ms);
+    if (row.e2e_ms !== null) this.#e2e.push(row.e2e_ms);
+    this.#itl.pushAll(itlMs);
+  }
+
+  /**
+   * The summary.
+   * @param gpuCount GPUs serving (for tok/s per GPU)
+   * @param opts bootstrap settings for the p95 CIs (a plain per-request bootstrap: under load
+   *   requests interact, so the record calls these optimistic)
+   */
+  summary(gpuCount = 1, opts: { resamples?: number; seed?: number } = {}): LevelSummary {
+    const window = this.#n ? (this.#t1 - this.#t0) / 1e9 : 0;
+    const per = (x: number) => (window > 0 ? x / window : null);
+    const ci95p95 = (c: Column) => clusterBootstrapCi(c.toArray(), null, [95], opts)[95].ci;
+    const ttft = { ...percentiles(this.#ttft), ci95_p95: ci95p95(this.#ttft) };
+    const tpot = { ...percentiles(this.#tpot), ci95_p95: ci95p95(this.#tpot) };
+    const e2e = percentiles(this.#e2e);
+    const nFailed = this.#n - this.#ok;
+    const checks = sloChecks({ ttftP95: ttft.p95, tpotP95: tpot.p95, e2eP95: e2e.p95, nFailed, nOk: this.#ok }, this.slo);
+    const tokS = per(this.#tokens);
+    return {
+      n_requests: this.#n,
+      n_ok: this.#ok,
+      n_failed: nFailed,
+      failures_by_kind: { ...this.#failures },
+      window_s: window,
+      ttft_ms: ttft,
+      tpot_ms: tpot,
+      e2e_ms: e2e,
+      itl_ms: percentiles(this.#itl),
+      ttft_ms_failure_adjusted: failureAdjusted(this.#ttft, this.#n - this.#ttft.length),
+      e2e_ms_failure_adjusted: failureAdjusted(this.#e2e, this.#n - this.#e2e.length),
+      output_tokens: this.#tokens,
+      output_tok_s: tokS,
+      output_tok_s_per_gpu: tokS === null ? null : tokS / Math.max(1, gpuCount),
+      goodput_rps: per(this.#good),
+      achieved_rps: per(this.#ok),
+      mean_inflight: window > 0 ? this.#busyNs / 1e9 / window : null,
+      send_lag_ms: percentiles(this.#lag),
+      slo_checks: checks,
+      slo_ok: Object.keys(checks).length ? Object.values(checks).every((c) => c.ok) : null,
+    };
+  }
+}
+
+/**
+ * p50/p95/p99 over every request with the `missing` ones (failed, or without the value) counted
+ * as +∞: a percentile that lands on one is `{value: null, censored: true}`.
+ */
+export function failureAdjusted(c: Column, missing: number, ps: readonly number[] = [50, 95, 99]): Record<string, CensoredValue> {
+  const s = c.sorted();
+  const n = s.length + missing;
+  const out: Record<string, CensoredValue> = {};
+  for (const p of ps) {
+    if (n === 0) {
+      out[`p${p}`] = { value: null, censored: false };
+      continue;
+    }
+    const rank = Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1));
+    out[`p${p}`] = rank < s.length ? { value: s[rank], censored: false } : { value: null, censored: true };
+  }
+  return out;
+}

@@ -1,0 +1,9 @@
+/**
+ * Pure metrics: per-request rows in, bucket tables, load-level summaries, SLO, N* and cost out.
+ * @module
+ */
+export { type Metric, metric, SPEED_METRICS } from "./metric.ts";
+export { Column, type Percentiles, percentiles, rankSorted } from "./column.ts";
+export { COST_FORMULA, hasSlo, meetsSlo, nStar, type Slo, type SloCheck, sloChecks, type SloRow, usdPer1mTokens } from "./slo.ts";
+export { type CensoredValue, failureAdjusted, LevelAccumulator, type LevelRow, type LevelSummary } from "./level.ts";
+export { type BucketFigure, bucketMetrics, roundRows, type SingleRow } from "./bucket.ts";

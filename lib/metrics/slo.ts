@@ -1,0 +1,97 @@
+/**
+ * SLOs, per-request attainment (goodput) and N* (seed 002): the highest load level at which the
+ * SLO holds at that level and at every lower one.
+ * @module
+ */
+
+/** The SLO of a load run; absent targets are not checked. */
+export interface Slo {
+  ttftP95Ms?: number | null;
+  tpotP95Ms?: number | null;
+  /** vLLM's goodput also knows end-to-end latency. */
+  e2eP95Ms?: number | null;
+  /** Failed requests a level may have and still pass (default 0). */
+  maxFail?: number | null;
+}
+
+/** The per-request fields the SLO reads. */
+export interface SloRow {
+  ok: boolean;
+  ttft_ms: number | null;
+  tpot_ms: number | null;
+  e2e_ms: number | null;
+}
+
+/** Whether any latency target is set. */
+export function hasSlo(slo: Slo): boolean {
+  return slo.ttftP95Ms != null || slo.tpotP95Ms != null || slo.e2eP95Ms != null;
+}
+
+/**
+ * Per-request SLO attainment, for goodput: it succeeded and its TTFT (and e2e) are inside their
+ * targets; a TPOT target is checked where the request has a TPOT (one-token answers have none).
+ */
+export function meetsSlo(row: SloRow, slo: Slo): boolean {
+  if (!row.ok) return false;
+  if (slo.ttftP95Ms != null && (row.ttft_ms === null || row.ttft_ms > slo.ttftP95Ms)) return false;
+  if (slo.tpotP95Ms != null && row.tpot_ms !== null && row.tpot_ms > slo.tpotP95Ms) return false;
+  if (slo.e2eP95Ms != null && (row.e2e_ms === null || row.e2e_ms > slo.e2eP95Ms)) return false;
+  return true;
+}
+
+/** One SLO check of a level. */
+export interface SloCheck {
+  value: number | null;
+  target: number;
+  ok: boolean;
+}
+
+/**
+ * The level's SLO checks: each p95 against its target, and (only when some target is given) the
+ * failed requests against `maxFail`, with at least one success required.
+ */
+export function sloChecks(
+  s: { ttftP95: number | null; tpotP95: number | null; e2eP95: number | null; nFailed: number; nOk: number },
+  slo: Slo,
+): Record<string, SloCheck> {
+  const checks: Record<string, SloCheck> = {};
+  const one = (key: string, v: number | null, target: number | null | undefined) => {
+    if (target != null) checks[key] = { value: v, target, ok: v !== null && v <= target };
+  };
+  one("ttft_p95_ms", s.ttftP95, slo.ttftP95Ms);
+  one("tpot_p95_ms", s.tpotP95, slo.tpotP95Ms);
+  one("e2e_p95_ms", s.e2eP95, slo.e2eP95Ms);
+  if (Object.keys(checks).length) {
+    const mf = slo.maxFail ?? 0;
+    checks.failed = { value: s.nFailed, target: mf, ok: s.nFailed <= mf && s.nOk > 0 };
+  }
+  return checks;
+}
+
+/**
+ * N*: the highest level at which the SLO holds there and at every lower level (a level that
+ * passes above a failing one does not count), with the reason.
+ * @param levels each level's value and its SLO verdict (null: no SLO given)
+ */
+export function nStar(levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck> }[]): { value: number | null; reason: string } {
+  if (!levels.length) return { value: null, reason: "no load levels ran" };
+  let best: number | null = null;
+  for (const lv of [...levels].sort((a, b) => a.level - b.level)) {
+    if (lv.sloOk === null) return { value: null, reason: "no SLO given" };
+    if (!lv.sloOk) {
+      const failed = Object.entries(lv.checks).filter(([, c]) => !c.ok).map(([k]) => k);
+      return { value: best, reason: `SLO first fails at level ${lv.level} (${failed.join(", ")})` };
+    }
+    best = lv.level;
+  }
+  return { value: best, reason: "SLO holds at every level tried: the true N* may be above the grid" };
+}
+
+/** $ per 1M output tokens = the GPUs' hourly price / tokens produced per hour × 1e6 (null without a price or throughput). */
+export function usdPer1mTokens(tokPerS: number | null, priceUsdPerGpuHour: number | null, gpuCount = 1): number | null {
+  if (!tokPerS || !priceUsdPerGpuHour || tokPerS <= 0) return null;
+  return priceUsdPerGpuHour * Math.max(1, gpuCount) / (tokPerS * 3600) * 1e6;
+}
+
+/** How the cost figure is computed, for the record's `cost_formula`. */
+export const COST_FORMULA = "usd_per_1m_output_tokens = gpu_price_usd_h × gpu_count / (output_tok_s × 3600) × 1e6";

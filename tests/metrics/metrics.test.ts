@@ -1,0 +1,88 @@
+/** lib/metrics: level summaries (with failure-adjusted percentiles), SLO checks, N*, cost, bucket tables. */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { bucketMetrics, Column, type SloCheck, failureAdjusted, LevelAccumulator, type LevelRow, meetsSlo, nStar, roundRows, sloChecks, usdPer1mTokens } from "../../lib/metrics/mod.ts";
+
+function row(i: number, over: Partial<LevelRow> = {}): LevelRow {
+  return { ok: true, error_kind: null, ttft_ms: 100 + i, tpot_ms: 10, e2e_ms: 500 + i, n_tokens: 50, send_lag_ms: 0.1, t_send_ns: i * 1e8, t_end_ns: i * 1e8 + 5e8, ...over };
+}
+
+describe("LevelAccumulator", () => {
+  test("window from first send to last end; rps, tok/s, Little's law, failures by kind", () => {
+    const lv = new LevelAccumulator({ ttftP95Ms: 200 });
+    for (let i = 0; i < 10; i++) lv.add(row(i), [10, 10, 12]);
+    lv.add(row(10, { ok: false, error_kind: "http", ttft_ms: null, e2e_ms: null, tpot_ms: null, n_tokens: null }));
+    const s = lv.summary(2, { resamples: 200 });
+    assert.equal(s.n_requests, 11);
+    assert.equal(s.n_failed, 1);
+    assert.deepEqual(s.failures_by_kind, { http: 1 });
+    assert.ok(Math.abs(s.window_s - 1.5) < 1e-9); // 0 .. 10*0.1+0.5
+    assert.ok(Math.abs(s.achieved_rps! - 10 / 1.5) < 1e-9);
+    assert.ok(Math.abs(s.output_tok_s! - 500 / 1.5) < 1e-9);
+    assert.ok(Math.abs(s.output_tok_s_per_gpu! - 500 / 1.5 / 2) < 1e-9);
+    assert.ok(Math.abs(s.mean_inflight! - 11 * 0.5 / 1.5) < 1e-9);
+    assert.equal(s.ttft_ms.p50, 104);
+    assert.equal(s.ttft_ms.p99, 109);
+    assert.equal(s.itl_ms.n, 30);
+    assert.equal(s.itl_ms.p95, 12);
+    assert.ok(Math.abs(s.goodput_rps! - 10 / 1.5) < 1e-9);
+    assert.equal(s.slo_ok, false, "one failure over max_fail 0");
+    assert.equal(s.slo_checks.ttft_p95_ms.ok, true);
+  });
+
+  test("failure-adjusted percentiles count failures as infinitely slow", () => {
+    const lv = new LevelAccumulator();
+    for (let i = 0; i < 5; i++) lv.add(row(i));
+    for (let i = 0; i < 5; i++) lv.add(row(i, { ok: false, error_kind: "http", ttft_ms: null, e2e_ms: null }));
+    const s = lv.summary(1, { resamples: 100 });
+    assert.equal(s.ttft_ms.p50, 102, "the seed's percentile over ok requests only");
+    assert.deepEqual(s.ttft_ms_failure_adjusted.p50, { value: 104, censored: false });
+    assert.deepEqual(s.ttft_ms_failure_adjusted.p95, { value: null, censored: true });
+    const c = new Column();
+    assert.deepEqual(failureAdjusted(c, 0).p50, { value: null, censored: false });
+  });
+});
+
+describe("SLO, N* and cost", () => {
+  test("per-request attainment includes e2e; checks only with a target", () => {
+    assert.equal(meetsSlo({ ok: true, ttft_ms: 10, tpot_ms: null, e2e_ms: 900 }, { ttftP95Ms: 20, tpotP95Ms: 5 }), true);
+    assert.equal(meetsSlo({ ok: true, ttft_ms: 10, tpot_ms: 1, e2e_ms: 900 }, { e2eP95Ms: 800 }), false);
+    assert.deepEqual(sloChecks({ ttftP95: 1, tpotP95: 1, e2eP95: 1, nFailed: 3, nOk: 1 }, {}), {});
+  });
+  test("N* is the highest level passing there and at every lower one", () => {
+    const lv = (level: number, ok: boolean | null) => ({ level, sloOk: ok, checks: (ok === false ? { ttft_p95_ms: { value: 9, target: 1, ok: false } } : {}) as Record<string, SloCheck> });
+    assert.deepEqual(nStar([lv(4, true), lv(1, true), lv(2, false), lv(8, true)]), { value: 1, reason: "SLO first fails at level 2 (ttft_p95_ms)" });
+    assert.equal(nStar([lv(1, true), lv(2, true)]).value, 2);
+    assert.match(nStar([lv(1, true), lv(2, true)]).reason, /above the grid/);
+    assert.deepEqual(nStar([lv(1, null)]), { value: null, reason: "no SLO given" });
+    assert.equal(nStar([lv(1, false)]).value, null);
+  });
+  test("$ per 1M output tokens", () => {
+    assert.ok(Math.abs(usdPer1mTokens(1000, 3.6, 2)! - 2) < 1e-12); // 7.2 $/h over 3.6M tok/h
+    assert.equal(usdPer1mTokens(null, 3, 1), null);
+    assert.equal(usdPer1mTokens(100, null, 1), null);
+  });
+});
+
+describe("bucketMetrics and roundRows", () => {
+  test("median and p95 per bucket and all, CI over rounds, nulls for unmeasured metrics", () => {
+    const rows = [];
+    for (let r = 0; r < 3; r++) {
+      for (let i = 0; i < 4; i++) {
+        rows.push({ ok: true, bucket: i < 2 ? "short" : "long", round: r, ttft_ms: 10 * (r + 1) + i, tpot_ms: null, decode_tok_s: 50 + r, e2e_ms: 100 });
+      }
+    }
+    rows.push({ ok: false, bucket: "short", round: 0, ttft_ms: null, tpot_ms: null, decode_tok_s: null, e2e_ms: null });
+    const { metrics, table } = bucketMetrics(rows, ["short", "long"], { resamples: 300 });
+    assert.equal(table.all.n_requests, 12);
+    const all = table.all.ttft_ms as { median: number; rounds: number; ci95_median: [number, number] };
+    assert.equal(all.median, 21);
+    assert.equal(all.rounds, 3);
+    assert.ok(all.ci95_median[0] < 21 && 21 < all.ci95_median[1]);
+    assert.equal(table.short.tpot_ms, null);
+    assert.ok(metrics.some((m) => m.name === "tpot_ms" && m.value === null && m.n === 0 && m.subject === "long"));
+    const rr = roundRows(rows, new Map([[0, [0, 1] as const], [1, [1, 2] as const]]));
+    assert.equal(rr.length, 2);
+    assert.deepEqual([rr[0].n_requests, rr[0].n_failed, rr[0].ttft_ms], [4, 1, 11]);
+  });
+});
