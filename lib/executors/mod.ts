@@ -1,0 +1,8 @@
+/**
+ * Executors: they are handed a `send` and decide when to call it (open loop on absolute
+ * deadlines, closed loop), never importing the client.
+ * @module
+ */
+export { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, REAL_TIMERS, waitUntil } from "./pacer.ts";
+export { type OpenLoopOptions, type OpenLoopOutcome, runOpenLoop } from "./open_loop.ts";
+export { type ClosedLoopOptions, runClosedLoop } from "./closed_loop.ts";

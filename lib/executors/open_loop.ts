@@ -1,0 +1,56 @@
+/**
+ * The open-loop executor: request i is sent at `t0 + offset[i]` whatever the server does (arrivals
+ * independent of the server, as a real population of users), and the send lag (sent − scheduled)
+ * is data. It is handed a `send` and never imports the client; the caller journals each result
+ * as it completes, so nothing per request is kept here.
+ * @module
+ */
+import { type PacerTimers, REAL_TIMERS, waitUntil } from "./pacer.ts";
+
+/** Options for {@link runOpenLoop}. */
+export interface OpenLoopOptions {
+  /** Arrival offsets in ms from the level's start, ascending. */
+  offsetsMs: ArrayLike<number>;
+  /** Stops sending when aborted (requests already sent are awaited; the client aborts them). */
+  signal?: AbortSignal;
+  /** Clock and waits (default the real ones). */
+  timers?: PacerTimers;
+  /** Early wake-up before each deadline, in ms. */
+  spinMarginMs?: number;
+}
+
+/** What a level's sending did. */
+export interface OpenLoopOutcome {
+  /** The level's start on the clock. */
+  t0Ms: number;
+  /** Requests sent (fewer than offsets when aborted). */
+  sent: number;
+  /** When the last request was handed to send. */
+  lastSendMs: number | null;
+}
+
+/**
+ * Sends request i at t0 + offsetsMs[i] and waits until every sent request has ended.
+ * @param send starts request i, due at `tScheduledMs`; its promise ends with the request
+ */
+export async function runOpenLoop(
+  send: (index: number, tScheduledMs: number) => Promise<unknown>,
+  opts: OpenLoopOptions,
+): Promise<OpenLoopOutcome> {
+  const timers = opts.timers ?? REAL_TIMERS;
+  const t0 = timers.clock();
+  const inFlight = new Set<Promise<unknown>>();
+  let sent = 0;
+  let lastSend: number | null = null;
+  for (let i = 0; i < opts.offsetsMs.length; i++) {
+    const due = t0 + opts.offsetsMs[i];
+    await waitUntil(due, timers, { signal: opts.signal, spinMarginMs: opts.spinMarginMs });
+    if (opts.signal?.aborted) break;
+    lastSend = timers.clock();
+    const p = send(i, due).catch(() => {}).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    sent++;
+  }
+  await Promise.all(inFlight);
+  return { t0Ms: t0, sent, lastSendMs: lastSend };
+}

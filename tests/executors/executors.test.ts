@@ -1,0 +1,93 @@
+/** Executors on a manual clock: open loop sends on absolute deadlines, never early, catches up; closed loop keeps N in flight. */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { type PacerTimers, runClosedLoop, runOpenLoop, waitUntil } from "../../lib/executors/mod.ts";
+
+/** A clock whose sleeps wake `lateMs` late, as real timers do, and whose yields take 0.01 ms. */
+function manual(lateMs: number): PacerTimers & { now: number; sleeps: number; yields: number } {
+  const t = {
+    now: 0, sleeps: 0, yields: 0,
+    clock: () => t.now,
+    sleep: async (ms: number) => {
+      t.sleeps++;
+      t.now += ms + lateMs;
+    },
+    yieldNow: async () => {
+      t.yields++;
+      t.now += 0.01;
+    },
+  };
+  return t;
+}
+
+describe("waitUntil", () => {
+  test("sleeps to the margin, then yields: on time within a yield although timers wake late", async () => {
+    const t = manual(1.0);
+    await waitUntil(100, t, { spinMarginMs: 1.5 });
+    assert.ok(t.now >= 100 && t.now < 100.02, `${t.now}`);
+    assert.equal(t.sleeps, 1);
+    const before = t.now;
+    await waitUntil(50, t);
+    assert.equal(t.now, before, "a past deadline returns at once");
+  });
+  test("an aborted signal returns at once", async () => {
+    const t = manual(0);
+    const ac = new AbortController();
+    ac.abort();
+    await waitUntil(1e6, t, { signal: ac.signal });
+    assert.equal(t.now, 0);
+  });
+});
+
+describe("runOpenLoop", () => {
+  test("each request at t0 + offset (never early), lag recorded by the caller, all awaited", async () => {
+    const t = manual(0.8);
+    const sends: { i: number; due: number; at: number }[] = [];
+    let ended = 0;
+    const offsets = [10, 20, 20.5, 200];
+    const out = await runOpenLoop(async (i, due) => {
+      sends.push({ i, due, at: t.now });
+      await Promise.resolve();
+      ended++;
+    }, { offsetsMs: offsets, timers: t });
+    assert.equal(out.sent, 4);
+    assert.equal(ended, 4);
+    for (const s of sends) {
+      assert.equal(s.due, out.t0Ms + offsets[s.i]);
+      assert.ok(s.at >= s.due && s.at - s.due < 0.02, `request ${s.i}: lag ${s.at - s.due}`);
+    }
+  });
+  test("behind schedule it sends at once; a failing send does not stop the level; abort stops sending", async () => {
+    const t = manual(0);
+    const seen: number[] = [];
+    const ac = new AbortController();
+    const out = await runOpenLoop(async (i) => {
+      seen.push(i);
+      t.now += 50; // the caller's own work ran long
+      if (i === 1) throw new Error("boom");
+      if (i === 3) ac.abort();
+    }, { offsetsMs: [1, 2, 3, 4, 5, 6], timers: t, signal: ac.signal });
+    assert.deepEqual(seen, [0, 1, 2, 3]);
+    assert.equal(out.sent, 4);
+  });
+});
+
+describe("runClosedLoop", () => {
+  test("N workers back to back until the duration or the cap", async () => {
+    const t = manual(0);
+    let inFlight = 0, maxInFlight = 0;
+    const send = async () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await Promise.resolve();
+      t.now += 10 / 4; // each of the 4 workers' turns advances the shared clock
+      await Promise.resolve();
+      inFlight--;
+    };
+    const out = await runClosedLoop(send, { workers: 4, durationS: 1, timers: t });
+    assert.equal(maxInFlight, 4);
+    assert.ok(out.sent >= 395 && out.sent <= 405, `${out.sent}`);
+    const capped = await runClosedLoop(send, { workers: 4, durationS: 1000, maxRequests: 9, timers: t });
+    assert.equal(capped.sent, 9);
+  });
+});
