@@ -8,3 +8,5 @@ export type { EndpointKey } from "./endpoint_key.ts";
 export { newEvidenceId, parseEvidenceId } from "./evidence_id.ts";
 export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "./store.ts";
 export type { Artifact } from "./store.ts";
+export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
+export { buildRecord, type ClaimClass, type EvidenceRecord } from "./record.ts";
