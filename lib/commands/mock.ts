@@ -4,7 +4,8 @@
  * stderr carries, once listening, exactly one line `ik mock: listening on http://HOST:PORT (…)`
  * (tests and `ik selftest` find the port there with --port 0); with --spawn-child also
  * `ik mock: child pid N`; with --startup-log the engine's log. stdout carries only the
- * --request-log lines. Runs until SIGINT/SIGTERM, or exits 1 after --exit-after-s.
+ * --request-log lines. Runs until SIGINT/SIGTERM (exit 130), exits 1 after --exit-after-s, and
+ * exits 0 once the --parent-pid process is gone (checked every 0.25 s).
  * @module
  */
 import { object } from "@optique/core/constructs";
@@ -66,7 +67,7 @@ const maybeCount = (name: Flag, description: string) =>
 const onOff = (name: Flag, description: string) => withDefault(flag(name, about(description)), false);
 
 const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, " +
-  "slow-headers:S, reset; @N every N-th request, ~P with probability P (seeded). Repeatable.";
+  "slow-headers:S, reset, usage-mismatch[:D]; @N every N-th request, ~P with probability P (seeded). Repeatable.";
 
 /** Parser for `ik mock`. */
 export const mockCommand = command(
@@ -97,12 +98,16 @@ export const mockCommand = command(
       ),
       8192,
     ),
-    ttftMs: ms("--ttft-ms", 50, "Time to first token (timing model)."),
+    // No withDefault on the timing-model flags: only flags really given conflict with --max-batch.
+    ttftMs: maybeMs("--ttft-ms", "Time to first token (timing model; default 50)."),
     prefillMsPerToken: ms("--prefill-ms-per-token", 0, "Extra time to first token per prompt token."),
-    tpotMs: ms("--tpot-ms", 10, "Time per output token (timing model)."),
-    tokensPerEvent: withDefault(
-      option("--tokens-per-event", integer({ min: 1, metavar: "N" }), about("Tokens per token event.")),
-      1,
+    tpotMs: maybeMs("--tpot-ms", "Time per output token (timing model; default 10)."),
+    tokensPerEvent: optional(
+      option(
+        "--tokens-per-event",
+        integer({ min: 1, metavar: "N" }),
+        about("Tokens per token event (timing model; default 1; the last may carry fewer)."),
+      ),
     ),
     specDepth: maybeCount(
       "--spec-depth",
@@ -125,7 +130,7 @@ export const mockCommand = command(
       0,
     ),
     maxBatch: maybeCount("--max-batch", "Batching simulator with B slots (replaces the timing model)."),
-    stepMs: maybeMs("--step-ms", "Simulator: fixed step time (default --tpot-ms)."),
+    stepMs: maybeMs("--step-ms", "Simulator: fixed step time (default 10, the --tpot-ms default)."),
     stepMsPerSeq: maybeMs("--step-ms-per-seq", "Simulator: extra step time per running request."),
     kvTokens: maybeCount("--kv-tokens", "Simulator: KV budget, Σ prompt + max_tokens over the batch."),
     faults: multiple(option("--fault", faultValue(), about(FAULT_HELP))),
@@ -151,6 +156,13 @@ export const mockCommand = command(
     ),
     spawnChild: onOff("--spawn-child", "Start a sleeping child in the mock's own process group."),
     requestLog: onOff("--request-log", "One stdout line per finished request (ik-request serial=N …)."),
+    parentPid: optional(
+      option(
+        "--parent-pid",
+        integer({ min: 1, metavar: "PID" }),
+        about("Exit (status 0) once that process is gone, checked every 0.25 s."),
+      ),
+    ),
   }),
   {
     brief: message`Run the mock OpenAI-compatible server.`,
@@ -183,8 +195,8 @@ export function mockOptionsFromFlags(f: MockFlags): MockOptions {
     prefillMsPerToken: f.prefillMsPerToken,
     tpotMs: f.tpotMs,
     tokensPerEvent: f.tokensPerEvent,
-    specDepth: f.specDepth ?? 0,
-    specAccept: f.specAccept ?? 0,
+    specDepth: f.specDepth,
+    specAccept: f.specAccept,
     eosAfter: f.eosAfter ?? null,
     jitterMs: f.jitterMs,
     seed: f.seed,
@@ -200,8 +212,12 @@ export function mockOptionsFromFlags(f: MockFlags): MockOptions {
     exitAfterS: f.exitAfterS ?? null,
     spawnChild: f.spawnChild,
     requestLog: f.requestLog,
+    parentPid: f.parentPid ?? null,
   });
 }
+
+/** How often `--parent-pid` is checked, ms (MOCK.md: at least every 0.5 s). */
+const PARENT_CHECK_MS = 250;
 
 function waitFor(signal: AbortSignal, ms = Infinity): Promise<void> {
   return new Promise((resolve) => {
@@ -221,7 +237,8 @@ function urlHost(host: string): string {
 }
 
 /**
- * Runs `ik mock` until interrupted (exit 130 via cli.ts) or --exit-after-s (exit 1).
+ * Runs `ik mock` until interrupted (exit 130 via cli.ts), --exit-after-s (exit 1) or the
+ * --parent-pid process is gone (exit 0).
  * @throws IkError (usage, exit 64) for bad flag values or combinations, and when it cannot listen
  */
 export async function runMock(ctx: CommandContext, flags: MockFlags): Promise<number> {
@@ -239,6 +256,13 @@ async function serveMock(ctx: CommandContext, o: MockOptions): Promise<number> {
     expired = true;
     stop.abort();
   }, o.exitAfterS * 1000);
+  let orphaned = false;
+  const parentTimer = o.parentPid === null ? undefined : setInterval(() => {
+    if (o.parentPid !== null && !rt.pidAlive(o.parentPid)) {
+      orphaned = true;
+      stop.abort();
+    }
+  }, PARENT_CHECK_MS);
   const log = o.startupLog ? startupLog(o.startupLog, o, rt.pid()) : null;
   let child: ProcessGroup | null = null;
   try {
@@ -277,8 +301,13 @@ async function serveMock(ctx: CommandContext, o: MockOptions): Promise<number> {
     }
   } finally {
     clearTimeout(exitTimer);
+    clearInterval(parentTimer);
     ctx.signal.removeEventListener("abort", onSignal);
     child?.killGroup("SIGTERM");
+  }
+  if (orphaned) {
+    ctx.err(`ik mock: exiting, --parent-pid ${o.parentPid} is gone\n`);
+    return ExitCode.OK;
   }
   if (expired) {
     ctx.err(`ik mock: exiting after --exit-after-s ${o.exitAfterS}\n`);

@@ -17,9 +17,17 @@ const VERSIONS: Partial<Record<EngineName, string>> = { vllm: "0.11.0", trtllm: 
 
 async function generate(state: MockState, kind: EndpointKind, request: Request): Promise<Response> {
   const intake = await admit(state, kind, request);
-  if ("error" in intake) return jsonResponse(intake.error.status, intake.error.body);
+  if ("response" in intake) return intake.response;
   const g = intake.generation;
   return g.req.stream ? streamResponse(g) : await wholeResponse(g);
+}
+
+/** A wrong method on a known path, as FastAPI (vLLM, SGLang, trtllm-serve) answers it. */
+function methodNotAllowed(allow: string): Response {
+  return new Response(JSON.stringify({ detail: "Method Not Allowed" }), {
+    status: 405,
+    headers: { "content-type": "application/json", allow },
+  });
 }
 
 function notFound(engine: EngineName, method: string, path: string): Response {
@@ -77,6 +85,16 @@ export function buildApp(state: MockState): Hono {
   };
   app.get("/metrics", () => metrics("/metrics"));
   app.get("/prometheus/metrics", () => metrics("/prometheus/metrics"));
+
+  // Registered after every real route, so they only see the methods those routes do not take
+  // (HEAD is answered by the GET route, as Starlette does).
+  for (const path of ["/v1/chat/completions", "/v1/completions"]) {
+    app.all(path, () => methodNotAllowed("POST"));
+  }
+  const getPaths = ["/v1/models", "/health", "/ready", "/state", "/metrics", "/prometheus/metrics"];
+  if (o.engine === "llamacpp") getPaths.push("/v1/health");
+  if (version) getPaths.push("/version");
+  for (const path of getPaths) app.all(path, () => methodNotAllowed("GET, HEAD"));
 
   app.notFound((c) => notFound(o.engine, c.req.method, c.req.path));
   app.onError((err) =>

@@ -5,6 +5,7 @@
  * @module
  */
 import { type IkError, usageError } from "../cli/errors.ts";
+import { MAX_DURATION_S } from "../cli/limits.ts";
 import { uniformOf } from "./prng.ts";
 
 /** Every fault kind the mock can inject. */
@@ -18,6 +19,7 @@ export const FAULT_KINDS = [
   "stall",
   "slow-headers",
   "reset",
+  "usage-mismatch",
 ] as const;
 
 /** One fault kind. */
@@ -27,8 +29,10 @@ export type FaultKind = typeof FAULT_KINDS[number];
 export interface FaultSpec {
   /** What goes wrong. */
   kind: FaultKind;
-  /** Seconds, for `stall` and `slow-headers`. */
+  /** Seconds, for `stall` and `slow-headers` (at most {@link MAX_DURATION_S}). */
   seconds?: number;
+  /** Extra completion tokens the usage block claims, for `usage-mismatch` (default 1). */
+  tokens?: number;
   /** `@N`: only every N-th request (serials N, 2N, …). */
   every?: number;
   /** `~P`: each request independently with probability P (seeded). */
@@ -38,7 +42,7 @@ export interface FaultSpec {
 }
 
 const TIMED: readonly FaultKind[] = ["stall", "slow-headers"];
-const SYNTAX = "KIND[:S][@N or ~P], e.g. http503@5, stall:2~0.1, reset";
+const SYNTAX = "KIND[:S][@N or ~P], e.g. http503@5, stall:2~0.1, reset, usage-mismatch:3";
 
 function bad(text: string, what: string): IkError {
   return usageError(`--fault ${text}`, what, `write ${SYNTAX}; kinds: ${FAULT_KINDS.join(", ")}`);
@@ -62,9 +66,20 @@ export function parseFault(text: string): FaultSpec {
     if (secondsText.trim() === "" || !Number.isFinite(s) || s < 0) {
       throw bad(text, `'${secondsText}' is not a duration in seconds`);
     }
+    if (s > MAX_DURATION_S) {
+      throw bad(text, `${s} s is over the limit of ${MAX_DURATION_S} s (2^31 - 1 ms, the JS timer limit)`);
+    }
     spec.seconds = s;
+  } else if (kind === "usage-mismatch") {
+    if (secondsText !== undefined) {
+      const d = Number(secondsText);
+      if (!/^\d+$/.test(secondsText) || d < 1 || !Number.isSafeInteger(d)) {
+        throw bad(text, `'${secondsText}' must be a whole number of tokens, 1 or more`);
+      }
+      spec.tokens = d;
+    }
   } else if (secondsText !== undefined) {
-    throw bad(text, `'${kind}' takes no ':S' duration (only stall and slow-headers do)`);
+    throw bad(text, `'${kind}' takes no ':S' (only stall, slow-headers and usage-mismatch do)`);
   }
   if (sep === "@") {
     const n = Number(amountText);
@@ -97,13 +112,15 @@ export interface RequestFaults {
   slowHeadersMs: number;
   /** Pause after the first token event, in ms. */
   stallMs: number;
+  /** Completion tokens the usage block claims beyond those streamed (usage-mismatch; summed). */
+  usageExtra: number;
   /** What breaks the body (the first listed of error-event, truncate, malformed, reset wins). */
   body: "error-event" | "truncate" | "malformed" | "reset" | null;
 }
 
 /** Picks the faults for request `serial` (1-based) from the configured list. */
 export function faultsFor(specs: readonly FaultSpec[], serial: number, seed: number): RequestFaults {
-  const out: RequestFaults = { httpStatus: null, slowHeadersMs: 0, stallMs: 0, body: null };
+  const out: RequestFaults = { httpStatus: null, slowHeadersMs: 0, stallMs: 0, usageExtra: 0, body: null };
   specs.forEach((spec, i) => {
     if (!faultHits(spec, i, serial, seed)) return;
     switch (spec.kind) {
@@ -117,6 +134,9 @@ export function faultsFor(specs: readonly FaultSpec[], serial: number, seed: num
         break;
       case "stall":
         out.stallMs += (spec.seconds ?? 0) * 1000;
+        break;
+      case "usage-mismatch":
+        out.usageExtra += spec.tokens ?? 1;
         break;
       default:
         out.body ??= spec.kind;

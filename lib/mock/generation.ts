@@ -4,6 +4,7 @@
  * ends the counters, histograms and request log are updated exactly once.
  * @module
  */
+import { readBody, tooLargeResponse } from "./body.ts";
 import { faultsFor, type RequestFaults } from "./faults.ts";
 import type { Completion, HttpError, StreamContext, Timings } from "./personality.ts";
 import { unixNow } from "./personality.ts";
@@ -15,6 +16,7 @@ import {
   parseGenRequest,
   planOutput,
 } from "./request.ts";
+import { type RequestLogFields, requestLogLine, wallMsOf } from "./request_log.ts";
 import type { InFlight, MockState } from "./state.ts";
 import { timedSource } from "./timing_model.ts";
 import { nowMs, sleepUntil, type TokenSource } from "./token_source.ts";
@@ -28,66 +30,113 @@ export interface Generation {
   ctx: StreamContext;
   faults: RequestFaults;
   serial: number;
+  /** When the mock finished reading the request (mock clock, ms): every deadline counts from here. */
   arrivalMs: number;
   source: TokenSource;
 }
 
-/** Either an HTTP error to answer with, or a running generation. */
-export type Intake = { error: HttpError } | { generation: Generation };
+/** Either a finished answer (an HTTP error, 413), or a running generation. */
+export type Intake = { response: Response } | { generation: Generation };
+
+/**
+ * The longest whole (`stream: false`) answer, in tokens. A whole body holds every token at
+ * once, so a longer one is refused with the personality's 400 on max_tokens (stream it
+ * instead: a stream is planned lazily and has no such cap).
+ */
+export const MAX_WHOLE_TOKENS = 1_048_576;
 
 /** A JSON response. */
 export function jsonResponse(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-function validate(
-  state: MockState,
-  kind: EndpointKind,
-  raw: unknown,
-): { error: HttpError } | { req: GenRequest } {
+type Checked = { error: HttpError; promptTokens: number } | { req: GenRequest };
+
+function validate(state: MockState, kind: EndpointKind, raw: unknown): Checked {
   const p = state.personality;
   const o = state.opts;
   const parsed = parseGenRequest(kind, raw);
-  if (!parsed.ok) return { error: p.invalid(parsed.problem, kind) };
+  if (!parsed.ok) return { error: p.invalid(parsed.problem, kind), promptTokens: 0 };
   let req = parsed.req;
+  const refuse = (error: HttpError) => ({ error, promptTokens: req.promptTokens });
   // vLLM, SGLang and OpenAI's CompletionRequest default max_tokens to 16 (a length stop, and
   // the value their context check uses); chat has no such default.
   if (kind === "completions" && req.maxTokens === undefined && p.completionsDefaultMaxTokens !== null) {
     req = { ...req, maxTokens: p.completionsDefaultMaxTokens };
   }
   const fields = p.checkFields(req);
-  if (fields) return { error: fields };
+  if (fields) return refuse(fields);
   const model = p.checkModel(req.model, o.model);
-  if (model) return { error: model };
+  if (model) return refuse(model);
   if (req.promptTokens + (req.maxTokens ?? 1) > o.maxModelLen) {
-    return { error: p.tooLong(req.promptTokens, req.maxTokens, o.maxModelLen, kind) };
+    return refuse(p.tooLong(req.promptTokens, req.maxTokens, o.maxModelLen, kind));
   }
   return { req };
 }
 
+/** Writes the request-log line (when `--request-log` is on). */
+function logRequest(state: MockState, f: RequestLogFields): void {
+  if (state.opts.requestLog) state.io.requestLog?.(requestLogLine(f));
+}
+
 /**
- * Admits one request to `/v1/chat/completions` or `/v1/completions`: draws its faults, applies
- * slow-headers, validates, and starts its token source with deadlines measured from arrival
- * (shifted by the slow-headers delay, so tokens stay paced after the late headers).
+ * Admits one request to `/v1/chat/completions` or `/v1/completions`: draws its faults, reads the
+ * body (413 past 100 MiB, read no further), applies slow-headers, validates, and starts its token
+ * source with deadlines measured from when the body was read (shifted by the slow-headers delay,
+ * so tokens stay paced after the late headers). A request answered with an error gets its
+ * request-log line here.
  */
 export async function admit(state: MockState, kind: EndpointKind, request: Request): Promise<Intake> {
-  const arrivalMs = nowMs();
   const o = state.opts;
   const serial = ++state.serial;
   const faults = faultsFor(o.faults, serial, o.seed);
-  const raw = await request.json().catch(() => undefined);
-  const checked: { error: HttpError } | { req: GenRequest } = faults.httpStatus !== null
-    ? { error: state.personality.faultError(faults.httpStatus) }
+  // A client that leaves mid-body leaves an unreadable body: answered as invalid JSON.
+  const body = await readBody(request).catch(() => ({ ok: true as const, text: "" }));
+  const arrivalMs = nowMs();
+  const refused = (response: Response, promptTokens: number): Intake => {
+    logRequest(state, {
+      serial,
+      promptTokens,
+      generated: 0,
+      accepted: 0,
+      proposed: 0,
+      firstMs: null,
+      lastMs: null,
+      recvWallMs: wallMsOf(arrivalMs),
+    });
+    return { response };
+  };
+  if (!body.ok) return refused(tooLargeResponse(), 0);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body.text);
+  } catch {
+    raw = undefined;
+  }
+  const checked: Checked = faults.httpStatus !== null
+    ? { error: state.personality.faultError(faults.httpStatus), promptTokens: 0 }
     : raw === undefined
     ? {
       error: state.personality.invalid({ message: "the request body is not valid JSON", param: null }, kind),
+      promptTokens: 0,
     }
     : validate(state, kind, raw);
   if (faults.slowHeadersMs > 0) await sleepUntil(arrivalMs + faults.slowHeadersMs, state.closing.signal);
-  if ("error" in checked) return checked;
-  if (state.closing.signal.aborted) return { error: state.personality.faultError(503) };
+  const answer = (e: HttpError) => jsonResponse(e.status, e.body);
+  if ("error" in checked) return refused(answer(checked.error), checked.promptTokens);
   const req = checked.req;
+  if (state.closing.signal.aborted) {
+    return refused(answer(state.personality.faultError(503)), req.promptTokens);
+  }
   const plan = planOutput(req, o.eosAfter, o.maxModelLen, state.personality.exact);
+  if (!req.stream && plan.outputLen > MAX_WHOLE_TOKENS) {
+    const problem = {
+      message: `ik mock answers at most ${MAX_WHOLE_TOKENS} tokens whole (stream: false), ` +
+        `got ${plan.outputLen}; stream it, or ask for fewer`,
+      param: "max_tokens",
+    };
+    return refused(answer(state.personality.invalid(problem, kind)), req.promptTokens);
+  }
   const startMs = arrivalMs + faults.slowHeadersMs;
   const rng = new Rng(o.seed, serial, 0x7e57);
   const source = state.simulator
@@ -148,7 +197,8 @@ export class Run {
   #specSteps = 0;
   #firstAt: number | null = null;
   #lastAt: number | null = null;
-  readonly #gaps: number[] = [];
+  #firstWriteMs: number | null = null;
+  #lastWriteMs: number | null = null;
   readonly #words: OutputGenerator;
   readonly #tracked: InFlight;
   #ended = false;
@@ -168,7 +218,7 @@ export class Run {
     const now = nowMs();
     const first = this.#firstAt === null;
     if (first) this.#firstAt = now;
-    else this.#gaps.push(now - (this.#lastAt ?? now));
+    else this.g.state.metrics.gap(now - (this.#lastAt ?? now));
     this.#lastAt = now;
     const tokens = this.#words.range(this.sent, this.sent + ev.tokens);
     this.sent += ev.tokens;
@@ -181,6 +231,21 @@ export class Run {
     return { tokens, first, last: this.sent >= this.g.plan.outputLen, sent: this.sent };
   }
 
+  /**
+   * Stamps a token event as written: call it right after the chunk is handed to the response
+   * stream (the request log's first_ms/last_ms are these stamps, not the planned times).
+   */
+  wrote(): void {
+    const now = nowMs();
+    this.#firstWriteMs ??= now;
+    this.#lastWriteMs = now;
+  }
+
+  /** Completion tokens the usage block reports after `sent`: true, plus the usage-mismatch fault's extra. */
+  usageTokens(sent: number = this.sent): number {
+    return sent + this.g.faults.usageExtra;
+  }
+
   /** Phase times so far. */
   timings(): Timings {
     const first = this.#firstAt ?? nowMs();
@@ -189,7 +254,11 @@ export class Run {
 
   /** The completion summary for a normal end. */
   completion(): Completion {
-    return { finish: this.g.plan.finishReason, completionTokens: this.sent, timings: this.timings() };
+    return {
+      finish: this.g.plan.finishReason,
+      completionTokens: this.usageTokens(),
+      timings: this.timings(),
+    };
   }
 
   /** Ends the request once: frees its slot, counts it, writes the request-log line. */
@@ -207,16 +276,22 @@ export class Run {
       finish: outcome === "complete" ? g.plan.finishReason : "abort",
       ttftMs: this.#firstAt === null ? null : this.#firstAt - g.arrivalMs,
       e2eMs: nowMs() - g.arrivalMs,
-      gapsMs: this.#gaps,
+      decodeMs: this.#firstAt === null ? 0 : (this.#lastAt ?? this.#firstAt) - this.#firstAt,
       queueMs: g.source.queueMs(),
       accepted: this.#accepted,
       proposed: this.#proposed,
       specSteps: this.#specSteps,
     });
-    if (state.opts.requestLog) {
-      state.io.requestLog?.(
-        `ik-request serial=${g.serial} prompt=${g.req.promptTokens} cached=0 gen=${this.sent} acc=${this.#accepted} prop=${this.#proposed}`,
-      );
-    }
+    const since = (t: number | null) => (t === null ? null : t - g.arrivalMs);
+    logRequest(state, {
+      serial: g.serial,
+      promptTokens: g.req.promptTokens,
+      generated: this.sent,
+      accepted: this.#accepted,
+      proposed: this.#proposed,
+      firstMs: since(this.#firstWriteMs),
+      lastMs: since(this.#lastWriteMs),
+      recvWallMs: wallMsOf(g.arrivalMs),
+    });
   }
 }

@@ -17,8 +17,8 @@ export interface FinishedRequest {
   ttftMs: number | null;
   /** Arrival to end, ms. */
   e2eMs: number;
-  /** Gaps between token events, ms. */
-  gapsMs: number[];
+  /** First token event to last, ms (the sum of the gaps, each already seen by {@link MockMetrics.gap}). */
+  decodeMs: number;
   /** Time spent queued, ms. */
   queueMs: number;
   /** Accepted draft tokens. */
@@ -192,13 +192,17 @@ export class MockMetrics {
     if (f.ttftMs !== null) {
       this.ttft.observe(f.ttftMs / 1000);
       this.promptSeconds += f.ttftMs / 1000;
-      const decodeMs = f.gapsMs.reduce((s, g) => s + g, 0);
+      const decodeMs = f.decodeMs;
       this.predictedSeconds += decodeMs / 1000;
       this.prefill.observe(Math.max(0, f.ttftMs - f.queueMs) / 1000);
       this.decode.observe(decodeMs / 1000);
       if (f.completionTokens > 1) this.tpot.observe(decodeMs / 1000 / (f.completionTokens - 1));
     }
-    for (const g of f.gapsMs) this.itl.observe(g / 1000);
+  }
+
+  /** Counts one gap between token events as it happens (so memory does not grow with the stream). */
+  gap(ms: number): void {
+    this.itl.observe(ms / 1000);
   }
 
   /** Counts one token event written. */

@@ -37,12 +37,15 @@ export {
 export type { ChatMessageLike, OutputToken } from "./tokens.ts";
 export { DEFAULT_NATURAL_LENGTH, planOutput } from "./request.ts";
 export type { OutputPlan } from "./request.ts";
-export { planEvents } from "./timing_model.ts";
+export { EventPlanner, planEvents } from "./timing_model.ts";
 export type { PlannedEvent, TimingParams } from "./timing_model.ts";
 export { PERSONALITIES } from "./personalities/mod.ts";
 export { startupLog } from "./startup_log.ts";
 export type { StartupLog } from "./startup_log.ts";
 export type { MockIo } from "./state.ts";
+export { requestLogLine } from "./request_log.ts";
+export type { RequestLogFields } from "./request_log.ts";
+export { MAX_WHOLE_TOKENS } from "./generation.ts";
 
 /** Live counts of a mock. */
 export interface MockStats {

@@ -3,6 +3,7 @@
  * @module
  */
 import { usageError } from "../cli/errors.ts";
+import { MAX_DURATION_S, MAX_TIMER_MS } from "../cli/limits.ts";
 import type { FaultSpec } from "./faults.ts";
 
 /** Wire personalities the mock can put on. */
@@ -71,6 +72,8 @@ export interface MockOptions {
   spawnChild: boolean;
   /** `--request-log`: one stdout line per finished request. */
   requestLog: boolean;
+  /** `--parent-pid`: exit once this process is gone; null = off. */
+  parentPid: number | null;
 }
 
 /** The defaults of every mock flag (MOCK.md's table). */
@@ -102,19 +105,60 @@ export function defaultMockOptions(): MockOptions {
     exitAfterS: null,
     spawnChild: false,
     requestLog: false,
+    parentPid: null,
   };
 }
+
+/** Timing-model flags that the batching simulator replaces: giving one with `--max-batch` is a usage error. */
+const TIMING_MODEL_ONLY: [keyof MockOptions, string][] = [
+  ["ttftMs", "--ttft-ms"],
+  ["tpotMs", "--tpot-ms"],
+  ["tokensPerEvent", "--tokens-per-event"],
+  ["specDepth", "--spec-depth"],
+  ["specAccept", "--spec-accept"],
+];
 
 function need(ok: boolean, flag: string, what: string, hint?: string): void {
   if (!ok) throw usageError(flag, what, hint);
 }
 
 /**
- * Fills in defaults and checks values and combinations.
+ * Fills in defaults and checks values and combinations. Only the fields present (not undefined)
+ * in `partial` count as given: `--ttft-ms`, `--tpot-ms`, `--tokens-per-event` and `--spec-*`
+ * given together with `--max-batch` are refused, their defaults are not.
+ * Seconds flags accept at most {@link MAX_DURATION_S}, ms flags at most {@link MAX_TIMER_MS}.
  * @throws IkError (usage, exit 64) naming the offending flag
  */
 export function resolveMockOptions(partial: Partial<MockOptions> = {}): MockOptions {
-  const o: MockOptions = { ...defaultMockOptions(), ...stripUndefined(partial) };
+  // Already resolved (e.g. `ik mock` hands its checked settings to createMock): every field is
+  // present there, so "given" would be meaningless; it was checked when it was made.
+  if (RESOLVED.has(partial)) return partial as MockOptions;
+  const o = checkMockOptions(stripUndefined(partial));
+  RESOLVED.add(o);
+  return o;
+}
+
+/** Settings objects {@link resolveMockOptions} made (and checked). */
+const RESOLVED = new WeakSet<object>();
+
+function checkMockOptions(given: Partial<MockOptions>): MockOptions {
+  const o: MockOptions = { ...defaultMockOptions(), ...given };
+  need(
+    typeof o.host === "string" && o.host.trim() !== "",
+    "--host",
+    "the host is empty (that would listen on every interface)",
+    "give an address, e.g. 127.0.0.1 (or 0.0.0.0 to listen on every interface on purpose)",
+  );
+  if (given.maxBatch !== undefined && given.maxBatch !== null) {
+    for (const [key, flag] of TIMING_MODEL_ONLY) {
+      need(
+        !(key in given),
+        `${flag} with --max-batch`,
+        `${flag} cannot be combined with --max-batch (the batching simulator replaces the timing model)`,
+        `drop ${flag} (the simulator paces by --step-ms and --step-ms-per-seq), or drop --max-batch`,
+      );
+    }
+  }
   need(
     (ENGINES as readonly string[]).includes(o.engine),
     "--engine",
@@ -140,6 +184,41 @@ export function resolveMockOptions(partial: Partial<MockOptions> = {}): MockOpti
   for (const [flag, v] of nonNeg) {
     need(Number.isFinite(v) && v >= 0, flag, `${v} must be a number of 0 or more`);
   }
+  const msFlags: [string, number | null][] = [
+    ["--ttft-ms", o.ttftMs],
+    ["--prefill-ms-per-token", o.prefillMsPerToken],
+    ["--tpot-ms", o.tpotMs],
+    ["--jitter-ms", o.jitterMs],
+    ["--step-ms", o.stepMs],
+    ["--step-ms-per-seq", o.stepMsPerSeq],
+  ];
+  for (const [flag, v] of msFlags) {
+    need(
+      v === null || !(v > MAX_TIMER_MS),
+      flag,
+      `${v} ms is over the limit of ${MAX_TIMER_MS} ms (2^31 - 1, the JS timer limit)`,
+      `give at most ${MAX_TIMER_MS}`,
+    );
+  }
+  const secondsFlags: [string, number | null][] = [
+    ["--startup-delay-s", o.startupDelayS],
+    ["--ready-delay-s", o.readyDelayS],
+    ["--exit-after-s", o.exitAfterS],
+  ];
+  for (const [flag, v] of secondsFlags) {
+    need(
+      v === null || !(v > MAX_DURATION_S),
+      flag,
+      `${v} s is over the limit of ${MAX_DURATION_S} s (2^31 - 1 ms, the JS timer limit)`,
+      `give at most ${MAX_DURATION_S}`,
+    );
+  }
+  need(
+    o.parentPid === null || (Number.isSafeInteger(o.parentPid) && o.parentPid >= 1),
+    "--parent-pid",
+    `${o.parentPid} is not a process id`,
+    "give the pid of a running process, 1 or more",
+  );
   const posInt: [string, number | null][] = [
     ["--max-model-len", o.maxModelLen],
     ["--tokens-per-event", o.tokensPerEvent],

@@ -32,22 +32,34 @@ const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-/** Streams the generation as the personality does. Headers and the role chunk go out at once. */
+/**
+ * Streams the generation as the personality does. Headers and the role chunk go out at once.
+ * Each token event is stamped as written (the request log's first_ms/last_ms) right after its
+ * chunk is enqueued; the writer waits while the reader is a chunk behind (backpressure), so a
+ * slow client or a zero tpot never piles the stream up in memory.
+ */
 export function streamResponse(g: Generation): Response {
   const run = new Run(g);
   const p = g.state.personality;
   const enc = new TextEncoder();
   let gone = false;
+  let pulled: (() => void) | null = null;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const write = (events: string[]) => {
-        if (gone || events.length === 0) return;
+      const write = (events: string[]): boolean => {
+        if (gone || events.length === 0) return false;
         try {
           controller.enqueue(enc.encode(events.join("")));
+          return true;
         } catch {
           gone = true;
+          return false;
         }
       };
+      const drained = () =>
+        gone || controller.desiredSize === null || controller.desiredSize > 0
+          ? Promise.resolve()
+          : new Promise<void>((r) => (pulled = r));
       const finish = (how: "close" | "reset", outcome: "complete" | "abort") => {
         run.end(outcome);
         if (gone) return;
@@ -63,20 +75,22 @@ export function streamResponse(g: Generation): Response {
         let halfDone = false;
         let textOffset = 0;
         for (;;) {
+          await drained();
           const step = await run.next();
           if (!step || gone) break;
           const cutsHere = !halfDone && step.sent >= half &&
             (g.faults.body === "error-event" || g.faults.body === "truncate");
           const finishReason = step.last && !cutsHere ? g.plan.finishReason : null;
-          write(
+          const written = write(
             p.streamTokens(g.ctx, {
               tokens: step.tokens,
               first: step.first,
               finish: finishReason,
-              completionTokens: step.sent,
+              completionTokens: run.usageTokens(step.sent),
               textOffset,
             }),
           );
+          if (written) run.wrote();
           for (const t of step.tokens) textOffset += t.text.length;
           if (step.first && g.faults.body === "reset") {
             await sleepUntil(nowMs() + RESET_AFTER_MS, g.state.closing.signal);
@@ -100,9 +114,17 @@ export function streamResponse(g: Generation): Response {
         finish("close", "complete");
       })().catch(() => finish("reset", "abort"));
     },
+    pull() {
+      const wake = pulled;
+      pulled = null;
+      wake?.();
+    },
     cancel() {
       gone = true;
       run.end("abort");
+      const wake = pulled;
+      pulled = null;
+      wake?.();
     },
   });
   return new Response(body, { status: 200, headers: SSE_HEADERS });
@@ -124,11 +146,12 @@ function bodyThen(text: string, end: "close" | "reset"): ReadableStream<Uint8Arr
  * Answers `stream: false`: waits until the last token is due, then sends one JSON body.
  * (It runs to the end even if the client leaves: watching request.signal makes Deno warn.)
  * Faults: stall delays it, reset kills the connection after the headers, error-event answers the
- * personality's 500, truncate and malformed send the first half of the JSON.
+ * personality's 500, truncate and malformed send the first half of the JSON, usage-mismatch
+ * inflates the usage. The one body write is stamped as both first and last token write (the
+ * request log), just before the Response is handed over.
  */
 export async function wholeResponse(g: Generation): Promise<Response> {
   const run = new Run(g);
-  const p = g.state.personality;
   const tokens: OutputToken[] = [];
   for (;;) {
     const step = await run.next();
@@ -137,13 +160,22 @@ export async function wholeResponse(g: Generation): Promise<Response> {
     if (step.first && g.faults.stallMs > 0) g.source.pause(g.faults.stallMs);
   }
   const complete = run.sent >= g.plan.outputLen;
-  run.end(complete && g.faults.body === null ? "complete" : "abort");
+  const outcome = complete && g.faults.body === null ? "complete" : "abort";
   if (!complete) {
+    run.end(outcome);
     return new Response(bodyThen("", "reset"), {
       status: 200,
       headers: { "content-type": "application/json" },
     });
   }
+  const response = wholeBody(g, run, tokens);
+  if (g.faults.body !== "reset" && g.faults.body !== "error-event") run.wrote();
+  run.end(outcome);
+  return response;
+}
+
+function wholeBody(g: Generation, run: Run, tokens: OutputToken[]): Response {
+  const p = g.state.personality;
   const headers = { "content-type": "application/json" };
   switch (g.faults.body) {
     case "reset":

@@ -14,7 +14,7 @@
  * @module
  */
 import { Rng } from "./prng.ts";
-import { acceptedDrafts, nowMs, type TokenEvent, type TokenSource } from "./token_source.ts";
+import { acceptedDrafts, nowMs, timerDelay, type TokenEvent, type TokenSource } from "./token_source.ts";
 
 /** Simulator settings. */
 export interface SimulatorParams {
@@ -200,9 +200,17 @@ export class BatchSimulator {
       this.#p.prefillMsPerToken * prefill;
     const duration = Math.max(0, base + this.#rng.symmetric(this.#p.jitterMs));
     const end = at + duration;
+    this.#armStepEnd(end, { duration, admitted, prefill });
+  }
+
+  /** Ends the step at `end`, re-arming when it is further off than one timer can wait. */
+  #armStepEnd(end: number, step: { duration: number; admitted: number; prefill: number }): void {
+    const left = end - nowMs();
     this.#timer = setTimeout(
-      () => this.#endStep(end, { duration, admitted, prefill }),
-      Math.max(0, end - nowMs()),
+      () => (end - nowMs() > 0 && left > timerDelay(left)
+        ? this.#armStepEnd(end, step)
+        : this.#endStep(end, step)),
+      timerDelay(left),
     );
   }
 

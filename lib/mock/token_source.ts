@@ -3,6 +3,7 @@
  * The timing model and the batching simulator both produce one; the stream writer consumes it.
  * @module
  */
+import { MAX_TIMER_MS } from "../cli/limits.ts";
 
 /** One token event: how many tokens it carries, and its speculative-decoding bookkeeping. */
 export interface TokenEvent {
@@ -33,7 +34,8 @@ export function nowMs(): number {
 
 /**
  * Resolves true at absolute time `atMs` (on {@link nowMs}), or false as soon as `signal` aborts.
- * Timers may fire a little early on some runtimes, so this re-arms until the deadline is really past.
+ * Timers may fire a little early on some runtimes, so this re-arms until the deadline is really past;
+ * a deadline further off than one timer can wait (2^31 − 1 ms) is reached in several timers.
  */
 export function sleepUntil(atMs: number, signal?: AbortSignal): Promise<boolean> {
   if (signal?.aborted) return Promise.resolve(false);
@@ -50,7 +52,7 @@ export function sleepUntil(atMs: number, signal?: AbortSignal): Promise<boolean>
         resolve(true);
         return;
       }
-      timer = setTimeout(arm, Math.max(0, left));
+      timer = setTimeout(arm, timerDelay(left));
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     arm();
@@ -66,4 +68,9 @@ export function acceptedDrafts(depth: number, accept: number, draw: () => number
   let n = 0;
   while (n < depth && draw() < accept) n++;
   return n;
+}
+
+/** A delay a single setTimeout can take: 0 to 2^31 − 1 ms (larger ones fire at once and warn). */
+export function timerDelay(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(MAX_TIMER_MS, Math.max(0, ms)) : MAX_TIMER_MS;
 }

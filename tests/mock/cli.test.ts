@@ -162,7 +162,7 @@ describe("ik mock process", () => {
     assert.ok(await until(() => !alive(pid), 5000));
   });
 
-  it("--request-log: one stdout line per finished request", async () => {
+  it("--request-log: one stdout line per finished request, in MOCK.md's exact format", async () => {
     const m = await startMock([
       "--request-log",
       "--ttft-ms",
@@ -173,12 +173,9 @@ describe("ik mock process", () => {
       "2",
       "--spec-accept",
       "0.5",
-      "--max-batch",
-      "4",
-      "--step-ms",
-      "2",
     ]);
     try {
+      const wallBefore = performance.timeOrigin + performance.now();
       await rawRequest(m.port, "POST", "/v1/chat/completions", chatBody("one two three", { max_tokens: 9 }));
       await rawRequest(m.port, "POST", "/v1/completions", {
         model: "mock-model",
@@ -186,17 +183,52 @@ describe("ik mock process", () => {
         max_tokens: 4,
         stream: false,
       });
+      const wallAfter = performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 50));
       const lines = m.proc.stdout().trim().split("\n");
       assert.equal(lines.length, 2);
-      const re = /^ik-request serial=(\d+) prompt=(\d+) cached=0 gen=(\d+) acc=(\d+) prop=(\d+)$/;
+      const re =
+        /^ik-request serial=(\d+) prompt=(\d+) cached=0 gen=(\d+) acc=(\d+) prop=(\d+) first_ms=(\d+\.\d{3}) last_ms=(\d+\.\d{3}) recv_wall_ms=(\d+\.\d{3})$/;
       const parsed = lines.map((l) => l.match(re)?.slice(1).map(Number));
       assert.ok(parsed.every(Boolean), lines.join(" | "));
-      const [[s1, p1, g1, a1, r1], [s2, p2, g2]] = parsed as number[][];
+      const [[s1, p1, g1, a1, r1, f1, l1, w1], [s2, p2, g2, , , f2, l2, w2]] = parsed as number[][];
       assert.deepEqual([s1, p1, g1, s2, p2, g2], [1, 3 + 4 + 3, 9, 2, 2, 4]);
       assert.ok(r1 > 0 && r1 % 2 === 0 && a1 <= r1, `acc=${a1} prop=${r1}`);
+      assert.ok(f1 >= 1 && l1 > f1 && l1 < 1000, `first_ms=${f1} last_ms=${l1}`);
+      // A whole answer has one write: first = last.
+      assert.ok(f2 === l2 && f2 >= 1, `whole: first_ms=${f2} last_ms=${l2}`);
+      // recv_wall_ms is wall-clock epoch ms (another process, so allow clock-origin slack).
+      for (const w of [w1, w2]) {
+        assert.ok(w > wallBefore - 50 && w < wallAfter + 50, `${w} in [${wallBefore}, ${wallAfter}]`);
+      }
+      assert.ok(w2 > w1);
     } finally {
       await m.stop();
+    }
+  });
+
+  it("--parent-pid: the mock exits (status 0) within 1.5 s once that process is gone", async () => {
+    const parent = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      const m = await startMock(["--parent-pid", String(parent.pid)]);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(
+        (await rawRequest(m.port, "GET", "/health", undefined, 3000)).status,
+        200,
+        "alive while the parent is",
+      );
+      const t0 = performance.now();
+      parent.kill("SIGKILL");
+      const took = await Promise.race([
+        m.proc.exited.then(() => performance.now() - t0),
+        new Promise<number>((r) => setTimeout(() => r(Infinity), 5000)),
+      ]);
+      assert.ok(took < 1500, `exited ${took.toFixed(0)} ms after the parent died`);
+      const r = await m.stop();
+      assert.equal(r.code, 0);
+      assert.match(m.proc.stderr(), /--parent-pid \d+ is gone/);
+    } finally {
+      parent.kill("SIGKILL");
     }
   });
 
@@ -209,6 +241,22 @@ describe("ik mock process", () => {
       [["--spec-depth", "3"], /--spec-depth.*--spec-accept/],
       [["--tokens-per-event", "0"], /--tokens-per-event/],
       [["--metrics", "maybe"], /--metrics/],
+      [["--host", ""], /--host.*empty/],
+      [["--exit-after-s", "2147484"], /--exit-after-s.*2147483/],
+      [["--startup-delay-s", "2147484"], /--startup-delay-s.*2147483/],
+      [["--ready-delay-s", "3e9"], /--ready-delay-s.*2147483/],
+      [["--fault", "stall:2147484"], /--fault.*stall:2147484.*2147483/],
+      [["--fault", "slow-headers:2147484@2"], /--fault.*slow-headers:2147484@2.*2147483/],
+      [["--ttft-ms", "2147483648"], /--ttft-ms.*2147483647/],
+      [["--tpot-ms", "1e10"], /--tpot-ms.*2147483647/],
+      [["--jitter-ms", "2147483648"], /--jitter-ms.*2147483647/],
+      [["--max-batch", "2", "--step-ms", "2147483648"], /--step-ms.*2147483647/],
+      [["--fault", "usage-mismatch:0"], /--fault.*usage-mismatch:0/],
+      [["--max-batch", "2", "--ttft-ms", "5"], /--ttft-ms.*--max-batch/],
+      [["--tpot-ms", "5", "--max-batch", "2"], /--tpot-ms.*--max-batch/],
+      [["--max-batch", "2", "--tokens-per-event", "3"], /--tokens-per-event.*--max-batch/],
+      [["--max-batch", "2", "--spec-depth", "2", "--spec-accept", "0.5"], /--spec-depth.*--max-batch/],
+      [["--max-batch", "2", "--spec-accept", "0.5"], /--spec-accept.*--max-batch/],
     ];
     for (const [args, re] of cases) {
       const r = await runIk(["mock", "--port", "0", ...args], { timeoutMs: 10_000 });

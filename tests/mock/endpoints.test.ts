@@ -410,7 +410,10 @@ describe("a client that goes away", () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(mock.stats().served, 1);
     assert.equal(mock.stats().running, 1, "the waiting request took the slot");
-    assert.match(lines[0], /^ik-request serial=1 prompt=9 cached=0 gen=([1-9]\d?) acc=0 prop=0$/);
+    assert.match(
+      lines[0],
+      /^ik-request serial=1 prompt=9 cached=0 gen=([1-9]\d?) acc=0 prop=0 first_ms=\d+\.\d{3} last_ms=\d+\.\d{3} recv_wall_ms=\d+\.\d{3}$/,
+    );
     const res = await second;
     await res.body!.cancel();
     mock.close();

@@ -6,6 +6,7 @@ import { ExitCode } from "../../lib/cli/exit_codes.ts";
 import {
   createMock,
   DEFAULT_NATURAL_LENGTH,
+  EventPlanner,
   faultsFor,
   parseFault,
   PERSONALITIES,
@@ -60,8 +61,33 @@ describe("timing plan", () => {
     ], [260, 1]]);
     assert.deepEqual(
       planEvents(7, { ...base, tokensPerEvent: 3 }, new Rng(0)).map((e) => [e.atMs, e.tokens]),
-      [[200, 3], [260, 3], [320, 1]],
+      [[200, 3], [260, 3], [280, 1]],
     );
+  });
+
+  it("a shorter last event waits only its own tokens × tpot: per-token TPOT = tpot for every length", () => {
+    for (const k of [2, 3, 4, 5]) {
+      for (let len = 1; len <= 25; len++) {
+        const events = planEvents(len, { ...base, tokensPerEvent: k }, new Rng(0));
+        assert.deepEqual(events[0], { atMs: 200, tokens: Math.min(k, len), accepted: 0, proposed: 0 });
+        assert.equal(events.reduce((s, e) => s + e.tokens, 0), len);
+        for (let i = 1; i < events.length; i++) {
+          assert.equal(
+            events[i].atMs - events[i - 1].atMs,
+            events[i].tokens * 20,
+            `k=${k} len=${len} i=${i}`,
+          );
+        }
+        const last = events[events.length - 1];
+        if (len > events[0].tokens) assert.equal((last.atMs - 200) / (len - events[0].tokens), 20);
+      }
+    }
+  });
+
+  it("is lazy: the planner makes one event at a time, so a 1e8-token answer costs nothing up front", () => {
+    const planner = new EventPlanner(100_000_000, { ...base, tokensPerEvent: 3 }, new Rng(0));
+    assert.deepEqual(planner.next(), { atMs: 200, tokens: 3, accepted: 0, proposed: 0 });
+    assert.deepEqual(planner.next(), { atMs: 260, tokens: 3, accepted: 0, proposed: 0 });
   });
 
   it("speculative decoding: one event per step every tpot, 1 + accepted tokens, total exact", () => {
@@ -157,7 +183,46 @@ describe("--fault syntax", () => {
       1,
       0,
     );
-    assert.deepEqual(all, { httpStatus: null, slowHeadersMs: 500, stallMs: 1000, body: "truncate" });
+    assert.deepEqual(all, {
+      httpStatus: null,
+      slowHeadersMs: 500,
+      stallMs: 1000,
+      usageExtra: 0,
+      body: "truncate",
+    });
+  });
+});
+
+describe("--fault usage-mismatch and duration limits", () => {
+  it("usage-mismatch[:D] parses (D tokens, default 1) with @N / ~P; stall/slow-headers :S at most 2147483 s", () => {
+    assert.deepEqual(parseFault("usage-mismatch"), { kind: "usage-mismatch", text: "usage-mismatch" });
+    assert.deepEqual(parseFault("usage-mismatch:5@2"), {
+      kind: "usage-mismatch",
+      tokens: 5,
+      every: 2,
+      text: "usage-mismatch:5@2",
+    });
+    assert.equal(parseFault("usage-mismatch:3~0.5").probability, 0.5);
+    assert.equal(faultsFor([parseFault("usage-mismatch")], 1, 0).usageExtra, 1);
+    assert.equal(faultsFor([parseFault("usage-mismatch:4@2")], 1, 0).usageExtra, 0);
+    assert.equal(faultsFor([parseFault("usage-mismatch:4@2")], 2, 0).usageExtra, 4);
+    assert.equal(parseFault("stall:2147483").seconds, 2_147_483);
+    for (
+      const bad of [
+        "usage-mismatch:0",
+        "usage-mismatch:1.5",
+        "usage-mismatch:x",
+        "stall:2147484",
+        "slow-headers:3e9",
+      ]
+    ) {
+      assert.throws(
+        () => parseFault(bad),
+        (e: unknown) => e instanceof IkError && e.code === ExitCode.USAGE && e.where.includes(bad),
+        bad,
+      );
+    }
+    assert.throws(() => parseFault("stall:2147484"), /over the limit of 2147483 s/);
   });
 });
 
@@ -194,6 +259,23 @@ describe("options", () => {
       [{ kvTokens: 100 }, /--kv-tokens/],
       [{ specAccept: 0.5 }, /--spec-accept/],
       [{ tpotMs: -1 }, /--tpot-ms/],
+      [{ host: "" }, /--host/],
+      [{ host: " " }, /--host/],
+      [{ ttftMs: 2 ** 31 }, /--ttft-ms/],
+      [{ tpotMs: 2 ** 31 }, /--tpot-ms/],
+      [{ jitterMs: 2 ** 31 }, /--jitter-ms/],
+      [{ prefillMsPerToken: 2 ** 31 }, /--prefill-ms-per-token/],
+      [{ maxBatch: 2, stepMs: 2 ** 31 }, /--step-ms/],
+      [{ maxBatch: 2, stepMsPerSeq: 2 ** 31 }, /--step-ms-per-seq/],
+      [{ exitAfterS: 2_147_484 }, /--exit-after-s/],
+      [{ startupDelayS: 2_147_484 }, /--startup-delay-s/],
+      [{ readyDelayS: 2_147_484 }, /--ready-delay-s/],
+      [{ parentPid: 0 }, /--parent-pid/],
+      [{ maxBatch: 2, ttftMs: 5 }, /--ttft-ms with --max-batch/],
+      [{ maxBatch: 2, tpotMs: 5 }, /--tpot-ms with --max-batch/],
+      [{ maxBatch: 2, tokensPerEvent: 2 }, /--tokens-per-event with --max-batch/],
+      [{ maxBatch: 2, specDepth: 2, specAccept: 0.5 }, /--spec-depth with --max-batch/],
+      [{ maxBatch: 2, specAccept: 0.5 }, /--spec-accept with --max-batch/],
     ];
     for (const [opts, where] of bad) {
       assert.throws(
@@ -202,5 +284,18 @@ describe("options", () => {
         JSON.stringify(opts),
       );
     }
+  });
+
+  it("accepts the limits themselves, and defaults (not given) of the timing-model flags with --max-batch", () => {
+    const o = resolveMockOptions({
+      ttftMs: 2 ** 31 - 1,
+      tpotMs: 2 ** 31 - 1,
+      exitAfterS: 2_147_483,
+      startupDelayS: 2_147_483,
+      readyDelayS: 2_147_483,
+    });
+    assert.equal(o.exitAfterS, 2_147_483);
+    const sim = resolveMockOptions({ maxBatch: 2, ttftMs: undefined, tpotMs: undefined, stepMs: 5 });
+    assert.deepEqual([sim.maxBatch, sim.ttftMs, sim.tpotMs, sim.tokensPerEvent], [2, 50, 10, 1]);
   });
 });

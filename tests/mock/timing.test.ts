@@ -101,6 +101,44 @@ describe("events and steps", () => {
     }
   });
 
+  it("--tokens-per-event 3 over loopback: the shorter last event waits only its own tokens × tpot", async () => {
+    const m = await startMock(["--ttft-ms", "100", "--tpot-ms", "20", "--tokens-per-event", "3"]);
+    try {
+      await streamChat(m.port, "warm up", { max_tokens: 1 });
+      const firsts: number[] = [];
+      const middles: number[] = [];
+      const lasts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        // 7 tokens: events of 3, 3, 1 due at 100, 160, 180 ms (the last waits 1 × 20, not 3 × 20).
+        const { tokens } = await streamChat(m.port, `short last ${i}`, {
+          max_tokens: 7,
+          return_token_ids: true,
+        });
+        const sizes = tokens.map((e) =>
+          (e.json as { choices: { token_ids: number[] }[] }).choices[0].token_ids.length
+        );
+        assert.deepEqual(sizes, [3, 3, 1]);
+        firsts.push(tokens[0].atMs);
+        middles.push(tokens[1].atMs - tokens[0].atMs);
+        lasts.push(tokens[2].atMs - tokens[1].atMs);
+      }
+      assert.ok(
+        median(firsts) >= 100 && median(firsts) < 115,
+        `TTFT ${median(firsts).toFixed(1)} (told 100)`,
+      );
+      assert.ok(Math.abs(median(middles) - 60) <= 8, `3-token gap ${median(middles).toFixed(1)} (want 60)`);
+      assert.ok(Math.abs(median(lasts) - 20) <= 8, `1-token last gap ${median(lasts).toFixed(1)} (want 20)`);
+      // max_tokens below K: the first (and only) event carries them all, at TTFT.
+      const { tokens } = await streamChat(m.port, "short", { max_tokens: 2, return_token_ids: true });
+      assert.deepEqual(
+        tokens.map((e) => (e.json as { choices: { token_ids: number[] }[] }).choices[0].token_ids.length),
+        [2],
+      );
+    } finally {
+      await m.stop();
+    }
+  });
+
   it("--prefill-ms-per-token: TTFT = ttft_ms + prefill × prompt tokens", async () => {
     const m = await startMock(["--ttft-ms", "40", "--prefill-ms-per-token", "2", "--tpot-ms", "5"]);
     try {
