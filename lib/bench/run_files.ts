@@ -1,0 +1,73 @@
+/**
+ * A run's outputs and exact inputs (seed 000 _write_run_files): `outputs/<label>/<rel>` and
+ * `inputs/<label>/<rel>` inside the record, with `outputs/<label>/index.json` listing exactly this
+ * run's files and their sha256 (the record's `outputs_index` artifact). With a run dir the same
+ * bytes are written there too, and the run dir's `index.json` is merged across runs.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { redactObject, type StagedRun } from "../evidence/mod.ts";
+
+/** A document to write, by path relative to `outputs/<label>/` (or `inputs/<label>/`). */
+export type RunDoc = readonly [rel: string, doc: unknown];
+
+function dump(doc: unknown): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(redactObject(doc)) + "\n");
+}
+
+function sortedObject(o: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * Writes the documents and returns the index's path inside the run (null when there are none).
+ * @param contractInputs also write `inputs/<rel>` (the engine-independent path single mode uses)
+ */
+export async function writeRunFiles(
+  run: StagedRun,
+  runDir: string | null,
+  label: string,
+  outputs: readonly RunDoc[],
+  inputs: readonly RunDoc[],
+  contractInputs = false,
+): Promise<string | null> {
+  if (!outputs.length && !inputs.length) return null;
+  const snap = { label, files: {} as Record<string, string>, inputs: {} as Record<string, string> };
+  const extraRoot = runDir ? resolve(runDir) : null;
+  for (const [kind, docs, key] of [["outputs", outputs, "files"], ["inputs", inputs, "inputs"]] as const) {
+    for (const [rel, doc] of docs) {
+      const data = dump(doc);
+      const targets = [join(kind, label, rel)];
+      if (kind === "inputs" && contractInputs) targets.push(join("inputs", rel));
+      for (const t of targets) {
+        await run.write(t, data);
+        if (extraRoot) {
+          await mkdir(dirname(join(extraRoot, t)), { recursive: true, mode: 0o700 });
+          await writeFile(join(extraRoot, t), data);
+        }
+      }
+      snap[key][rel] = createHash("sha256").update(data).digest("hex");
+    }
+  }
+  const index = { label, files: sortedObject(snap.files), inputs: sortedObject(snap.inputs) };
+  const rel = join("outputs", label, "index.json");
+  await run.write(rel, JSON.stringify(index, null, 1) + "\n");
+  if (extraRoot) {
+    const p = join(extraRoot, rel);
+    let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
+    try {
+      old = JSON.parse(await readFile(p, "utf8"));
+    } catch { /* first run of this label, or unreadable: start again */ }
+    const merged = {
+      label,
+      note: "merged across runs of this label; each record keeps its own snapshot",
+      files: sortedObject({ ...(old.files ?? {}), ...index.files }),
+      inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
+    };
+    await mkdir(dirname(p), { recursive: true, mode: 0o700 });
+    await writeFile(p, JSON.stringify(merged, null, 1) + "\n");
+  }
+  return rel;
+}

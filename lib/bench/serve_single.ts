@@ -1,0 +1,105 @@
+/**
+ * `ik bench serve --mode single` (seed 000 _single): one request at a time, `rounds` passes over the
+ * prompt set after `warmup` untimed requests. Round 0 goes untagged and writes the outputs and exact
+ * inputs; warm-up and every later round carry a unique prefix tag, so no timed request can hit a
+ * prefix cache another filled (unless --no-cache-salt, which the record says). Every row is
+ * journaled as it completes; an interrupt ends the run with an incomplete record.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import type { Prompt, PromptSet } from "../prompts/mod.ts";
+import { type RunDoc, writeRunFiles } from "./run_files.ts";
+import type { Runner } from "./runner.ts";
+import { outputDoc, singleRow } from "./single_rows.ts";
+import { buildSingleRecord, type SingleRecordInput } from "./single_record.ts";
+
+/** Rows of an earlier record being extended. */
+export interface Extending {
+  record: Record<string, unknown> & { evidence_id: string; data: Record<string, unknown> };
+  rows: Record<string, unknown>[];
+}
+
+/** Everything a single-mode run needs. */
+export interface SingleRun extends Omit<SingleRecordInput, "rows" | "walls" | "outputsIndex" | "interrupted" | "planned" | "nondeterministic" | "evidenceId" | "run"> {
+  runner: Runner;
+  set: PromptSet;
+  prompts: readonly Prompt[];
+  rounds: number;
+  warmup: number;
+  cacheSalt: boolean;
+  storeRoot: string;
+  extending: Extending | null;
+  signal?: AbortSignal;
+  /** Progress on stderr (one line per round). */
+  progress?: (line: string) => void;
+}
+
+/** The tag of round r: round 0 untagged (its outputs are the comparable ones), later rounds tagged. */
+export function roundSalt(r: number, cacheSalt: boolean): string | null {
+  return cacheSalt && r > 0 ? `ik-r${r}` : null;
+}
+
+/** Runs single mode and writes its record; returns the record and where it is. */
+export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string, unknown>; dir: string; interrupted: boolean }> {
+  const id = newEvidenceId("serve_benchmark");
+  const run = await StagedRun.create(cfg.storeRoot, id);
+  const prevRows = cfg.extending?.rows ?? [];
+  for (const r of prevRows) await run.journal(r);
+  const offset = prevRows.reduce((m, r) => Math.max(m, Number(r.round ?? -1)), -1) + 1;
+  const rows: Record<string, unknown>[] = [];
+  const outputs: RunDoc[] = [];
+  const inputs: RunDoc[] = [];
+  const textSha = new Map<string, Set<string>>();
+  const walls = new Map<number, readonly [number, number]>();
+  const aborted = () => cfg.signal?.aborted === true;
+  const n = cfg.prompts.length;
+  for (let i = 0; i < cfg.warmup && !aborted(); i++) await cfg.runner.send(cfg.prompts[i % n], `ik-warm-${i}`);
+  outer:
+  for (let r = offset; r < offset + cfg.rounds; r++) {
+    const t0 = Date.now() / 1000;
+    const salt = roundSalt(r, cfg.cacheSalt);
+    for (const p of cfg.prompts) {
+      if (aborted()) {
+        walls.set(r, [t0, Date.now() / 1000]);
+        break outer;
+      }
+      const { result, body } = await cfg.runner.send(p, salt);
+      if (aborted() && result.errorKind === "aborted") {
+        walls.set(r, [t0, Date.now() / 1000]);
+        break outer;
+      }
+      const row = singleRow(result, { round: r, label: cfg.label, max_tokens: cfg.runner.maxFor(p) }) as unknown as Record<string, unknown>;
+      await run.journal(row);
+      rows.push(row);
+      if (result.ok && salt === null) {
+        const set = textSha.get(p.id) ?? new Set<string>();
+        set.add(createHash("sha256").update(result.text).digest("hex"));
+        textSha.set(p.id, set);
+      }
+      if (r === 0) {
+        const rel = `${p.bucket}/${p.id}.json`;
+        outputs.push([rel, outputDoc(result, p, cfg.runner.maxFor(p), { round: r, salt })]);
+        inputs.push([rel, body]);
+      }
+    }
+    walls.set(r, [t0, Date.now() / 1000]);
+    cfg.progress?.(`round ${r + 1 - offset}/${cfg.rounds}: ${rows.filter((x) => x.round === r && x.ok).length}/${n} ok`);
+  }
+  const interrupted = aborted();
+  const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
+  const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
+  const record = await buildSingleRecord({
+    ...cfg,
+    evidenceId: id,
+    run,
+    rows: [...prevRows, ...rows],
+    walls,
+    outputsIndex,
+    interrupted,
+    planned: prevRows.length + cfg.rounds * n,
+    nondeterministic,
+  });
+  const dir = await run.finish(record);
+  return { record, dir, interrupted };
+}

@@ -1,0 +1,215 @@
+/**
+ * The `serve_benchmark` record of a single-mode run (seed 000): per-bucket medians and p95 with
+ * round CIs, per-round rows, counting methods, the server's own clock where it gives one, every
+ * limitation under its condition, identity and artifacts.
+ * @module
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { buildRecord, type StagedRun } from "../evidence/mod.ts";
+import { bucketMetrics, roundRows, type SingleRow } from "../metrics/mod.ts";
+import type { Prompt, PromptSet } from "../prompts/mod.ts";
+import { CI_METHOD_T_CLUSTER, nearestRank } from "../stats/mod.ts";
+import { GIT_REV, VERSION } from "../version.ts";
+import { countLimitations, type CountRow } from "./count_limitations.ts";
+import { requestSet } from "./request_set.ts";
+import type { Runner } from "./runner.ts";
+import type { ServerInfo } from "./server_check.ts";
+import { setBuckets } from "../prompts/mod.ts";
+
+/** What the record is built from. */
+export interface SingleRecordInput {
+  evidenceId: string;
+  run: StagedRun;
+  runner: Runner;
+  set: PromptSet;
+  prompts: readonly Prompt[];
+  label: string;
+  seed: number;
+  resamples: number;
+  cacheSalt: boolean;
+  runDir: string | null;
+  rows: Record<string, unknown>[];
+  walls: ReadonlyMap<number, readonly [number, number]>;
+  outputsIndex: string | null;
+  interrupted: boolean;
+  planned: number;
+  nondeterministic: string[];
+  extending: { record: { evidence_id: string; data: Record<string, unknown> }; rows: Record<string, unknown>[] } | null;
+  /** Limitations and info from the server check. */
+  server: { limitations: string[]; info: ServerInfo };
+  /** identity.gpu (from --gpu-name or nvidia-smi), with what is missing. */
+  gpu: Record<string, unknown>;
+  engine: { name: string; version: string | null; kind_source: string; kind_detail?: string };
+  /** The arguments as stored (base_url already an HMAC tag). */
+  args: Record<string, unknown>;
+  /** A note when the endpoint key is per process. */
+  keyNote: string | null;
+  isLocal: boolean;
+}
+
+const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
+
+/** Per bucket, the client's time minus the server's own (llama.cpp timings): where the time went. */
+function serverClock(rows: Record<string, unknown>[], buckets: string[]): Record<string, unknown> | null {
+  const withT = rows.filter((r) => r.ok && r.server_timings && typeof r.e2e_ms === "number");
+  if (!withT.length) return null;
+  const out: Record<string, unknown> = {
+    definition: "client e2e_ms − (server prompt_ms + predicted_ms), and client ttft_ms − server prompt_ms, per request; " +
+      "medians per bucket. The rest is network, queueing and the client; server TPOT = predicted_ms / predicted_n",
+  };
+  for (const subject of [...buckets, "all"]) {
+    const sel = withT.filter((r) => subject === "all" || r.bucket === subject);
+    if (!sel.length) continue;
+    const st = (r: Record<string, unknown>) => r.server_timings as { prompt_ms: number | null; predicted_ms: number | null; predicted_n: number | null };
+    const e2eGap = sel.filter((r) => st(r).prompt_ms !== null && st(r).predicted_ms !== null)
+      .map((r) => (r.e2e_ms as number) - (st(r).prompt_ms as number) - (st(r).predicted_ms as number));
+    const ttftGap = sel.filter((r) => st(r).prompt_ms !== null && typeof r.ttft_ms === "number")
+      .map((r) => (r.ttft_ms as number) - (st(r).prompt_ms as number));
+    const tpot = sel.filter((r) => st(r).predicted_ms !== null && (st(r).predicted_n ?? 0) > 0)
+      .map((r) => (st(r).predicted_ms as number) / (st(r).predicted_n as number));
+    out[subject] = {
+      n: sel.length,
+      client_minus_server_e2e_ms_median: nearestRank(e2eGap, 50),
+      client_minus_server_ttft_ms_median: nearestRank(ttftGap, 50),
+      server_tpot_ms_median: nearestRank(tpot, 50),
+      client_tpot_ms_median: nearestRank(sel.map((r) => r.tpot_ms).filter((v): v is number => typeof v === "number"), 50),
+    };
+  }
+  return out;
+}
+
+/** Per-input medians for `<run dir>/metrics/<label>.json`. */
+async function writeMetricsFile(runDir: string, label: string, rows: Record<string, unknown>[], table: unknown): Promise<void> {
+  const per = new Map<string, { bucket: unknown; v: Record<string, number[]> }>();
+  const names = ["ttft_ms", "tpot_ms", "decode_tok_s", "e2e_ms"];
+  for (const r of rows) {
+    if (!r.ok || typeof r.id !== "string") continue;
+    const d = per.get(r.id) ?? { bucket: r.bucket, v: Object.fromEntries(names.map((k) => [k, [] as number[]])) };
+    for (const k of names) if (typeof r[k] === "number") d.v[k].push(r[k] as number);
+    per.set(r.id, d);
+  }
+  const perInput = Object.fromEntries([...per.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, d]) => [
+    id,
+    { bucket: d.bucket, ...Object.fromEntries(names.map((k) => [k, medianOf(d.v[k])])) },
+  ]));
+  const p = join(runDir, "metrics", `${label}.json`);
+  await mkdir(join(runDir, "metrics"), { recursive: true, mode: 0o700 });
+  await writeFile(p, JSON.stringify({ label, speed: { per_bucket: table, per_input_median: perInput } }, null, 1) + "\n");
+}
+
+function medianOf(xs: number[]): number | null {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function methodCounts(rows: Record<string, unknown>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) if (r.ok) out[String(r.token_count_method ?? "none")] = (out[String(r.token_count_method ?? "none")] ?? 0) + 1;
+  return out;
+}
+
+/** Builds the record (and the run dir's metrics file). */
+export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<string, unknown>> {
+  const runner = x.runner;
+  const buckets = setBuckets({ ...x.set, prompts: x.prompts });
+  const { metrics, table } = bucketMetrics(x.rows as unknown as SingleRow[], buckets, { resamples: x.resamples, seed: 0 });
+  const prevWalls = new Map<number, readonly [number, number]>();
+  for (const w of ((x.extending?.record.data.rounds ?? []) as { index: number; t_start: number; t_end: number }[])) {
+    prevWalls.set(Number(w.index), [w.t_start, w.t_end]);
+  }
+  const walls = new Map([...prevWalls, ...x.walls]);
+  const rounds = roundRows(x.rows as unknown as SingleRow[], walls);
+  const maxById = new Map(x.prompts.map((p) => [p.id, runner.maxFor(p)]));
+  const limitations = [
+    ...x.server.limitations,
+    ...countLimitations(x.rows as unknown as CountRow[], runner.asked?.exact_length ?? null, maxById, runner.cfg.tokenIds, runner.cfg.engineKind),
+  ];
+  const failed = x.rows.filter((r) => !r.ok);
+  if (failed.length) limitations.push(`${failed.length} of ${x.rows.length} request(s) failed (e.g. ${failed[0].error})`);
+  if (!x.cacheSalt && rounds.length > 1) {
+    limitations.push("--no-cache-salt: identical prompts were resent every round, so rounds after the first can be served from the engine's prefix cache; TTFT here is warm-cache TTFT, not cold prefill");
+  }
+  if (!x.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
+  if (x.keyNote) limitations.push(x.keyNote);
+  if (x.nondeterministic.length) {
+    limitations.push(`${x.nondeterministic.length} prompt(s) produced different text across untagged rounds (non-deterministic decoding?), e.g. ${x.nondeterministic[0]}`);
+  }
+  if (rounds.length < 2) limitations.push("fewer than 2 rounds: no confidence interval");
+  if (x.interrupted) limitations.push(`interrupted after ${x.rows.length} of ${x.planned} requests`);
+  const missing: string[] = [];
+  if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
+  if (!x.rows.some((r) => r.ok)) missing.push("every request failed");
+  const maxes = [...new Set(x.prompts.map((p) => runner.maxFor(p)))].sort((a, b) => a - b);
+  const workload = {
+    gen_len: maxes.length === 1 ? maxes[0] : null,
+    batch: 1,
+    seed: x.seed,
+    mode: "single",
+    bucket: buckets.length === 1 ? buckets[0] : null,
+    prompt_set: { name: x.set.name, sha256: x.set.sha256, n: x.prompts.length },
+    endpoint_kind: `openai_${runner.cfg.api}`,
+    prefix_cache: x.cacheSalt ? "cold" : "warm",
+    request_set: requestSet(x.prompts, runner),
+  };
+  const artifacts = [await x.run.artifact("requests.jsonl", "requests")];
+  if (x.outputsIndex) artifacts.push(await x.run.artifact(x.outputsIndex, "outputs_index"));
+  const all = table.all as Record<string, { median: number | null; ci95_median: [number, number] | null } | null>;
+  let summary = `${x.label} ${runner.cfg.model} (${runner.cfg.api}, single user, ${rounds.length} round(s) x ${x.prompts.length} prompts): ` +
+    `decode ${fmt(all.decode_tok_s?.median)} tok/s`;
+  const ci = all.decode_tok_s?.ci95_median;
+  if (ci) summary += ` (95% CI ${fmt(ci[0])}-${fmt(ci[1])})`;
+  summary += `, TTFT ${fmt(all.ttft_ms?.median)} ms (${x.cacheSalt ? "cold prefix cache" : "prompts repeated: warm prefix cache"}), ` +
+    `TPOT ${fmt(all.tpot_ms?.median, 2)} ms, all buckets; tokens by ${Object.keys(methodCounts(x.rows)).sort().join(",")}`;
+  if (failed.length) summary += `; ${failed.length} failed`;
+  if (x.interrupted) summary += "; INTERRUPTED";
+  const data = {
+    label: x.label,
+    base_url_kind: x.isLocal ? "local" : "remote",
+    server: x.server.info,
+    prompt_set_sha256: x.set.sha256,
+    prompt_set_name: x.set.name,
+    buckets: table,
+    rounds,
+    request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
+    prefix_cache: {
+      mode: x.cacheSalt ? "cold" : "warm",
+      how: x.cacheSalt
+        ? "warm-up and every round after round 0 prefix the prompt with a unique tag ([ik-warm-N] / [ik-rN], a few tokens); round 0 is untagged"
+        : "warm-up tagged; every round resends identical prompts (--no-cache-salt)",
+    },
+    outputs_from: x.outputsIndex || !x.extending ? null : ((x.extending.record.data.outputs_from as string | null) ?? x.extending.record.evidence_id),
+    token_count_methods: methodCounts(x.rows),
+    nondeterministic_prompts: x.nondeterministic.slice(0, 50),
+    extends: x.extending?.record.evidence_id ?? null,
+    server_clock: serverClock(x.rows, buckets),
+    timer: "client monotonic clock (performance.now), one timestamp per network read",
+    definitions: {
+      ttft_ms: "first token-bearing SSE event - request send (includes connect)",
+      ttfo_ms: "first content token - request send, when reasoning tokens came first (reasoning models), else null",
+      tpot_ms: "(t_last - t_first) / (n_tokens - tokens in first event)",
+      decode_tok_s: "(n_tokens - tokens in first event) / (t_last - t_first)",
+      e2e_ms: "[DONE] (or end of stream) - request send",
+      median: "nearest-rank median over every ok request of the bucket",
+      ci95: CI_METHOD_T_CLUSTER,
+    },
+  };
+  if (x.runDir) await writeMetricsFile(x.runDir, x.label, x.rows, table);
+  return buildRecord({
+    evidence_id: x.evidenceId,
+    kind: "serve_benchmark",
+    claim_class: "observed",
+    summary,
+    tool: { name: "ik", version: VERSION, rev: GIT_REV },
+    request: { command: "bench serve", args: x.args },
+    identity: { gpu: x.gpu, engine: x.engine, model: { id: runner.cfg.model }, workload },
+    metrics,
+    artifacts,
+    missing,
+    limitations,
+    data,
+    complete: !x.interrupted,
+  }) as unknown as Record<string, unknown>;
+}

@@ -1,0 +1,175 @@
+/**
+ * Turning `ik bench serve` flags into a run: the endpoint (stored only as an HMAC tag), the API key
+ * (from the env var named by --api-key-env, never stored), --extra-body and chat_template_kwargs
+ * (with the run dir's intake pin), the prompt set (a file or the built-in one), a tokenizer, the
+ * engine kind (flag or detected), the server check, the GPU identity, and --extend.
+ * @module
+ */
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { IkError, usageError } from "../cli/errors.ts";
+import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
+import { checkExtraBody } from "../engines/extra_body.ts";
+import { detectEngine, type DetectedEngine } from "../engines/mod.ts";
+import { endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
+import { gpuIdentity, queryGpus } from "../gpu/mod.ts";
+import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
+import { loadBuiltinPromptSet } from "../prompts/builtin.ts";
+import { escapeTerminalLine } from "../report/escape.ts";
+import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
+import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
+import { loadPrevious } from "../bench/extend.ts";
+import { applyPin, intakePin } from "../bench/intake_pin.ts";
+import { Runner } from "../bench/runner.ts";
+import type { SingleRun } from "../bench/serve_single.ts";
+import { checkServer } from "../bench/server_check.ts";
+import { runtimeExec } from "./_exec.ts";
+import type { BenchServeFlags } from "./bench_serve.ts";
+import type { CommandContext } from "./context.ts";
+
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
+
+function jsonObject(text: string | undefined, flag: string): Record<string, unknown> {
+  if (text === undefined || text.trim() === "") return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw usageError(flag, `not valid JSON (${(e as Error).message})`, "pass a JSON object, e.g. '{\"enable_thinking\":false}'");
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw usageError(flag, "must be a JSON object");
+  return v as Record<string, unknown>;
+}
+
+function list(values: readonly string[]): string[] {
+  return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+/** A prepared single-mode run, with the cleaner for everything printed. */
+export interface PreparedSingle {
+  run: Omit<SingleRun, "signal" | "progress">;
+  clean: Sanitize;
+  sanitizeError(e: unknown): unknown;
+}
+
+/** Resolves the flags; usage (64), data (65) and unavailable (69) errors are thrown as IkError. */
+export async function prepareSingle(ctx: CommandContext, f: BenchServeFlags): Promise<PreparedSingle> {
+  const rt = ctx.runtime;
+  const apiKey = f.apiKeyEnv !== undefined ? rt.env(f.apiKeyEnv) || undefined : undefined;
+  const clean = makeSanitizer(f.baseUrl, apiKey);
+  try {
+    return await prepare(ctx, f, apiKey, clean);
+  } catch (e) {
+    throw sanitizedError(e, clean);
+  }
+}
+
+async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string | undefined, clean: Sanitize): Promise<PreparedSingle> {
+  const rt = ctx.runtime;
+  const ep = parseEndpoint(f.baseUrl);
+  if (ep.note) ctx.err(`ik bench serve: note: ${escapeTerminalLine(clean(ep.note))}\n`);
+  if (f.apiKeyEnv !== undefined && !apiKey) {
+    throw usageError("--api-key-env", `environment variable ${f.apiKeyEnv} is not set or empty`, `export ${f.apiKeyEnv}=... or drop the flag`);
+  }
+  const extraBody = checkExtraBody(f.extraBody) ?? {};
+  let chatTemplateKwargs = jsonObject(f.chatTemplateKwargs, "--chat-template-kwargs");
+  const runDir = f.runDir ? resolve(rt.cwd(), f.runDir) : null;
+  if (runDir) {
+    const pin = await intakePin(runDir);
+    if (pin) {
+      const base = extraBody.chat_template_kwargs && typeof extraBody.chat_template_kwargs === "object" ? extraBody.chat_template_kwargs as Record<string, unknown> : {};
+      chatTemplateKwargs = applyPin({ ...base, ...chatTemplateKwargs }, pin, runDir);
+    }
+  }
+  const buckets = list(f.buckets);
+  const sel = { buckets: buckets.length ? buckets : undefined, limitPerBucket: f.limitPerBucket || undefined };
+  const set: PromptSet = f.prompts ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
+  const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
+  const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
+  let engine: DetectedEngine;
+  if (f.engineKind !== "auto") engine = { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
+  else {
+    const models = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 5000 });
+    engine = await detectEngine(ep, { apiKey, signal: ctx.signal, models });
+  }
+  const label = f.label ?? engine.kind;
+  if (!LABEL.test(label)) throw usageError("--label", `'${label}' must be 1-64 characters of letters, digits and _ . + - (it names a directory)`);
+  const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
+  const args: Record<string, unknown> = {
+    base_url: endpointTag(key.key, ep),
+    model: f.model,
+    prompts: set.name,
+    mode: f.mode,
+    api: f.api,
+    engine_kind: engine.kind,
+    engine_version: f.engineVersion ?? null,
+    max_tokens: f.maxTokens ?? null,
+    rounds: f.rounds,
+    warmup: f.warmup,
+    seed: f.seed,
+    label,
+    run_dir: runDir,
+    buckets: buckets.length ? buckets : null,
+    limit_per_bucket: f.limitPerBucket,
+    token_ids: f.tokenIds,
+    exact_length: f.exactLength,
+    cache_salt: f.cacheSalt,
+    extra_body: Object.keys(extraBody).length ? extraBody : null,
+    chat_template_kwargs: Object.keys(chatTemplateKwargs).length ? chatTemplateKwargs : null,
+    tokenizer: tok ? { sha256: tok.sha256 } : null,
+    api_key_env: f.apiKeyEnv ?? null,
+    timeout_s: f.timeoutS,
+    idle_timeout_s: f.idleTimeoutS,
+    resamples: f.resamples,
+    extend: f.extend ?? null,
+    gpu_name: f.gpuName ?? null,
+    gpu_count: f.gpuCount,
+  };
+  const root = storeRoot((k) => rt.env(k), rt.cwd());
+  const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
+  const isLocal = isLoopback(ep);
+  let gpu: Record<string, unknown>;
+  if (f.gpuName) gpu = { name: f.gpuName, count: f.gpuCount, source: "--gpu-name" };
+  else if (isLocal) gpu = gpuIdentity(await queryGpus(runtimeExec(rt))) ?? { count: f.gpuCount };
+  else gpu = { count: f.gpuCount };
+  const runner = new Runner({
+    ep,
+    api: f.api,
+    engineKind: engine.kind,
+    model: f.model,
+    maxTokens: f.maxTokens ?? null,
+    tokenIds: f.tokenIds,
+    exactLength: f.exactLength,
+    extraBody,
+    chatTemplateKwargs,
+    apiKey,
+    timeoutMs: f.timeoutS * 1000,
+    idleTimeoutMs: f.idleTimeoutS * 1000,
+    countTokens: tok ? tok.count : undefined,
+    signal: ctx.signal,
+  });
+  return {
+    run: {
+      runner,
+      set,
+      prompts: set.prompts,
+      rounds: f.rounds,
+      warmup: f.warmup,
+      cacheSalt: f.cacheSalt,
+      storeRoot: root,
+      extending,
+      label,
+      seed: f.seed,
+      resamples: f.resamples,
+      runDir,
+      server,
+      gpu,
+      engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail },
+      args,
+      keyNote: key.note,
+      isLocal,
+    },
+    clean,
+    sanitizeError: (e) => (e instanceof IkError ? sanitizedError(e, clean) : e),
+  };
+}
