@@ -5,17 +5,30 @@
 #   scripts/build.sh --target node-linux-arm64 --outfile X.mjs   the ESM bundle for a Node single executable
 #                                                         (scripts/release.ts turns it into one)
 #   --label NAME  reports NAME as the target in `ik --version` (default: the target)
+#   --fault NAME  a mutation build for the selftest mutation test: the client measures one thing wrong
+#                 on purpose (lib/client/_fault.ts). NAME is one of: kfirst-ignored events-as-ids
+#                 no-count-mismatch ttft-plus-5ms tpot-plus-5pct. Never for release: every other build
+#                 defines the fault as "" so the minifier folds the fault branches away.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=""; outfile="dist/ik"; label=""
+target=""; outfile="dist/ik"; label=""; fault=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) target="$2"; shift ;;
     --outfile) outfile="$2"; shift ;;
     --label) label="$2"; shift ;;
+    --fault) fault="$2"; shift ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 64 ;;
   esac; shift
 done
+# The names lib/client/_fault.ts knows (tests/client/fault_switch.test.ts checks the two lists agree).
+case "$fault" in
+  ""|kfirst-ignored|events-as-ids|no-count-mismatch|ttft-plus-5ms|tpot-plus-5pct) ;;
+  *) echo "build.sh: unknown --fault '$fault' (one of: kfirst-ignored events-as-ids no-count-mismatch ttft-plus-5ms tpot-plus-5pct)" >&2; exit 64 ;;
+esac
+if [ -n "$fault" ] && [ "$outfile" = "dist/ik" ]; then
+  echo "build.sh: a --fault build needs its own --outfile (dist/ik is the real binary)" >&2; exit 64
+fi
 version=$(node -p 'require("./package.json").version')
 rev=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ "$rev" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then rev="$rev-dirty"; fi
@@ -24,7 +37,8 @@ label=${label:-${target:-$host_label}}
 # A pinned cache keeps cross-target runtimes (fetched from the npm registry) out of $HOME and repeatable.
 export BUN_INSTALL_CACHE_DIR="${BUN_INSTALL_CACHE_DIR:-$PWD/.bun-cache}"
 mkdir -p "$(dirname "$outfile")"
-defines=(--define "__IK_VERSION__=\"$version\"" --define "__IK_GIT_REV__=\"$rev\"" --define "__IK_TARGET__=\"$label\"")
+defines=(--define "__IK_VERSION__=\"$version\"" --define "__IK_GIT_REV__=\"$rev\"" --define "__IK_TARGET__=\"$label\""
+  --define "__IK_CLIENT_FAULT__=\"$fault\"")
 case "$target" in
   node-*)
     # No --bytecode (Bun's bytecode is for Bun only). ESM: cli.ts has a top-level await, which CJS cannot hold.
@@ -34,4 +48,4 @@ case "$target" in
     [ -n "$target" ] && args+=(--target "$target") ;;
 esac
 ./node_modules/.bin/bun "${args[@]}" >/dev/null
-echo "built $outfile ($label, rev $rev)" >&2
+echo "built $outfile ($label, rev $rev${fault:+, client fault $fault})" >&2

@@ -18,7 +18,9 @@
  *   `usage.completion_tokens` (which servers sum over choices) stays comparable with the ids. Text
  *   of all choices is appended in arrival order. ik itself never asks for n > 1.
  */
+import { scrubSecret } from "../evidence/redact.ts";
 import type { SseSink } from "../sse/mod.ts";
+import { FAULT_TTFT_PLUS_5MS } from "./_fault.ts";
 import { errorInfoFromJson } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
 
@@ -89,6 +91,11 @@ export class StreamState implements SseSink {
   finishReason: string | null = null;
   failKind: FailureKind | null = null;
   failMessage: string | null = null;
+  /**
+   * The API key, scrubbed from error text before it is cut short (a cut could keep half of it);
+   * the caller scrubs the final text, reasoning and message too.
+   */
+  secret: string | null = null;
 
   /** Records the first failure; later ones are ignored. */
   fail(kind: FailureKind, message: string): void {
@@ -96,6 +103,29 @@ export class StreamState implements SseSink {
       this.failKind = kind;
       this.failMessage = message;
     }
+  }
+
+  /** {@link SseSink}: a line or event over the cap ends the request as `protocol`. */
+  onOverflow(message: string): void {
+    this.fail("protocol", message);
+  }
+
+  /** The data with the API key scrubbed (only error paths call it). */
+  private clean(data: string): string {
+    return this.secret !== null && data.includes(this.secret) ? scrubSecret(data, this.secret) : data;
+  }
+
+  /** The message of an error chunk, from the scrubbed text. */
+  private errorText(data: string, obj: Json): string {
+    const d = this.clean(data);
+    if (d !== data) {
+      try {
+        obj = JSON.parse(d);
+      } catch {
+        return snippet(d);
+      }
+    }
+    return errorInfoFromJson(obj)?.message ?? snippet(d);
   }
 
   /** {@link SseSink} entry point: one event's data. */
@@ -109,30 +139,29 @@ export class StreamState implements SseSink {
     }
     if (this.failKind !== null) return;
     if (event === "error") {
-      let msg = snippet(data);
+      let obj: Json = null;
       try {
-        msg = errorInfoFromJson(JSON.parse(data))?.message ?? msg;
+        obj = JSON.parse(data);
       } catch {
         // plain-text error event: keep the text
       }
-      this.fail("protocol", `error event mid-stream: ${msg}`);
+      this.fail("protocol", `error event mid-stream: ${this.errorText(data, obj)}`);
       return;
     }
     let obj: Json;
     try {
       obj = JSON.parse(data);
     } catch (e) {
-      this.fail("protocol", `malformed chunk '${snippet(data)}': ${(e as Error).message}`);
+      this.fail("protocol", `malformed chunk '${snippet(this.clean(data))}': ${(e as Error).message}`);
       return;
     }
     if (obj === null || typeof obj !== "object" || Array.isArray(obj)) {
-      this.fail("protocol", `malformed chunk '${snippet(data)}': not a JSON object`);
+      this.fail("protocol", `malformed chunk '${snippet(this.clean(data))}': not a JSON object`);
       return;
     }
     const err = obj.error;
     if (err !== undefined && err !== null) {
-      const info = errorInfoFromJson(obj);
-      this.fail("protocol", `error event mid-stream: ${info ? info.message : snippet(data)}`);
+      this.fail("protocol", `error event mid-stream: ${this.errorText(data, obj)}`);
       return;
     }
     const usage = obj.usage;
@@ -146,7 +175,7 @@ export class StreamState implements SseSink {
     if (choices === undefined || choices === null) {
       // A flat error object with no wrapper ({"object":"error","message":...}) is an error event too.
       if (obj.object === "error") {
-        this.fail("protocol", `error event mid-stream: ${errorInfoFromJson(obj)?.message ?? snippet(data)}`);
+        this.fail("protocol", `error event mid-stream: ${this.errorText(data, obj)}`);
         return;
       }
     } else {
@@ -180,7 +209,7 @@ export class StreamState implements SseSink {
     if (tok || nIds > 0) {
       const t = this.tRead;
       this.log.push(t, nIds);
-      if (this.tFirst === null) this.tFirst = t;
+      if (this.tFirst === null) this.tFirst = FAULT_TTFT_PLUS_5MS ? t + 5 : t;
       this.tLast = t;
       this.nIds += nIds;
     }

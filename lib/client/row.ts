@@ -5,6 +5,7 @@
  * - ttft_ms = t_first - t_send (ok rows only)
  * - e2e_ms = (t_done, else end of stream) - t_send (ok rows only)
  * - k_first = ids in the first token event, 1 when the server streamed no ids there
+ *   (k_first_assumed says which: true when 1 was assumed, false when ids said, null with no event)
  * - decode_tok_s = (n_tokens - k_first) / (t_last - t_first), tpot_ms = its inverse in ms/token,
  *   both null unless ok, n_tokens - k_first > 0 and t_last > t_first
  * - itl_ms = gaps between consecutive token events (per event)
@@ -12,6 +13,7 @@
  * fetch cannot time the connect phase, so `connect_ms` is null and `ttft_includes_connect` is true.
  * @module
  */
+import { FAULT_KFIRST_IGNORED, FAULT_TPOT_PLUS_5PCT } from "./_fault.ts";
 import type { FailureKind, RequestResult, TokenCountMethod } from "./types.ts";
 
 /** A request row, as journaled and printed with `--json`. */
@@ -38,6 +40,8 @@ export interface RequestRow {
   n_token_events: number;
   tokens_per_event_max: number | null;
   k_first: number | null;
+  /** True when the first token event carried no ids and k_first = 1 was assumed; null with no token event. */
+  k_first_assumed: boolean | null;
   ended_with_done: boolean;
   send_lag_ms: number | null;
   t_send_ns: number;
@@ -51,6 +55,7 @@ function diff(a: number | null, b: number | null): number | null {
 
 /** Tokens in the first token event: its streamed ids, or 1 when it carried none (seed k_first). */
 export function kFirst(r: RequestResult): number {
+  if (FAULT_KFIRST_IGNORED) return 1;
   return r.nTokenEvents > 0 && r.eventIds[0] > 0 ? r.eventIds[0] : 1;
 }
 
@@ -70,6 +75,10 @@ export function requestRow(r: RequestResult, extra: Record<string, unknown> = {}
   if (r.ok && after !== null && after > 0 && span !== null && span > 0) {
     decode = after / (span / 1000);
     tpot = span / after;
+    if (FAULT_TPOT_PLUS_5PCT) {
+      tpot *= 1.05;
+      decode = 1000 / tpot;
+    }
   }
   let perEventMax = 0;
   for (let i = 0; i < r.eventIds.length; i++) if (r.eventIds[i] > perEventMax) perEventMax = r.eventIds[i];
@@ -96,6 +105,7 @@ export function requestRow(r: RequestResult, extra: Record<string, unknown> = {}
     n_token_events: r.nTokenEvents,
     tokens_per_event_max: perEventMax > 0 ? perEventMax : null,
     k_first: r.nTokenEvents > 0 ? k : null,
+    k_first_assumed: r.nTokenEvents > 0 ? !(r.eventIds[0] > 0) : null,
     ended_with_done: r.endedWithDone,
     send_lag_ms: diff(r.tSendMs, r.tScheduledMs),
     t_send_ns: Math.round(r.tSendMs * 1e6),

@@ -8,7 +8,10 @@
  * or TLS connect separately, so TTFT includes connection set-up when a new connection was needed.
  * @module
  */
+import { MAX_ERROR_BODY_BYTES, MAX_SSE_LINE_BYTES } from "../cli/limits.ts";
+import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
 import { SseParser } from "../sse/mod.ts";
+import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
@@ -19,7 +22,6 @@ import type { Api, FailureKind, RequestResult } from "./types.ts";
 export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Default limit on silence, before the headers and between reads (`--idle-timeout-s` 60). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
-const MAX_ERROR_BODY = 64 * 1024;
 /** Bytes of a 2xx body kept while it has produced no SSE event, to say what it was instead. */
 const MAX_HEAD_TEXT = 4 * 1024;
 /** How long to wait for the body to end after `data: [DONE]` before the client stops reading. */
@@ -51,6 +53,29 @@ export interface StreamOptions {
   tScheduledMs?: number | null;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /**
+   * Called once when the response headers arrive, with that time on the clock (a progress line
+   * can stop saying "waiting for headers"). A hook that throws does not fail the request.
+   */
+  onHeaders?: (tMs: number) => void;
+  /** The longest SSE line accepted, in bytes (default MAX_SSE_LINE_BYTES, 64 MiB; tests pass less). */
+  maxSseLineBytes?: number;
+}
+
+/** The start of the message of a connection the server accepted and closed before any status line. */
+export const CLOSED_WITHOUT_RESPONSE = "closed without a response";
+
+/** Connect-phase failures (refused, DNS, no route): the server is unreachable, not misbehaving. */
+const CONNECT_FAILED =
+  /ECONNREFUSED|refused|ENOTFOUND|EAI_AGAIN|EAI_NONAME|getaddrinfo|dns error|name or service not known|EHOSTUNREACH|ENETUNREACH|no route|network is unreachable|\(Connect\)|unable to connect|failed to connect/i;
+/** A connection that was open and then closed or reset by the peer. */
+const PEER_CLOSED = /ECONNRESET|closed|reset by peer|EPIPE|broken pipe|socket hang up|unexpected eof/i;
+
+/** A body the client could not decompress (the bytes arrived; they were not valid gzip/deflate). */
+class BodyDecodeError extends Error {
+  constructor(readonly format: string, readonly inner: unknown) {
+    super(`corrupt ${format} body`);
+  }
 }
 
 class Stopped extends Error {
@@ -103,8 +128,12 @@ export async function streamCompletion(
     ...opts.headers,
   };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+  if (FAULT_HEADER !== null) headers[FAULT_HEADER[0]] = FAULT_HEADER[1];
+  const secret = opts.apiKey || null;
+  const scrub = (text: string) => secret !== null && text.includes(secret) ? scrubSecret(text, secret) : text;
 
   const st = new StreamState();
+  st.secret = secret;
   const ac = new AbortController();
   let stop: Stopped | null = null;
   const halt = (kind: FailureKind, message: string) => {
@@ -145,28 +174,38 @@ export async function streamCompletion(
   }
   try {
     if (stop !== null) throw stop;
+    const url = apiUrl(ep, api);
     // redirect "manual": a followed 301/302 would turn the POST into a GET; report it instead.
-    const res = await doFetch(apiUrl(ep, api), { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual" });
+    // decompress false (Bun; others ignore it): Bun's own decoder prints a line on stderr for a
+    // corrupt body, and its failure would read as a network error. decodedBody decodes instead.
+    const init = { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual", decompress: false };
+    const res = await doFetch(url, init as RequestInit);
     tHeaders = lastByte = clock();
     status = res.status;
+    try {
+      opts.onHeaders?.(tHeaders);
+    } catch {
+      // a display hook must not turn into a failed measurement
+    }
     if (status < 200 || status > 299) {
       let text: string;
       try {
-        text = await readLimited(res, MAX_ERROR_BODY, () => (lastByte = clock()));
+        text = scrub(await readLimited(res, MAX_ERROR_BODY_BYTES, () => (lastByte = clock())));
       } catch (e) {
         text = `(error body unreadable: ${networkMessage(e)})`;
       }
+      const info = parseErrorBody(text, status);
       st.fail(
         "http",
-        formatHttpError(status, parseErrorBody(text, status)) +
-          retryAfterNote(res.headers.get("retry-after")) + redirectNote(status, res.headers.get("location")),
+        formatHttpError(status, info) + retryAfterNote(res.headers.get("retry-after")) +
+          redirectNote(status, res.headers.get("location")) + notFoundNote(status, url, info.message),
       );
     } else if (res.body === null) {
       st.fail("protocol", `HTTP ${status} with no body`);
     } else {
       streamed = true;
       contentType = res.headers.get("content-type") ?? "";
-      const parser = new SseParser(st);
+      const parser = new SseParser(st, { maxLineBytes: opts.maxSseLineBytes ?? MAX_SSE_LINE_BYTES });
       const reader = decodedBody(res.body, res.headers).getReader();
       let doneTimer: ReturnType<typeof setTimeout> | undefined;
       let head = "";
@@ -179,6 +218,11 @@ export async function streamCompletion(
           lastByte = now;
           st.tRead = now;
           parser.pushBytes(r.value);
+          if (parser.overflowed !== null) {
+            // The parser dropped its buffer; stop the body so memory stays bounded.
+            await reader.cancel().catch(() => {});
+            break;
+          }
           if (st.nSseEvents === 0 && head.length < MAX_HEAD_TEXT) {
             // No event yet (an error body or a whole JSON answer on a 2xx?): keep its start.
             headDecoder ??= new TextDecoder();
@@ -193,7 +237,7 @@ export async function streamCompletion(
         clearTimeout(doneTimer);
         reader.releaseLock();
       }
-      if (st.failKind === null) classifyEnd(st, contentType, head);
+      if (st.failKind === null) classifyEnd(st, contentType, scrub(head));
     }
   } catch (e) {
     const s = stop as Stopped | null;
@@ -202,14 +246,50 @@ export async function streamCompletion(
       // response was complete, so this is not a failure.
       if (st.failKind === null) classifyEnd(st, contentType, "");
     } else if (s !== null) st.fail(s.kind, s.message);
-    else st.fail("network", `${tHeaders === null ? "" : "connection lost mid-body: "}${networkMessage(e)}`);
+    else if (e instanceof BodyDecodeError) st.fail("protocol", `${e.message}: ${networkMessage(e.inner)}`);
+    else if (tHeaders !== null) st.fail("network", `connection lost mid-body: ${networkMessage(e)}`);
+    else st.fail("network", beforeResponseMessage(e));
   } finally {
     clearTimeout(totalTimer);
     clearTimeout(idleTimer);
     opts.signal?.removeEventListener("abort", onAbort);
   }
   const tEnd = clock();
-  return buildResult(st, api, opts, { status, tSend, tHeaders, tEnd, streamed });
+  return buildResult(st, api, opts, { status, tSend, tHeaders, tEnd, streamed }, secret);
+}
+
+/** The error code a runtime attached (Bun sets `code`, Node-style; Deno puts the OS error in `cause`). */
+function errorCode(e: unknown): string {
+  for (let cur = e, depth = 0; cur && depth < 4; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    cur = cur instanceof Error ? (cur as Error & { cause?: unknown }).cause : undefined;
+  }
+  return "";
+}
+
+/**
+ * A failure before any response: refused, DNS or no route keep the runtime's words (and count as
+ * unreachable); a connection that was accepted and then closed or reset says so, because the
+ * server is there and misbehaving (an overloaded proxy, a crashed worker, a TLS/plain mismatch).
+ */
+function beforeResponseMessage(e: unknown): string {
+  const msg = networkMessage(e);
+  const code = errorCode(e);
+  if (CONNECT_FAILED.test(msg) || CONNECT_FAILED.test(code)) return msg;
+  if (PEER_CLOSED.test(msg) || PEER_CLOSED.test(code)) {
+    return `${CLOSED_WITHOUT_RESPONSE}: the server accepted the connection, then closed it before sending a status line`;
+  }
+  return msg;
+}
+
+/** For a 404: the URL that was asked for and, unless the server named a model, how to fix --base-url. */
+function notFoundNote(status: number, url: string, message: string): string {
+  if (status !== 404) return "";
+  const hint = /\bmodel\b/i.test(message)
+    ? ""
+    : "; check --base-url: give the server root, e.g. http://host:8000, or …/v1";
+  return ` (POST ${redactUrl(url)}${hint})`;
 }
 
 /**
@@ -217,12 +297,15 @@ export async function streamCompletion(
  * made (refused, DNS, no route): commands map this to exit 69 rather than a failed measurement.
  */
 export function isUnreachable(r: RequestResult): boolean {
-  return r.errorKind === "network" && r.tHeadersMs === null;
+  return r.errorKind === "network" && r.tHeadersMs === null &&
+    !(r.error ?? "").startsWith(CLOSED_WITHOUT_RESPONSE);
 }
 
 /** For a 3xx: where the server points, so the user can fix --base-url. */
 function redirectNote(status: number, location: string | null): string {
-  return status >= 300 && status < 400 ? ` (redirected to ${location ?? "an unnamed location"}; point --base-url there)` : "";
+  return status >= 300 && status < 400
+    ? ` (redirected to ${location === null ? "an unnamed location" : redactUrl(location)}; point --base-url there)`
+    : "";
 }
 
 /**
@@ -247,8 +330,10 @@ function classifyEnd(st: StreamState, contentType: string, head: string): void {
 /**
  * The body, decompressed when the server compressed it although the request asked for
  * `identity` and the runtime left it compressed (Deno does not decode when the caller set
- * Accept-Encoding; Bun does). Decided once per response from the header and the first bytes'
- * magic, so a body the runtime already decoded is passed through untouched.
+ * Accept-Encoding; Bun does not when asked `decompress: false`). Decided once per response from
+ * the header and the first bytes' magic, so a body a runtime (or an injected fetch) already
+ * decoded is passed through untouched. A decoder error surfaces as {@link BodyDecodeError}, a
+ * failed read of the wire as itself, so the two end as `protocol` and `network`.
  */
 function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): ReadableStream<Uint8Array> {
   const ce = headers.get("content-encoding")?.trim().toLowerCase();
@@ -257,6 +342,8 @@ function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): Readab
   if (format === null) return body;
   const src = body.getReader();
   let first: Uint8Array | null = null;
+  // Set when reading the wire failed, so a decoder error can be told from a network one.
+  let srcFailed = false;
   const raw = new ReadableStream<Uint8Array>({
     async pull(ctrl) {
       if (first !== null) {
@@ -264,7 +351,13 @@ function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): Readab
         first = null;
         return;
       }
-      const r = await src.read();
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await src.read();
+      } catch (e) {
+        srcFailed = true;
+        throw e;
+      }
       if (r.done) ctrl.close();
       else ctrl.enqueue(r.value);
     },
@@ -274,6 +367,7 @@ function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): Readab
   }, { highWaterMark: 0 });
   // Peek at the first non-empty read to see whether it is still compressed.
   let inner: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let compressed = false;
   return new ReadableStream<Uint8Array>({
     async start(ctrl) {
       let r = await src.read();
@@ -284,7 +378,7 @@ function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): Readab
       }
       const b = r.value;
       first = b;
-      const compressed = format === "gzip"
+      compressed = format === "gzip"
         ? b[0] === 0x1f && (b.length < 2 || b[1] === 0x8b)
         : (b[0] & 0x0f) === 8 && (b.length < 2 || ((b[0] << 8) | b[1]) % 31 === 0);
       const decoded = compressed
@@ -296,7 +390,12 @@ function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): Readab
     },
     async pull(ctrl) {
       if (inner === null) return;
-      const r = await inner.read();
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await inner.read();
+      } catch (e) {
+        throw compressed && !srcFailed ? new BodyDecodeError(format, e) : e;
+      }
       if (r.done) ctrl.close();
       else ctrl.enqueue(r.value);
     },
@@ -327,11 +426,28 @@ async function readLimited(res: Response, limit: number, onBytes: () => void): P
   return text + dec.decode();
 }
 
+/** Server text with the API key scrubbed (an echoing server must not leak it). */
+function scrubbed(text: string, secret: string | null): string {
+  return secret !== null && text.includes(secret) ? scrubSecret(text, secret) : text;
+}
+
+function scrubbedUsage(usage: Record<string, unknown> | null, secret: string | null): Record<string, unknown> | null {
+  if (usage === null || secret === null) return usage;
+  const json = JSON.stringify(usage);
+  if (!json.includes(secret)) return usage;
+  try {
+    return JSON.parse(scrubSecret(json, secret));
+  } catch {
+    return { completion_tokens: usage.completion_tokens };
+  }
+}
+
 function buildResult(
   st: StreamState,
   api: Api,
   opts: StreamOptions,
   t: { status: number; tSend: number; tHeaders: number | null; tEnd: number; streamed: boolean },
+  secret: string | null,
 ): RequestResult {
   const count = t.streamed
     ? resolveTokenCount({
@@ -349,7 +465,7 @@ function buildResult(
     salt: opts.salt ?? null,
     api,
     ok: st.failKind === null,
-    error: st.failMessage,
+    error: st.failMessage === null ? null : redactUrlsInText(scrubbed(st.failMessage, secret)),
     errorKind: st.failKind,
     status: t.status,
     tScheduledMs: opts.tScheduledMs ?? null,
@@ -370,10 +486,10 @@ function buildResult(
     nUsage: count ? count.nUsage : null,
     countMismatch: count ? count.countMismatch : null,
     tokenIds: st.tokenIds,
-    finishReason: st.finishReason,
-    usage: st.usage,
-    text: st.text,
-    reasoning: st.reasoning,
-    toolArguments: st.toolArguments,
+    finishReason: st.finishReason === null ? null : scrubbed(st.finishReason, secret),
+    usage: scrubbedUsage(st.usage, secret),
+    text: scrubbed(st.text, secret),
+    reasoning: scrubbed(st.reasoning, secret),
+    toolArguments: scrubbed(st.toolArguments, secret),
   };
 }

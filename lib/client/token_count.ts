@@ -1,9 +1,12 @@
 /**
  * How many tokens a response had, and how we know. Order (CONTRACTS.md): streamed ids, else
- * `usage.completion_tokens`, else a tokenizer re-count of the text, else token-bearing SSE events.
- * It never depends on the engine profile: whatever the stream carried decides.
+ * `usage.completion_tokens` when it is plausible, else a tokenizer re-count of the text, else
+ * token-bearing SSE events. It never depends on the engine profile: whatever the stream carried
+ * decides. A usage count that cannot be right (1e300, or fewer tokens than token events) is not
+ * used, and count_mismatch says why.
  * @module
  */
+import { FAULT_EVENTS_AS_IDS, FAULT_NO_COUNT_MISMATCH } from "./_fault.ts";
 import type { TokenCountMethod } from "./types.ts";
 
 /** Re-counts tokens of generated text (a tokenizer hook; the method is then "tokenizer"). */
@@ -33,35 +36,60 @@ export interface TokenCount {
   method: TokenCountMethod;
   /** Streamed ids in total, or null when none were streamed. */
   nIds: number | null;
-  /** `usage.completion_tokens`, or null. */
+  /** `usage.completion_tokens` when it is a non-negative safe integer (trusted or not), else null. */
   nUsage: number | null;
-  /** "ids N != usage M" when both exist and differ, else null. */
+  /**
+   * What disagreed, or null: "ids N != usage M" when both exist and differ, and why a usage count
+   * was not trusted ("usage 0 < 5 token events: not trusted"), joined with "; ".
+   */
   countMismatch: string | null;
 }
 
-/** `usage.completion_tokens` when it is a non-negative integer, else null. */
+/** `usage.completion_tokens` when it is a non-negative safe integer, else null. */
 export function usageCompletionTokens(usage: Record<string, unknown> | null): number | null {
   const v = usage?.completion_tokens;
-  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : null;
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : null;
 }
 
 /**
- * Resolves the token count of one response.
+ * Why `usage.completion_tokens` cannot be the count, or null when it can (or is absent). Every
+ * token-bearing event carries at least one token, so a usage count below the number of token
+ * events (0 included) is wrong; so is anything that is not a non-negative safe integer (1e300).
+ * @param usage the last usage block, or null
+ * @param nTokenEvents token-bearing events seen
+ */
+export function untrustedUsage(usage: Record<string, unknown> | null, nTokenEvents: number): string | null {
+  const v = usage?.completion_tokens;
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
+    const shown = typeof v === "number" ? String(v) : JSON.stringify(v) ?? typeof v;
+    return `usage ${shown.length > 40 ? shown.slice(0, 39) + "…" : shown} is not a non-negative safe integer: not trusted`;
+  }
+  return v < nTokenEvents ? `usage ${v} < ${nTokenEvents} token events: not trusted` : null;
+}
+
+/**
+ * Resolves the token count of one response: streamed ids, else a trusted usage count, else the
+ * tokenizer hook, else token-bearing events.
  * @param ev what the stream carried
- * @param countTokens optional tokenizer hook, used only when there are neither ids nor usage
+ * @param countTokens optional tokenizer hook, used only when there are neither ids nor trusted usage
  */
 export function resolveTokenCount(ev: TokenEvidence, countTokens?: CountTokensFn): TokenCount {
   const nIds = ev.nIds > 0 ? ev.nIds : null;
   const nUsage = usageCompletionTokens(ev.usage);
-  const countMismatch = nIds !== null && nUsage !== null && nIds !== nUsage
-    ? `ids ${nIds} != usage ${nUsage}`
-    : null;
-  if (nIds !== null) return { nTokens: nIds, method: "ids", nIds, nUsage, countMismatch };
-  if (nUsage !== null) return { nTokens: nUsage, method: "usage", nIds, nUsage, countMismatch };
+  const distrust = untrustedUsage(ev.usage, ev.nTokenEvents);
+  const notes: string[] = [];
+  if (nIds !== null && nUsage !== null && nIds !== nUsage) notes.push(`ids ${nIds} != usage ${nUsage}`);
+  if (distrust !== null) notes.push(distrust);
+  const countMismatch = notes.length > 0 && !FAULT_NO_COUNT_MISMATCH ? notes.join("; ") : null;
+  const out = (nTokens: number, method: TokenCountMethod): TokenCount => ({ nTokens, method, nIds, nUsage, countMismatch });
+  if (FAULT_EVENTS_AS_IDS) return out(ev.nTokenEvents, "ids");
+  if (nIds !== null) return out(nIds, "ids");
+  if (nUsage !== null && distrust === null) return out(nUsage, "usage");
   if (countTokens && (ev.text || ev.reasoning || ev.toolArguments)) {
     let n = 0;
     for (const part of [ev.reasoning, ev.text, ev.toolArguments]) if (part) n += countTokens(part);
-    return { nTokens: n, method: "tokenizer", nIds, nUsage, countMismatch };
+    return out(n, "tokenizer");
   }
-  return { nTokens: ev.nTokenEvents, method: "sse_events", nIds, nUsage, countMismatch };
+  return out(ev.nTokenEvents, "sse_events");
 }

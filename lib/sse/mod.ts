@@ -12,5 +12,5 @@
  * ```
  * @module
  */
-export { SseParser, type SseSink } from "./parser.ts";
+export { formatByteCap, SseParser, type SseParserOptions, type SseSink } from "./parser.ts";
 export { encodeSseEvent, parseSseText, type SseEvent, sseEvents } from "./events.ts";

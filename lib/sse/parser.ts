@@ -8,8 +8,14 @@
  * `id:`, `retry:`, multi-line data (joined with "\n"), `data:` with or without the one optional
  * space, a field with no colon, a leading BOM, and UTF-8 sequences split across byte chunks (the
  * decoder runs in streaming mode). An unterminated final event is dropped, as the spec says.
+ *
+ * Memory is bounded: one line (and one event's data) may hold at most `maxLineBytes` (default
+ * MAX_SSE_LINE_BYTES, 64 MiB). Past it the parser drops what it buffered, ignores the rest of the
+ * stream and tells the sink once through `onOverflow`, so a server that never sends a newline
+ * cannot take the machine.
  * @module
  */
+import { MAX_SSE_LINE_BYTES } from "../cli/limits.ts";
 
 /** Receives each dispatched event. */
 export interface SseSink {
@@ -19,6 +25,23 @@ export interface SseSink {
    * @param event the `event:` field, or "message" when there was none
    */
   onEvent(data: string, event: string): void;
+  /**
+   * Called once when a line or an event's data grows past the cap; nothing is parsed after it.
+   * @param message e.g. "SSE line over 64 MiB"
+   */
+  onOverflow?(message: string): void;
+}
+
+/** Options for {@link SseParser}. */
+export interface SseParserOptions {
+  /** The longest line, and the most data one event may collect, in bytes (default 64 MiB). */
+  maxLineBytes?: number;
+}
+
+/** "64 MiB" for whole MiB, else "N bytes": how a cap is named in messages. */
+export function formatByteCap(bytes: number): string {
+  const mib = 1024 * 1024;
+  return bytes >= mib && bytes % mib === 0 ? `${bytes / mib} MiB` : `${bytes} bytes`;
 }
 
 const LF = 10;
@@ -39,23 +62,79 @@ export class SseParser {
   private event = "";
   private pendingCR = false;
   private started = false;
+  private readonly maxLine: number;
+  /** Bytes (pushBytes) or characters (pushText) of the unfinished line so far. */
+  private lineSize = 0;
+  /** Set once the cap was passed: everything after is ignored. */
+  overflowed: string | null = null;
   /** The last `id:` seen (carried over events, as EventSource does). */
   lastEventId = "";
   /** The last valid `retry:` value in ms, or null. */
   retryMs: number | null = null;
 
-  /** @param sink receives every dispatched event, synchronously, in order */
-  constructor(sink: SseSink) {
+  /**
+   * @param sink receives every dispatched event, synchronously, in order
+   * @param opts the line cap
+   */
+  constructor(sink: SseSink, opts: SseParserOptions = {}) {
     this.sink = sink;
+    this.maxLine = opts.maxLineBytes ?? MAX_SSE_LINE_BYTES;
   }
 
   /** Feeds raw bytes from the network; UTF-8 split across chunks is reassembled. */
   pushBytes(chunk: Uint8Array): void {
-    this.pushText(this.decoder.decode(chunk, STREAM));
+    if (this.overflowed !== null) return;
+    // Count the unfinished line in bytes before decoding, so the cap holds before memory is spent.
+    const lf = chunk.indexOf(LF);
+    const cr = chunk.indexOf(CR);
+    const first = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+    const last = first === -1 ? -1 : Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
+    if (!this.measure(chunk.length, first, last)) return;
+    this.feed(this.decoder.decode(chunk, STREAM));
   }
 
-  /** Feeds already-decoded text. */
+  /** Feeds already-decoded text (the cap counts characters here). */
   pushText(text: string): void {
+    if (this.overflowed !== null) return;
+    const lf = text.indexOf("\n");
+    const cr = text.indexOf("\r");
+    const first = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+    const last = first === -1 ? -1 : Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
+    if (!this.measure(text.length, first, last)) return;
+    this.feed(text);
+  }
+
+  /**
+   * Tracks the size of the unfinished line across pushes; false (after overflowing) when the line
+   * the chunk completes, or the one it leaves open, is over the cap. Lines wholly inside one chunk
+   * are checked while parsing.
+   */
+  private measure(len: number, first: number, last: number): boolean {
+    if (first === -1) {
+      this.lineSize += len;
+    } else {
+      if (this.lineSize + first > this.maxLine) {
+        this.overflow("line");
+        return false;
+      }
+      this.lineSize = len - last - 1;
+    }
+    if (this.lineSize > this.maxLine) {
+      this.overflow("line");
+      return false;
+    }
+    return true;
+  }
+
+  private overflow(what: "line" | "event"): void {
+    this.overflowed = `SSE ${what} over ${formatByteCap(this.maxLine)}`;
+    this.rest = "";
+    this.data = "";
+    this.hasData = false;
+    this.sink.onOverflow?.(this.overflowed);
+  }
+
+  private feed(text: string): void {
     if (text.length === 0) return;
     if (!this.started) {
       this.started = true;
@@ -82,6 +161,7 @@ export class SseParser {
     let pos = 0;
     let nl = this.rest.length + first;
     for (;;) {
+      if (nl - pos > this.maxLine) return this.overflow("line");
       if (nl === pos) {
         this.dispatch();
       } else if (
@@ -94,6 +174,7 @@ export class SseParser {
       } else if (buf.charCodeAt(pos) !== COLON) {
         this.field(buf.slice(pos, nl));
       }
+      if (this.overflowed !== null) return;
       pos = nl + 1;
       if (pos >= len) break;
       nl = buf.indexOf("\n", pos);
@@ -105,7 +186,7 @@ export class SseParser {
   /** Ends the stream: flushes the decoder; an event without its closing blank line is discarded. */
   end(): void {
     const tail = this.decoder.decode();
-    if (tail) this.pushText(tail);
+    if (tail && this.overflowed === null) this.feed(tail);
     this.rest = "";
     this.data = "";
     this.hasData = false;
@@ -119,6 +200,8 @@ export class SseParser {
 
   private addData(value: string): void {
     if (this.hasData) {
+      // Many lines of one event add up too (UTF-16 length never exceeds the UTF-8 bytes).
+      if (this.data.length + 1 + value.length > this.maxLine) return this.overflow("event");
       this.data += "\n" + value;
     } else {
       this.data = value;

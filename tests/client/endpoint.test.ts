@@ -65,3 +65,43 @@ test("bad URLs are usage errors naming the flag", () => {
     assert.match(caught.oneLine(), /^ik: --base-url: /, raw);
   }
 });
+
+test("error messages show the URL redacted: userinfo, secret query values, unparseable URLs", () => {
+  const cases: [string, RegExp][] = [
+    ["htp://user:pass@host/v1", /'htp:\/\/\*\*\*@host\/v1' is not an http/],
+    ["http://user:pass@h:99999/v1", /'http:\/\/\*\*\*@h:99999\/v1' is not a valid URL/],
+    ["http://h:1/v1?api_key=sk-live-123&x=1", /'http:\/\/h:1\/v1\?api_key=\*\*\*&x=1' has a query/],
+    ["user:pass@h:8000", /'\*\*\*@h:8000' is not an http/],
+  ];
+  for (const [raw, want] of cases) {
+    let line = "";
+    try {
+      parseEndpoint(raw);
+    } catch (e) {
+      assert.ok(e instanceof IkError, raw);
+      line = e.oneLine();
+    }
+    assert.match(line, want, raw);
+    for (const secret of ["user", "pass", "sk-live-123"]) assert.ok(!line.includes(secret), `${raw}: ${line}`);
+  }
+});
+
+test("a base URL that names the route is the server root, with a note; plain roots carry no note", () => {
+  const cases: [string, string, string, string][] = [
+    ["http://h:8000/v1/chat/completions", "http://h:8000/v1", "", "/v1/chat/completions"],
+    ["http://h:8000/v1/chat/completions/", "http://h:8000/v1", "", "/v1/chat/completions"],
+    ["http://h:8000/v1/completions", "http://h:8000/v1", "", "/v1/completions"],
+    ["https://h/proxy/v1/completions/", "https://h:443/proxy/v1", "/proxy", "/v1/completions"],
+  ];
+  for (const [raw, base, prefix, route] of cases) {
+    const ep = parseEndpoint(raw);
+    assert.equal(ep.baseUrl, base, raw);
+    assert.equal(ep.prefix, prefix, raw);
+    assert.equal(apiUrl(ep, "chat"), `${base}/chat/completions`, raw);
+    assert.equal(ep.note, `--base-url ends in ${route}: using ${base.slice(0, -3)} as the server root`, raw);
+  }
+  assert.equal(parseEndpoint("http://h:8000/v1/chat/completions", "--url").note?.startsWith("--url ends in"), true);
+  for (const raw of ["http://h:8000", "http://h:8000/v1/", "http://h:8000/completions-proxy"]) {
+    assert.equal(parseEndpoint(raw).note, undefined, raw);
+  }
+});

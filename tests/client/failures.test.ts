@@ -141,6 +141,8 @@ describe("over a loopback socket", () => {
       ...Array.from({ length: 60 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(),
       { end: true },
     ],
+    "/silent-close/v1/chat/completions": [{ close: true }],
+    "/silent-reset/v1/chat/completions": [{ reset: true }],
     "/afterdone/v1/chat/completions": [
       { head: 200 },
       { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE },
@@ -227,11 +229,57 @@ describe("over a loopback socket", () => {
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.endedWithDone, true);
   });
-  test("http over the socket: status and message", async () => {
+  test("http over the socket: status and message; a 404 names the URL asked for and how to fix --base-url", async () => {
     const r = await streamCompletion(at("nothing-here"), "chat", {}, quick);
     assert.equal(r.errorKind, "http");
-    assert.equal(r.error, "HTTP 404: no");
+    assert.equal(
+      r.error,
+      `HTTP 404: no (POST http://127.0.0.1:${srv.port}/nothing-here/v1/chat/completions; ` +
+        "check --base-url: give the server root, e.g. http://host:8000, or …/v1)",
+    );
   });
+  for (const how of ["close", "reset"] as const) {
+    test(`network: a server that accepts and ${how}s with no reply is "closed without a response", not unreachable`, async () => {
+      const r = await streamCompletion(at(`silent-${how}`), "chat", {}, quick);
+      assert.equal(r.errorKind, "network", r.error ?? "");
+      assert.equal(r.status, 0);
+      assert.equal(r.tHeadersMs, null);
+      assert.match(r.error ?? "", /^closed without a response/);
+      assert.equal(isUnreachable(r), false, "the server is there: not exit 69");
+      assert.equal(requestRow(r).error_kind, "network");
+    });
+  }
+});
+
+test("errors before any response, as each runtime words them: connect failures are unreachable, a dropped connection is not", async () => {
+  const bunErr = (code: string, message: string) => Object.assign(new Error(message), { code });
+  const denoErr = (inner: string) => new TypeError("fetch failed", { cause: new Error(inner) });
+  const cases: [string, Error, boolean][] = [
+    ["bun refused", bunErr("ECONNREFUSED", "Unable to connect. Is the computer able to access the url?"), true],
+    ["bun dns", bunErr("ENOTFOUND", "getaddrinfo ENOTFOUND ik-test-host.invalid"), true],
+    ["bun no route", bunErr("EHOSTUNREACH", "host unreachable"), true],
+    ["bun closed", bunErr("ECONNRESET", "The socket connection was closed unexpectedly."), false],
+    [
+      "deno refused",
+      denoErr("error sending request for url (http://h/v1): client error (Connect): tcp connect error: Connection refused"),
+      true,
+    ],
+    ["deno dns", denoErr("client error (Connect): dns error: failed to lookup address information"), true],
+    ["deno reset while connecting", denoErr("client error (Connect): tcp connect error: Connection reset by peer"), true],
+    ["deno closed", denoErr("client error (SendRequest): connection closed before message completed"), false],
+    ["deno reset", denoErr("Connection reset by peer (os error 104)"), false],
+  ];
+  for (const [name, err, unreachable] of cases) {
+    const r = await streamCompletion(ep0, "chat", {}, { fetch: () => Promise.reject(err) });
+    assert.equal(r.errorKind, "network", name);
+    assert.equal(isUnreachable(r), unreachable, `${name}: ${r.error}`);
+    if (!unreachable) assert.match(r.error ?? "", /^closed without a response/, name);
+  }
+});
+
+test("a 404 that names a model keeps the URL but does not blame --base-url", async () => {
+  const r = await httpError(404, fixture("vllm/error-unknown-model.json"));
+  assert.match(r.error ?? "", /does not exist.*\(POST http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions\)$/);
 });
 
 test("a flat error object mid-stream (no 'error' wrapper) is an error event", async () => {

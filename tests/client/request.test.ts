@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { listModels, parseEndpoint, streamCompletion } from "../../lib/client/mod.ts";
 import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
+import { runScripted } from "./_manual.ts";
 
 const enc = new TextEncoder();
 const okStream = () =>
@@ -102,4 +103,33 @@ test("/v1/models failures are values: unreachable, http, not a list", async () =
   });
   assert.equal(llama.ok, true);
   assert.equal(llama.models[0].maxModelLen, null, "llama.cpp reports no max_model_len");
+});
+
+test("onHeaders is called once, when the headers arrive, with that clock time; a throwing hook fails nothing", async () => {
+  const seen: number[] = [];
+  const r = await runScripted([
+    { at: 50, text: chatChunk({ content: "a" }) },
+    { at: 60, text: chatChunk({ content: "b" }, { finish_reason: "stop" }) + DONE },
+  ], { headersAt: 40, stream: { onHeaders: (t) => seen.push(t) } });
+  assert.equal(r.ok, true, r.error ?? "");
+  assert.deepEqual(seen, [40]);
+  assert.equal(r.tHeadersMs, 40);
+  const http = await runScripted([{ at: 5, text: "{}" }], { headersAt: 3, status: 500, stream: { onHeaders: (t) => seen.push(t) } });
+  assert.equal(http.errorKind, "http");
+  assert.deepEqual(seen, [40, 3], "an error status has headers too");
+  const thrown = await runScripted([{ at: 5, text: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }], {
+    stream: {
+      onHeaders: () => {
+        throw new Error("display broke");
+      },
+    },
+  });
+  assert.equal(thrown.ok, true, thrown.error ?? "");
+  const none: number[] = [];
+  const refused = await streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", {}, {
+    fetch: () => Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" })),
+    onHeaders: (t) => none.push(t),
+  });
+  assert.equal(refused.errorKind, "network");
+  assert.deepEqual(none, [], "no headers, no call");
 });

@@ -71,6 +71,24 @@ test("ids-counted row: k_first from the first event, max tokens per event", () =
   assert.equal(row.tpot_ms, 90 / 7);
 });
 
+test("k_first_assumed: true when the first event had no ids (1 assumed), false from ids, null with no event", () => {
+  assert.equal(requestRow(result()).k_first_assumed, true);
+  assert.equal(requestRow(result({ eventIds: new Uint32Array([2, 1, 1, 1]), nIds: 5 })).k_first_assumed, false);
+  // Ids later but not in the first event: k_first is still the assumed 1.
+  const late = requestRow(result({ eventIds: new Uint32Array([0, 3, 3, 3]) }));
+  assert.equal(late.k_first, 1);
+  assert.equal(late.k_first_assumed, true);
+  const none = requestRow(result({
+    ok: false,
+    eventTimesMs: new Float64Array(),
+    eventIds: new Uint32Array(),
+    nTokenEvents: 0,
+    tFirstMs: null,
+    tLastMs: null,
+  }));
+  assert.equal(none.k_first_assumed, null);
+});
+
 test("no t_done (no [DONE]): e2e uses the end of the stream", () => {
   assert.equal(requestRow(result({ tDoneMs: null })).e2e_ms, 201);
 });
@@ -125,6 +143,7 @@ test("the row carries every contract field name", () => {
       "n_token_events",
       "tokens_per_event_max",
       "k_first",
+      "k_first_assumed",
       "ended_with_done",
       "send_lag_ms",
       "t_send_ns",

@@ -169,9 +169,59 @@ test("completions token_ids (vLLM, trtllm detokenize:false) are ids; an ids-only
 
 test("resolveTokenCount directly: the order, and usage that is not an integer is ignored", () => {
   const base = { nIds: 0, usage: null, nTokenEvents: 4, text: "a b", reasoning: "", toolArguments: "" };
-  assert.equal(resolveTokenCount({ ...base, nIds: 2, usage: { completion_tokens: 3 } }).method, "ids");
-  assert.equal(resolveTokenCount({ ...base, usage: { completion_tokens: 3 } }).method, "usage");
+  assert.equal(resolveTokenCount({ ...base, nIds: 2, usage: { completion_tokens: 5 } }).method, "ids");
+  assert.equal(resolveTokenCount({ ...base, usage: { completion_tokens: 5 } }).method, "usage");
   assert.equal(resolveTokenCount({ ...base, usage: { completion_tokens: "3" } }).method, "sse_events");
   assert.equal(resolveTokenCount({ ...base }, words).nTokens, 2);
   assert.equal(resolveTokenCount({ ...base, text: "" }, words).method, "sse_events");
+});
+
+test("absurd usage is not trusted: flagged in count_mismatch, the count falls back (tokenizer, else events)", async () => {
+  const cases: [unknown, RegExp][] = [
+    [1e300, /^usage 1e\+300 is not a non-negative safe integer: not trusted$/],
+    [2 ** 53, /is not a non-negative safe integer: not trusted$/],
+    [-3, /^usage -3 is not a non-negative safe integer: not trusted$/],
+    [2.5, /^usage 2\.5 is not/],
+    ["9", /^usage "9" is not/],
+    [0, /^usage 0 < 3 token events: not trusted$/],
+    [2, /^usage 2 < 3 token events: not trusted$/],
+  ];
+  for (const [v, want] of cases) {
+    const stream = plainStream(null);
+    stream.splice(stream.length - 1, 0, {
+      at: 121,
+      text: `data: ${JSON.stringify({ choices: [], usage: { completion_tokens: v } })}\n\n`,
+    });
+    const r = await runScripted(stream);
+    assert.equal(r.ok, true, r.error ?? "");
+    assert.equal(r.tokenCountMethod, "sse_events", String(v));
+    assert.equal(r.nTokens, 3, String(v));
+    assert.match(r.countMismatch ?? "", want);
+    assert.equal(requestRow(r).count_mismatch, r.countMismatch);
+    const t = await runScripted(stream, { stream: { countTokens: words } });
+    assert.equal(t.tokenCountMethod, "tokenizer", String(v));
+    assert.equal(t.nTokens, 5);
+    assert.match(t.countMismatch ?? "", want);
+  }
+});
+
+test("usage equal to the token events is trusted; absurd usage next to ids keeps the ids-vs-usage report", async () => {
+  const eq = await runScripted(plainStream(3));
+  assert.equal(eq.tokenCountMethod, "usage");
+  assert.equal(eq.countMismatch, null);
+  const r = await runScripted(idsStream(0));
+  assert.equal(r.tokenCountMethod, "ids");
+  assert.equal(r.nTokens, 6);
+  assert.equal(r.nUsage, 0);
+  assert.equal(r.countMismatch, "ids 6 != usage 0; usage 0 < 3 token events: not trusted");
+  const big = resolveTokenCount({
+    nIds: 4,
+    usage: { completion_tokens: 1e300 },
+    nTokenEvents: 2,
+    text: "",
+    reasoning: "",
+    toolArguments: "",
+  });
+  assert.equal(big.nUsage, null, "a value that is not a safe integer is not reported as a count");
+  assert.equal(big.countMismatch, "usage 1e+300 is not a non-negative safe integer: not trusted");
 });

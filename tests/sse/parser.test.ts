@@ -170,3 +170,59 @@ test("a multi-megabyte single line over many small reads is one event, parsed in
   assert.equal(out[1], "[DONE]");
   assert.ok(took < 1500, `took ${took.toFixed(0)} ms`);
 });
+
+/** A parser with a small cap that records events and overflow messages. */
+function capped(maxLineBytes: number) {
+  const events: string[] = [];
+  const overflows: string[] = [];
+  const p = new SseParser({ onEvent: (d) => events.push(d), onOverflow: (m) => overflows.push(m) }, { maxLineBytes });
+  return { p, events, overflows };
+}
+
+test("a line up to the cap is parsed; one byte over, however it is split, overflows once and stops the parser", () => {
+  const line = (n: number) => `data: ${"x".repeat(n - 6)}`; // a line of exactly n bytes
+  // At the cap: fine, whole or split.
+  for (const step of [1, 7, 64, 10_000]) {
+    const { p, events, overflows } = capped(64);
+    const bytes = enc.encode(`${line(64)}\n\ndata: [DONE]\n\n`);
+    for (let i = 0; i < bytes.length; i += step) p.pushBytes(bytes.subarray(i, i + step));
+    p.end();
+    assert.deepEqual(overflows, [], `step ${step}`);
+    assert.equal(events.length, 2, `step ${step}`);
+  }
+  // One over: a line left open, a line completed by a later read, a line wholly inside one read.
+  for (const step of [1, 7, 40, 10_000]) {
+    const { p, events, overflows } = capped(64);
+    const bytes = enc.encode(`data: a\n\n${line(65)}\n\ndata: after\n\n`);
+    for (let i = 0; i < bytes.length; i += step) p.pushBytes(bytes.subarray(i, i + step));
+    p.end();
+    assert.deepEqual(overflows, ["SSE line over 64 bytes"], `step ${step}`);
+    assert.deepEqual(events, ["a"], `step ${step}: nothing after the overflow is parsed`);
+    assert.equal(p.overflowed, "SSE line over 64 bytes");
+    assert.equal(p.hasPartial, false, "the buffer was dropped");
+  }
+  // A line that never ends (no newline at all).
+  const { p, overflows } = capped(1024);
+  for (let i = 0; i < 100; i++) p.pushBytes(enc.encode("y".repeat(100)));
+  assert.deepEqual(overflows, ["SSE line over 1024 bytes"]);
+});
+
+test("the cap counts bytes (multi-byte UTF-8), also through pushText and for many data lines of one event", () => {
+  const a = capped(64);
+  a.p.pushBytes(enc.encode(`data: ${"é".repeat(30)}\n\n`)); // 6 + 60 bytes, 36 characters
+  assert.deepEqual(a.overflows, ["SSE line over 64 bytes"]);
+  const b = capped(64);
+  b.p.pushText(`data: ${"z".repeat(80)}`);
+  assert.deepEqual(b.overflows, ["SSE line over 64 bytes"]);
+  const c = capped(64);
+  c.p.pushText("data: 0123456789\n".repeat(10) + "\n");
+  assert.deepEqual(c.overflows, ["SSE event over 64 bytes"]);
+  assert.deepEqual(c.events, []);
+  const mib = capped(2 * 1024 * 1024);
+  mib.p.pushBytes(new Uint8Array(2 * 1024 * 1024 + 1).fill(0x61));
+  assert.deepEqual(mib.overflows, ["SSE line over 2 MiB"]);
+  // The default is 64 MiB.
+  const big = new SseParser({ onEvent: () => {} });
+  big.pushBytes(new Uint8Array(1024 * 1024).fill(0x61));
+  assert.equal(big.overflowed, null);
+});
