@@ -3,14 +3,21 @@
  * with node:zlib because Deno's DecompressionStream fails on multi-member files). The set's
  * identity is the sha256 of the uncompressed bytes, the hash its manifest carries, so a record can
  * be matched to the exact prompts it ran. Errors name `file:line` and exit 65.
+ *
+ * The file is streamed: inflated, hashed, decoded and parsed chunk by chunk, and refused once it
+ * passes {@link MAX_PROMPT_SET_BYTES} uncompressed (a gzip bomb is never inflated whole), so
+ * loading holds about the parsed prompts and nothing more.
  * @module
  */
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { dataError, usageError } from "../cli/errors.ts";
-import { parsePrompt, type Prompt, sortBuckets } from "./prompt.ts";
+import { dataError, IkError, usageError } from "../cli/errors.ts";
+import { MAX_PROMPT_SET_BYTES } from "../cli/limits.ts";
+import { PromptLines } from "./_prompt_lines.ts";
+import { isGzip, readUncompressedCapped } from "./_read_capped.ts";
+import { type Prompt, sortBuckets } from "./prompt.ts";
 
 /** A loaded prompt set. */
 export interface PromptSet {
@@ -32,12 +39,11 @@ export interface LoadOptions {
   buckets?: readonly string[];
   /** Keep only the first N prompts of each bucket (0 or absent = all). */
   limitPerBucket?: number;
-  /** Reads a file (default node:fs/promises readFile); tests may inject one. */
+  /** Reads a whole file instead of streaming it from disk; tests may inject one. */
   readBytes?: (path: string) => Promise<Uint8Array>;
+  /** The most uncompressed bytes a set may have (default {@link MAX_PROMPT_SET_BYTES}); tests pass a small one. */
+  maxBytes?: number;
 }
-
-const GZIP_MAGIC_0 = 0x1f;
-const GZIP_MAGIC_1 = 0x8b;
 
 /** The file name without `.jsonl`, `.jsonl.gz` or `.gz`. */
 export function setStem(path: string): string {
@@ -49,12 +55,14 @@ export function manifestPath(path: string): string {
   return join(dirname(path), `${setStem(path)}.manifest.json`);
 }
 
-/** Uncompresses gzip bytes (every member); plain bytes pass through. */
-export function maybeGunzip(bytes: Uint8Array): Uint8Array {
-  if (bytes.length >= 2 && bytes[0] === GZIP_MAGIC_0 && bytes[1] === GZIP_MAGIC_1) {
-    return new Uint8Array(gunzipSync(bytes));
-  }
-  return bytes;
+/**
+ * Uncompresses gzip bytes (every member); plain bytes pass through. For bytes already in memory;
+ * files go through {@link loadPromptSet}, which streams.
+ * @param maxBytes the most bytes inflated (default {@link MAX_PROMPT_SET_BYTES})
+ * @throws RangeError when the bytes inflate past `maxBytes` (zlib stops there)
+ */
+export function maybeGunzip(bytes: Uint8Array, maxBytes: number = MAX_PROMPT_SET_BYTES): Uint8Array {
+  return isGzip(bytes) ? new Uint8Array(gunzipSync(bytes, { maxOutputLength: maxBytes })) : bytes;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -77,36 +85,18 @@ async function existing(path: string): Promise<string | null> {
  * @param text the JSONL text
  * @param fileName the name used in errors (`prompts.jsonl:12: ...`)
  * @param opts bucket selection
+ * @throws IkError (data, 65) at the first bad line
  */
 export function parsePromptSetText(
   text: string,
   fileName: string,
   opts: Pick<LoadOptions, "buckets" | "limitPerBucket"> = {},
 ): Prompt[] {
-  const prompts: Prompt[] = [];
-  const ids = new Set<string>();
-  const perBucket = new Map<string, number>();
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (!line.trim()) continue;
-    const where = `${fileName}:${i + 1}`;
-    let obj: unknown;
-    try {
-      obj = JSON.parse(line);
-    } catch (e) {
-      throw dataError(where, `not JSON (${(e as Error).message})`);
-    }
-    const p = parsePrompt(obj, where);
-    if (ids.has(p.id)) throw dataError(where, `duplicate id '${p.id}'`);
-    ids.add(p.id);
-    if (opts.buckets && opts.buckets.length > 0 && !opts.buckets.includes(p.bucket)) continue;
-    const k = perBucket.get(p.bucket) ?? 0;
-    if (opts.limitPerBucket && k >= opts.limitPerBucket) continue;
-    perBucket.set(p.bucket, k + 1);
-    prompts.push(p);
-  }
-  return prompts;
+  const lines = new PromptLines(fileName, opts);
+  lines.push(text);
+  lines.end();
+  if (lines.error) throw lines.error;
+  return lines.prompts;
 }
 
 /**
@@ -118,26 +108,32 @@ export function parsePromptSetText(
  * console.log(set.name, set.sha256, set.prompts.length);
  * ```
  * @throws IkError: usage (64) when the file does not exist; data (65) when it cannot be read,
- *   is corrupt, is not UTF-8, has a bad line, no prompts, or does not match its manifest's sha256
+ *   is corrupt, is not UTF-8, is over `maxBytes` uncompressed (1 GiB), has a bad line, no prompts,
+ *   or does not match its manifest's sha256
  */
 export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promise<PromptSet> {
   const found = await existing(path);
   if (found === null) throw usageError("--prompts", `prompt set ${path} not found`, "check the path");
   const name = basename(found);
-  const read = opts.readBytes ?? (async (p: string) => new Uint8Array(await readFile(p)));
-  let raw: Uint8Array;
-  let text: string;
+  const hash = createHash("sha256");
+  const lines = new PromptLines(name, opts);
   try {
-    raw = maybeGunzip(await read(found));
-    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+    const decoder = new TextDecoder("utf-8", { fatal: true });
+    for await (const chunk of readUncompressedCapped(found, opts)) {
+      hash.update(chunk);
+      lines.push(decoder.decode(chunk, { stream: true }));
+    }
+    lines.push(decoder.decode());
+    lines.end();
   } catch (e) {
+    if (e instanceof IkError) throw e; // over the cap: already the one line to print
     throw dataError(
       name,
       `cannot read (${(e as Error).message})`,
       "the file is truncated, corrupt or not UTF-8",
     );
   }
-  const sha256 = createHash("sha256").update(raw).digest("hex");
+  const sha256 = hash.digest("hex");
   const manifest = await readManifest(found);
   const want = manifest?.sha256;
   if (typeof want === "string" && want && want !== sha256) {
@@ -147,7 +143,8 @@ export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promi
       "the file changed after it was built; rebuild it or restore it",
     );
   }
-  const prompts = parsePromptSetText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, name, opts);
+  if (lines.error) throw lines.error;
+  const prompts = lines.prompts;
   if (prompts.length === 0) {
     const sel = opts.buckets && opts.buckets.length > 0 ? ` in buckets ${opts.buckets.join(",")}` : "";
     throw dataError(name, `no prompts${sel}`);

@@ -8,6 +8,7 @@ import process from "node:process";
 import { Readable } from "node:stream";
 import { isatty } from "node:tty";
 import type { CpuUsage, ExitStatus, ProcessGroup, SpawnOptions } from "./types.ts";
+import { startWatchdog } from "./_watchdog.ts";
 
 const groups = new Set<number>();
 let hooksInstalled = false;
@@ -27,7 +28,12 @@ function installHooks(): void {
   process.on("exit", () => killAllGroups("SIGKILL"));
 }
 
-/** Starts a child as leader of a new session and process group, tracked for cleanup. */
+/**
+ * Starts a child as leader of a new session and process group, tracked for cleanup: ik kills the
+ * group on exit and on signals, and an orphan watchdog (_watchdog.ts) kills it within ~1.2 s when
+ * ik dies without cleaning up (SIGKILL, OOM). A `newGroup: false` child gets a watchdog too, for
+ * the child alone.
+ */
 export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGroup {
   if (argv.length === 0) throw new Error("spawn: empty argv");
   installHooks();
@@ -43,6 +49,9 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
   const pid = child.pid ?? -1;
   const ownGroup = opts.newGroup !== false;
   if (pid > 0 && ownGroup) groups.add(pid);
+  // After the child, since it watches the child's pid; ik dying between the two spawns is the one
+  // window left open (microseconds).
+  if (pid > 0) startWatchdog(process.pid, pid, ownGroup);
   const exited = new Promise<ExitStatus>((resolve) => {
     let settled = false;
     const done = (code: number | null, signal: string | null) => {
