@@ -18,7 +18,7 @@ export function promptTokens(r: RequestResult): number | null {
  * `predicted_n`), when the result carries them, else null.
  */
 export function serverTimings(r: RequestResult): { prompt_ms: number | null; predicted_ms: number | null; predicted_n: number | null } | null {
-  const t = (r as unknown as { serverTimings?: Record<string, unknown> | null }).serverTimings;
+  const t = r.serverTimings;
   if (!t || typeof t !== "object") return null;
   const n = (k: string) => (typeof t[k] === "number" && Number.isFinite(t[k] as number) ? t[k] as number : null);
   return { prompt_ms: n("prompt_ms"), predicted_ms: n("predicted_ms"), predicted_n: n("predicted_n") };
@@ -30,9 +30,7 @@ export function singleRow(r: RequestResult, extra: { round: number; label: strin
   return requestRow(r, {
     ...extra,
     prompt_tokens: promptTokens(r),
-    ttfo_ms: (r as unknown as { tFirstContentMs?: number | null }).tFirstContentMs != null && r.ok
-      ? ((r as unknown as { tFirstContentMs: number }).tFirstContentMs - r.tSendMs)
-      : null,
+    ttfo_ms: r.ok && r.tFirstContentMs !== null ? r.tFirstContentMs - r.tSendMs : null,
     server_timings: st,
   });
 }

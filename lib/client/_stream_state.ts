@@ -89,6 +89,11 @@ export class StreamState implements SseSink {
   nIds = 0;
   usage: Record<string, unknown> | null = null;
   finishReason: string | null = null;
+  /** The engine's own per-request timings object (llama.cpp `timings`), the last one seen. */
+  serverTimings: Record<string, unknown> | null = null;
+  /** First content token after reasoning tokens, or null (no reasoning, or content came first). */
+  tFirstContent: number | null = null;
+  private contentFirst = false;
   failKind: FailureKind | null = null;
   failMessage: string | null = null;
   /**
@@ -169,8 +174,11 @@ export class StreamState implements SseSink {
       usage !== undefined && usage !== null && typeof usage === "object" &&
       (this.usage === null || typeof usage.completion_tokens === "number")
     ) this.usage = usage;
+    const tm = obj.timings;
+    if (tm !== undefined && tm !== null && typeof tm === "object" && !Array.isArray(tm)) this.serverTimings = tm;
     let tok = false;
     let nIds = 0;
+    const textBefore = this.text.length;
     const choices = obj.choices;
     if (choices === undefined || choices === null) {
       // A flat error object with no wrapper ({"object":"error","message":...}) is an error event too.
@@ -211,6 +219,11 @@ export class StreamState implements SseSink {
       this.log.push(t, nIds);
       if (this.tFirst === null) this.tFirst = FAULT_TTFT_PLUS_5MS ? t + 5 : t;
       this.tLast = t;
+      if (this.text.length > textBefore && this.tFirstContent === null && !this.contentFirst) {
+        // Time to first output: only when reasoning came first (a reasoning model's answer).
+        if (this.reasoning.length > 0) this.tFirstContent = t;
+        else this.contentFirst = true;
+      }
       this.nIds += nIds;
     }
   }

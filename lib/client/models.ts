@@ -13,6 +13,8 @@ export interface ServedModel {
   id: string;
   /** Context length when the server reports it (`max_model_len`), else null. */
   maxModelLen: number | null;
+  /** `owned_by` as the server wrote it (vllm, sglang, llamacpp, tensorrt_llm, system…), else null. */
+  ownedBy: string | null;
 }
 
 /** What `/v1/models` said. */
@@ -41,6 +43,28 @@ export interface ModelsOptions {
   timeoutMs?: number;
 }
 
+/** The most bytes of a `/v1/models` answer read (a list of thousands of models is well under it). */
+export const MAX_MODELS_BODY_BYTES = 8 * 1024 * 1024;
+
+/** The body as text, or null once it passes `max` bytes (the rest is not read). */
+async function readCapped(res: Response, max: number): Promise<string | null> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let n = 0;
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + dec.decode();
+    n += value.byteLength;
+    if (n > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    text += dec.decode(value, { stream: true });
+  }
+}
+
 /** Asks the server which models it serves. Never throws for a server problem. */
 export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promise<ModelsAnswer> {
   const doFetch = opts.fetch ?? fetch;
@@ -58,7 +82,16 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   try {
     const res = await doFetch(v1Url(ep, "/models"), { method: "GET", headers, signal: ac.signal });
-    const text = await res.text();
+    const text = await readCapped(res, MAX_MODELS_BODY_BYTES);
+    if (text === null) {
+      return {
+        ok: false,
+        status: res.status,
+        models: [],
+        error: `/v1/models answered more than ${MAX_MODELS_BODY_BYTES} bytes`,
+        errorKind: "protocol",
+      };
+    }
     if (res.status !== 200) {
       return {
         ok: false,
@@ -94,9 +127,11 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
     for (const m of data) {
       if (m && typeof m === "object" && typeof (m as { id?: unknown }).id === "string") {
         const len = (m as { max_model_len?: unknown }).max_model_len;
+        const owner = (m as { owned_by?: unknown }).owned_by;
         models.push({
           id: (m as { id: string }).id,
           maxModelLen: typeof len === "number" && len > 0 ? len : null,
+          ownedBy: typeof owner === "string" && owner !== "" ? owner : null,
         });
       }
     }

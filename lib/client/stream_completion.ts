@@ -472,6 +472,7 @@ function buildResult(
     tSendMs: t.tSend,
     tHeadersMs: t.tHeaders,
     tFirstMs: st.tFirst,
+    tFirstContentMs: st.tFirstContent,
     tLastMs: st.tLast,
     tDoneMs: st.tDone,
     tEndMs: t.tEnd,
@@ -490,6 +491,7 @@ function buildResult(
     usage: scrubbedUsage(st.usage, secret),
     text: scrubbed(st.text, secret),
     reasoning: scrubbed(st.reasoning, secret),
+    serverTimings: st.serverTimings,
     toolArguments: scrubbed(st.toolArguments, secret),
   };
 }

@@ -44,6 +44,8 @@ export interface RequestResult {
   tHeadersMs: number | null;
   /** Arrival of the first token-bearing event, or null. */
   tFirstMs: number | null;
+  /** Arrival of the first content token when reasoning tokens came before it (reasoning models), else null. */
+  tFirstContentMs: number | null;
   /** Arrival of the last token-bearing event, or null. */
   tLastMs: number | null;
   /** Arrival of `data: [DONE]`, or null when the stream ended without it. */
@@ -81,6 +83,8 @@ export interface RequestResult {
   usage: Record<string, unknown> | null;
   /** Generated text (content, or completions text). */
   text: string;
+  /** The engine's own timings for the request (llama.cpp `timings`: prompt_ms, predicted_ms, predicted_n…), else null. */
+  serverTimings: Record<string, unknown> | null;
   /** Generated reasoning text (reasoning_content / reasoning). */
   reasoning: string;
   /** Streamed tool-call arguments, concatenated. */

@@ -17,6 +17,7 @@ function result(over: Partial<RequestResult> = {}): RequestResult {
     tSendMs: 1000,
     tHeadersMs: 1010,
     tFirstMs: 1100,
+    tFirstContentMs: null,
     tLastMs: 1190,
     tDoneMs: 1200,
     tEndMs: 1201,
@@ -35,6 +36,7 @@ function result(over: Partial<RequestResult> = {}): RequestResult {
     usage: { completion_tokens: 10 },
     text: "t",
     reasoning: "",
+    serverTimings: null,
     toolArguments: "",
     ...over,
   };
