@@ -10,7 +10,10 @@ import { formatMessage, message } from "@optique/core/message";
 import { formatErrorLine, IkError } from "./lib/cli/errors.ts";
 import { ExitCode } from "./lib/cli/exit_codes.ts";
 import { makeContext } from "./lib/commands/context.ts";
-import { cliParser, dispatch } from "./lib/commands/mod.ts";
+import { cliParser, COMMAND_PARSERS, dispatch } from "./lib/commands/mod.ts";
+import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
+import { redactUrlsInText } from "./lib/evidence/redact.ts";
+import { parse } from "@optique/core/parser";
 import { runtime } from "./lib/runtime/mod.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -19,7 +22,9 @@ const EXIT_SENTINEL = Symbol("exit");
 const GRACE_MS = 10_000;
 
 /** Runs ik with `argv` (without the program name) and returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argvIn: string[]): Promise<number> {
+  // Bare `ik` shows the help (exit 0), like `ik --help`.
+  const argv = argvIn.length === 0 ? ["--help"] : argvIn;
   if (argv[0] === "--version" || argv[0] === "-V") {
     const json = argv.includes("--json") || runtime.env("IK_OUTPUT") === "json";
     runtime.writeStdout(json ? JSON.stringify(versionInfo(runtime)) + "\n" : versionLine(runtime) + "\n");
@@ -27,40 +32,58 @@ export async function main(argv: string[]): Promise<number> {
   }
   let shownCode: number | null = null;
   let parsed: unknown;
+  let helpText = "";
   try {
-    parsed = runParser(cliParser, "ik", argv, {
-      brief: message`ik: benchmark OpenAI-compatible LLM inference servers (vLLM, SGLang, llama.cpp, TensorRT-LLM).`,
-      help: {
-        command: true,
-        option: true,
-        onShow: (code: number) => {
-          shownCode = code;
+    parsed = runParser(
+      cliParser,
+      "ik",
+      argv,
+      {
+        brief:
+          message`ik: benchmark OpenAI-compatible LLM inference servers (vLLM, SGLang, llama.cpp, TensorRT-LLM).`,
+        help: {
+          command: true,
+          option: { names: ["--help", "-h"] },
+          onShow: (code: number) => {
+            const page = helpPageOf(argv);
+            const more = examplesBlock(page, helpText);
+            if (more) runtime.writeStdout(more);
+            shownCode = code;
+            throw EXIT_SENTINEL;
+          },
+        },
+        version: { value: VERSION, option: true },
+        completion: {
+          command: true,
+          onShow: (code: number) => {
+            shownCode = code;
+            throw EXIT_SENTINEL;
+          },
+        },
+        showDefault: true,
+        showChoices: true,
+        aboveError: "none",
+        stdout: (t: string) => {
+          helpText += t + "\n";
+          runtime.writeStdout(t + "\n");
+        },
+        stderr: () => {},
+        onError: (_code: number, err: unknown) => {
+          const text = withOptionSuggestion(
+            argv,
+            formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true }),
+          );
+          const where = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ") || "arguments";
+          const cmd = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ");
+          const hint = cmd && !/Unexpected option or subcommand: `[^-]/.test(text)
+            ? `see 'ik ${cmd} --help'`
+            : "see 'ik --help'";
+          runtime.writeStderr(redactUrlsInText(formatErrorLine(where, text.replace(/\.$/, ""), hint)) + "\n");
+          shownCode = ExitCode.USAGE;
           throw EXIT_SENTINEL;
         },
-      },
-      version: { value: VERSION, option: true },
-      completion: {
-        command: true,
-        onShow: (code: number) => {
-          shownCode = code;
-          throw EXIT_SENTINEL;
-        },
-      },
-      showDefault: true,
-      showChoices: true,
-      aboveError: "none",
-      stdout: (t: string) => runtime.writeStdout(t + "\n"),
-      stderr: () => {},
-      onError: (_code: number, err: unknown) => {
-        const text = formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true });
-        const where = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ") || "arguments";
-        const cmd = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ");
-        const hint = cmd && !/Unexpected option or subcommand: `[^-]/.test(text) ? `see 'ik ${cmd} --help'` : "see 'ik --help'";
-        runtime.writeStderr(formatErrorLine(where, text.replace(/\.$/, ""), hint) + "\n");
-        shownCode = ExitCode.USAGE;
-        throw EXIT_SENTINEL;
-      },
-    } as Parameters<typeof runParser>[3]);
+      } as Parameters<typeof runParser>[3],
+    );
   } catch (e) {
     if (e === EXIT_SENTINEL) return shownCode ?? ExitCode.OK;
     throw e;
@@ -86,6 +109,21 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * optique's top-level `or` only suggests command names; for a misspelt option of a known command
+ * (`ik probe --base-ur`), the command's own parser has the "Did you mean `--base-url`?" line.
+ */
+function withOptionSuggestion(argv: readonly string[], text: string): string {
+  const m = /Unexpected option or subcommand: `(-[^`]*)`/.exec(text);
+  const parser = m && argv.length > 0 ? COMMAND_PARSERS[argv[0]] : undefined;
+  if (!parser) return text;
+  const r = parse(parser, [...argv]);
+  if (r.success) return text;
+  const own = formatMessage(r.error, { colors: false, quotes: true });
+  const hint = /Did you mean[^\n]*/.exec(own)?.[0];
+  return hint ? `${text.replace(/\.?\s*$/, ".")} ${hint}` : text;
+}
+
 /** Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names. */
 export async function reportError(e: unknown): Promise<number> {
   if (e instanceof IkError) {
@@ -95,9 +133,13 @@ export async function reportError(e: unknown): Promise<number> {
   }
   const msg = e instanceof Error ? e.message : String(e);
   const log = join(tmpdir(), `ik-crash-${runtime.pid()}.log`);
-  const detail = `${new Date().toISOString()} ik ${VERSION} ${runtime.name} ${runtime.version}\nargv: ${runtime.args().join(" ")}\n${String((e as Error)?.stack ?? e)}\n`;
+  const detail = `${new Date().toISOString()} ik ${VERSION} ${runtime.name} ${runtime.version}\nargv: ${
+    runtime.args().join(" ")
+  }\n${String((e as Error)?.stack ?? e)}\n`;
   const saved = await runtime.files.writeText(log, detail, { mode: 0o600 }).then(() => true, () => false);
-  const hint = saved ? `please report it with the log ${log}` : "please report it, with the output of IK_DEBUG=1";
+  const hint = saved
+    ? `please report it with the log ${log}`
+    : "please report it, with the output of IK_DEBUG=1";
   runtime.writeStderr(formatErrorLine("internal error", msg, hint) + "\n");
   if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String((e as Error)?.stack ?? e) + "\n");
   return ExitCode.INTERNAL;

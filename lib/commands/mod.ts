@@ -4,7 +4,7 @@
  * @module
  */
 import { or } from "@optique/core/constructs";
-import type { InferValue } from "@optique/core/parser";
+import type { InferValue, Parser } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
 import { mockCommand, runMock } from "./mock.ts";
 import { probeCommand, runProbe } from "./probe.ts";
@@ -12,6 +12,13 @@ import { runSelftest, selftestCommand } from "./selftest.ts";
 
 /** The parser for every ik command. */
 export const cliParser = or(selftestCommand, probeCommand, mockCommand);
+
+/** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
+export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
+  selftest: selftestCommand,
+  probe: probeCommand,
+  mock: mockCommand,
+};
 
 /** The parsed value of {@link cliParser}. */
 export type CliArgs = InferValue<typeof cliParser>;

@@ -8,24 +8,40 @@
 import Table from "cli-table3";
 import pc from "picocolors";
 import { object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
+import { message, text } from "@optique/core/message";
 import { optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
-import { formatErrorLine, usageError } from "../cli/errors.ts";
+import { formatErrorLine, IkError, unavailableError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
+import { MAX_DURATION_S } from "../cli/limits.ts";
 import {
   APIS,
+  type Endpoint,
   isUnreachable,
+  listModels,
+  type ModelsAnswer,
   parseEndpoint,
   type RequestRow,
   requestRow,
   streamCompletion,
+  type StreamOptions,
 } from "../client/mod.ts";
-import { buildBody, type ChatMessage, ENGINE_KINDS, TOKEN_ID_MODES } from "../engines/mod.ts";
+import {
+  buildBody,
+  type ChatMessage,
+  type DetectedEngine,
+  detectEngine,
+  ENGINE_KIND_CHOICES,
+  TOKEN_ID_MODES,
+} from "../engines/mod.ts";
+import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
 import { loadPromptSet } from "../prompts/mod.ts";
+import { escapeTerminal, escapeTerminalLine } from "../report/escape.ts";
+import { startWaitLine } from "../report/wait_line.ts";
 import type { CommandContext } from "./context.ts";
+import { checkExtraBody } from "../engines/extra_body.ts";
 
 const DEFAULT_PROMPT = "Write a short story about a fox who learns to read.";
 const DEFAULT_MAX_TOKENS = 256;
@@ -49,10 +65,11 @@ const flags = {
   ),
   id: optional(option("--id", string({ metavar: "ID" }), { description: message`Prompt id in --prompts.` })),
   engineKind: withDefault(
-    option("--engine-kind", choice(ENGINE_KINDS, { metavar: "KIND" }), {
-      description: message`Server type: picks the body fields for exact length and token ids.`,
+    option("--engine-kind", choice(ENGINE_KIND_CHOICES, { metavar: "KIND" }), {
+      description:
+        message`Server type: picks the body fields for exact length and token ids. auto = ask the server (/v1/models owned_by, version endpoints, /metrics names), else generic.`,
     }),
-    "generic" as const,
+    "auto" as const,
   ),
   api: withDefault(
     option("--api", choice(APIS, { metavar: "API" }), { description: message`OpenAI endpoint to call.` }),
@@ -76,14 +93,16 @@ const flags = {
     }),
   ),
   timeoutS: withDefault(
-    option("--timeout-s", float({ min: 0.001, metavar: "S" }), {
-      description: message`Whole-request limit, seconds.`,
+    option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), {
+      description: message`Whole-request limit, seconds (at most ${text(String(MAX_DURATION_S))}).`,
     }),
     600,
   ),
   idleTimeoutS: withDefault(
-    option("--idle-timeout-s", float({ min: 0.001, metavar: "S" }), {
-      description: message`Limit on a silence with no byte received, seconds.`,
+    option("--idle-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), {
+      description: message`Limit on a silence with no byte received, seconds (at most ${
+        text(String(MAX_DURATION_S))
+      }).`,
     }),
     60,
   ),
@@ -135,78 +154,158 @@ async function choosePrompt(f: ProbeFlags): Promise<ChosenPrompt> {
   return { id: p.id, bucket: p.bucket, messages: p.messages.map((m) => ({ ...m })), maxTokens: p.maxTokens };
 }
 
-function parseExtraBody(text: string | undefined): Record<string, unknown> | null {
-  if (text === undefined) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw usageError(
-      "--extra-body",
-      `not valid JSON (${(e as Error).message})`,
-      "pass a JSON object, e.g. '{\"top_p\":0.9}'",
-    );
-  }
-  if (v === null || typeof v !== "object" || Array.isArray(v)) {
-    throw usageError("--extra-body", "must be a JSON object", "pass a JSON object, e.g. '{\"top_p\":0.9}'");
-  }
-  return v as Record<string, unknown>;
+/** Everything probe prints goes through this: URLs redacted, the API key scrubbed. */
+type Sanitize = (text: string) => string;
+
+function makeSanitizer(rawUrl: string, apiKey: string | undefined): Sanitize {
+  const raws = [...new Set([rawUrl, rawUrl.trim()])].filter((r) => r.length > 0);
+  return (text: string) => {
+    let out = text;
+    for (const r of raws) out = out.split(r).join(redactUrl(r));
+    return scrubSecret(redactUrlsInText(out), apiKey);
+  };
+}
+
+/** A deep copy with `clean` applied to every string (so the JSON stays exact JSON). */
+function cleanStrings<T>(v: T, clean: Sanitize): T {
+  if (typeof v === "string") return clean(v) as T;
+  if (Array.isArray(v)) return v.map((x) => cleanStrings(x, clean)) as T;
+  if (v === null || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = cleanStrings(x, clean);
+  return out as T;
+}
+
+/** Re-throws an IkError with its text sanitized and escaped (a bad --base-url or server text may be in it). */
+function sanitizedError(e: unknown, clean: Sanitize): unknown {
+  if (!(e instanceof IkError)) return e;
+  const line = (s: string) => escapeTerminalLine(clean(s));
+  const c = new IkError(e.code, line(e.where), line(e.message), line(e.hint));
+  c.stack = clean(String(e.stack));
+  return c;
 }
 
 /** Runs `ik probe`: one request, printed as its row. Usage (64) and data (65) errors are thrown as IkError. */
 export async function runProbe(ctx: CommandContext, f: ProbeFlags): Promise<number> {
-  const ep = parseEndpoint(f.baseUrl);
-  const extra = parseExtraBody(f.extraBody);
   let apiKey: string | undefined;
-  if (f.apiKeyEnv !== undefined) {
-    apiKey = ctx.runtime.env(f.apiKeyEnv);
-    if (!apiKey) {
-      throw usageError(
-        "--api-key-env",
-        `environment variable ${f.apiKeyEnv} is not set or empty`,
-        `export ${f.apiKeyEnv}=... or drop the flag`,
-      );
-    }
+  if (f.apiKeyEnv !== undefined) apiKey = ctx.runtime.env(f.apiKeyEnv) || undefined;
+  const clean = makeSanitizer(f.baseUrl, apiKey);
+  try {
+    return await probe(ctx, f, apiKey, clean);
+  } catch (e) {
+    throw sanitizedError(e, clean);
+  }
+}
+
+const MODELS_TIMEOUT_MS = 5000;
+
+async function probe(
+  ctx: CommandContext,
+  f: ProbeFlags,
+  apiKey: string | undefined,
+  clean: Sanitize,
+): Promise<number> {
+  const ep = parseEndpoint(f.baseUrl);
+  if (ep.note) ctx.err(`ik probe: note: ${escapeTerminalLine(clean(ep.note))}\n`);
+  const extra = checkExtraBody(f.extraBody);
+  if (f.apiKeyEnv !== undefined && !apiKey) {
+    throw usageError(
+      "--api-key-env",
+      `environment variable ${f.apiKeyEnv} is not set or empty`,
+      `export ${f.apiKeyEnv}=... or drop the flag`,
+    );
   }
   const chosen = await choosePrompt(f);
-  const maxTokens = f.maxTokens ?? chosen.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const { body, asked } = buildBody(f.api, f.engineKind, f.model, chosen.messages, maxTokens, {
+  const models = await listModels(ep, { signal: ctx.signal, apiKey, timeoutMs: MODELS_TIMEOUT_MS });
+  checkModelServed(ep, f.model, models, clean);
+  const engine = await resolveEngine(ep, f, models, apiKey, ctx.signal);
+  const fromExtra = extra?.max_tokens;
+  const maxTokens = typeof fromExtra === "number" && Number.isInteger(fromExtra) && fromExtra >= 1
+    ? fromExtra
+    : f.maxTokens ?? chosen.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const { body, asked } = buildBody(f.api, engine.kind, f.model, chosen.messages, maxTokens, {
     tokenIds: f.tokenIds,
     extra,
   });
-  const result = await streamCompletion(ep, f.api, body, {
+  const waitLine = ctx.runtime.isTerminal("stderr")
+    ? startWaitLine(
+      (t) => ctx.err(t),
+      `waiting for response headers from ${escapeTerminalLine(clean(ep.baseUrl))}`,
+    )
+    : null;
+  const streamOpts: StreamOptions = {
     signal: ctx.signal,
     apiKey,
     timeoutMs: f.timeoutS * 1000,
     idleTimeoutMs: f.idleTimeoutS * 1000,
     id: chosen.id ?? "probe",
     bucket: chosen.bucket,
-  });
+    onHeaders: () => waitLine?.stop(),
+  };
+  let result;
+  try {
+    result = await streamCompletion(ep, f.api, body, streamOpts);
+  } finally {
+    waitLine?.stop();
+  }
+  // The row describes the body actually sent (--extra-body may have overridden any field).
   const row = requestRow(result, {
-    engine_kind: f.engineKind,
+    engine_kind: engine.kind,
+    engine_kind_source: engine.source,
+    engine_kind_detail: engine.detail,
     api: f.api,
-    model: f.model,
-    max_tokens: maxTokens,
+    model: typeof body.model === "string" ? body.model : f.model,
+    max_tokens: body.max_tokens ?? null,
     asked,
   });
-  if (ctx.json) ctx.out(JSON.stringify(row) + "\n");
-  else {ctx.out(
-      formatProbe(
-        row,
-        result.text + (result.toolArguments ? ` [tool arguments: ${result.toolArguments}]` : ""),
-      ),
-    );}
+  if (ctx.json) ctx.out(JSON.stringify(cleanStrings(row, clean)) + "\n");
+  else {
+    const generated = result.text +
+      (result.toolArguments ? ` [tool arguments: ${result.toolArguments}]` : "");
+    ctx.out(formatProbe(row, clean(generated), clean));
+  }
   if (isUnreachable(result)) {
     ctx.err(
-      formatErrorLine(
+      escapeTerminalLine(clean(formatErrorLine(
         "probe",
         `server at ${ep.origin} not reachable (${result.error})`,
         "start it, or check --base-url",
-      ) + "\n",
+      ))) + "\n",
     );
     return ExitCode.UNAVAILABLE;
   }
   return result.ok ? ExitCode.OK : ExitCode.VERDICT_NEGATIVE;
+}
+
+/** The most served model names listed in the wrong-model error. */
+const MAX_LISTED_MODELS = 10;
+
+/** Fails (69) when /v1/models answered a list that does not hold the model; silent when it did not answer. */
+function checkModelServed(ep: Endpoint, model: string, models: ModelsAnswer, clean: Sanitize): void {
+  if (!models.ok || models.models.length === 0) return;
+  const ids = models.models.map((m) => m.id);
+  if (ids.includes(model)) return;
+  const shown = ids.slice(0, MAX_LISTED_MODELS).map((id) => `'${escapeTerminalLine(clean(id))}'`).join(", ");
+  const more = ids.length > MAX_LISTED_MODELS ? ` and ${ids.length - MAX_LISTED_MODELS} more` : "";
+  throw unavailableError(
+    "--model",
+    `'${escapeTerminalLine(clean(model))}' is not served by ${clean(ep.baseUrl)}; it serves ${shown}${more}`,
+    "pass one of those to --model",
+  );
+}
+
+async function resolveEngine(
+  ep: Endpoint,
+  f: ProbeFlags,
+  models: ModelsAnswer,
+  apiKey: string | undefined,
+  signal: AbortSignal,
+): Promise<DetectedEngine> {
+  if (f.engineKind !== "auto") return { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
+  if (!models.ok && models.errorKind === "network") {
+    return { kind: "generic", source: "fallback", detail: "server not reachable" };
+  }
+  return await detectEngine(ep, { apiKey, signal, models });
 }
 
 function ms(v: number | null, unit = "ms"): string {
@@ -217,17 +316,24 @@ function dash(v: unknown): string {
   return v === null || v === undefined ? "-" : String(v);
 }
 
-/** The human form of a probe row: a two-column table and the start of the text. */
-export function formatProbe(row: RequestRow, text: string): string {
+/**
+ * The human form of a probe row: a two-column table and the start of the text. Server text (error,
+ * model, finish reason, generated text) is passed through `clean` and has terminal escapes made visible.
+ * @param row the row (as printed with --json)
+ * @param text the generated text
+ * @param clean redaction applied to every server-supplied string (default: none)
+ */
+export function formatProbe(row: RequestRow, text: string, clean: (s: string) => string = (s) => s): string {
+  const safe = (v: unknown) => escapeTerminalLine(clean(dash(v)));
   const t = new Table({ style: { head: [], border: [] } });
   const asked = row.asked as {
     exact_length: string[] | null;
     token_ids: { via: string; fields: string[] } | null;
   } | undefined;
-  const verdict = row.ok ? pc.green("ok") : pc.red(`FAILED (${row.error_kind})`);
+  const verdict = row.ok ? pc.green("ok") : pc.red(`FAILED (${safe(row.error_kind)})`);
   const lines: [string, string][] = [
     ["result", verdict],
-    ...(row.ok ? [] : [["error", String(row.error)] as [string, string]]),
+    ...(row.ok ? [] : [["error", safe(row.error)] as [string, string]]),
     ["HTTP status", row.status ? String(row.status) : "-"],
     ["TTFT", row.ttft_ms === null ? "-" : `${ms(row.ttft_ms)} (includes connection set-up)`],
     ["TPOT", ms(row.tpot_ms, "ms/token")],
@@ -237,7 +343,7 @@ export function formatProbe(row: RequestRow, text: string): string {
     [
       "ids / usage",
       `${dash(row.n_ids)} / ${dash(row.n_usage)}${
-        row.count_mismatch ? pc.yellow(`  mismatch: ${row.count_mismatch}`) : ""
+        row.count_mismatch ? pc.yellow(`  mismatch: ${safe(row.count_mismatch)}`) : ""
       }`,
     ],
     [
@@ -246,7 +352,7 @@ export function formatProbe(row: RequestRow, text: string): string {
         dash(row.tokens_per_event_max)
       } ids per event)`,
     ],
-    ["finish reason", dash(row.finish_reason)],
+    ["finish reason", safe(row.finish_reason)],
     ["ended with [DONE]", row.ended_with_done ? "yes" : "no"],
     [
       "asked",
@@ -257,10 +363,18 @@ export function formatProbe(row: RequestRow, text: string): string {
         : "-",
     ],
   ];
+  if (row.engine_kind_source !== undefined) {
+    const how = row.engine_kind_source === "flag"
+      ? "--engine-kind"
+      : `${safe(row.engine_kind_source)}: ${safe(row.engine_kind_detail)}`;
+    lines.push(["engine kind", `${safe(row.engine_kind)} (${how})`]);
+  }
   for (const [k, v] of lines) t.push([k, v]);
-  const head = `ik probe: ${dash(row.engine_kind)} profile, ${dash(row.api)} API, model ${
-    dash(row.model)
-  }, max_tokens ${dash(row.max_tokens)}\n`;
+  const head = `ik probe: ${safe(row.engine_kind)} profile, ${safe(row.api)} API, model ${
+    safe(row.model)
+  }, max_tokens ${safe(row.max_tokens)}\n`;
   const snippet = text.length > 240 ? text.slice(0, 239) + "…" : text;
-  return head + t.toString() + "\n" + (snippet ? `text: ${JSON.stringify(snippet)}\n` : "");
+  // JSON.stringify escapes C0 controls; escapeTerminal catches what it leaves (DEL, C1, bidi overrides).
+  return head + t.toString() + "\n" +
+    (snippet ? `text: ${escapeTerminal(JSON.stringify(clean(snippet)))}\n` : "");
 }

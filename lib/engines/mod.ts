@@ -10,8 +10,10 @@
  * @module
  */
 export {
+  ENGINE_KIND_CHOICES,
   ENGINE_KINDS,
   type EngineKind,
+  type EngineKindChoice,
   type EngineProfile,
   type FieldsPerApi,
   isEngineKind,
@@ -29,3 +31,12 @@ export {
   type ChatMessage,
   completionPrompt,
 } from "./build_body.ts";
+export {
+  DETECT_TIMEOUT_MS,
+  type DetectedEngine,
+  detectEngine,
+  type DetectOptions,
+  type EngineKindSource,
+  kindFromMetricNames,
+  kindFromOwnedBy,
+} from "./detect.ts";

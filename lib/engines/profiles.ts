@@ -24,6 +24,12 @@ export const ENGINE_KINDS: readonly EngineKind[] = [
   "generic",
 ] as const;
 
+/** What `--engine-kind` accepts: a kind, or `auto` (detected from the server, see detect.ts). */
+export type EngineKindChoice = EngineKind | "auto";
+
+/** The `--engine-kind` choices, in help order (`auto` first: the default). */
+export const ENGINE_KIND_CHOICES: readonly EngineKindChoice[] = ["auto", ...ENGINE_KINDS] as const;
+
 /** How to ask for token ids: only where free (auto), also through logprobs, or never (off). */
 export type TokenIdMode = "auto" | "logprobs" | "off";
 

@@ -38,7 +38,12 @@ describe("runProbe", () => {
   let srv: RawServer;
   before(async () => {
     srv = await rawServer((req) =>
-      req.path.startsWith("/slow")
+      // GETs (probe's /v1/models check and engine detection) get a quick 404, as from a real server.
+      req.method === "GET"
+        ? [{ head: 404, headers: { "content-type": "application/json" } }, {
+          chunk: '{"detail":"Not Found"}',
+        }, { end: true }]
+        : req.path.startsWith("/slow")
         ? [
           { head: 200 },
           ...Array.from({ length: 40 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(),
@@ -123,7 +128,7 @@ describe("runProbe", () => {
     const t = setTimeout(() => ac.abort(), 120);
     const code = await runProbe(
       c,
-      flags(["--base-url", `http://127.0.0.1:${srv.port}/slow`, "--model", "m"]),
+      flags(["--base-url", `http://127.0.0.1:${srv.port}/slow`, "--model", "m", "--engine-kind", "generic"]),
     );
     clearTimeout(t);
     assert.equal(code, 1);

@@ -1,0 +1,39 @@
+/**
+ * Examples printed under a command's help when its own module has none (`ik mock --help`,
+ * `ik selftest --help`, `ik probe --help`, bare `ik`). completion carries its own.
+ * @module
+ */
+
+/** Example lines per help page ("" is the top-level page). */
+export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  "": [
+    "ik probe --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
+    "ik mock --engine vllm --port 8000",
+    "ik selftest --quick",
+  ],
+  mock: [
+    "ik mock --engine vllm --port 8000",
+    "ik mock --engine sglang --port 0 --tpot-ms 5 --fault http429@5",
+    "ik mock --engine llamacpp --fault slow-headers:3",
+  ],
+  probe: [
+    "ik probe --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
+    "ik probe --base-url http://127.0.0.1:8080/v1 --model m --max-tokens 64 --json",
+    "ik probe --base-url https://gw.example/proxy --model m --api-key-env OPENAI_API_KEY --engine-kind vllm",
+  ],
+  selftest: ["ik selftest", "ik selftest --quick --json"],
+};
+
+/** The help page argv asks for: the command named (after an optional `help`), or "" for the top. */
+export function helpPageOf(argv: readonly string[]): string {
+  const words = argv.filter((a) => !a.startsWith("-"));
+  return words[0] === "help" ? words[1] ?? "" : words[0] ?? "";
+}
+
+/** The examples block for a help page, or "" when the page has its own (or none are known). */
+export function examplesBlock(page: string, pageText: string): string {
+  const lines = HELP_EXAMPLES[page];
+  if (!lines || /^Examples:/m.test(pageText)) return "";
+  return (pageText.endsWith("\n\n") ? "" : "\n") + "Examples:\n" + lines.map((l) => `  ${l}`).join("\n") +
+    "\n";
+}

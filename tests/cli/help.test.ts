@@ -1,0 +1,65 @@
+/**
+ * Help through the compiled binary and cli.ts (issue 7 §3): bare `ik` prints the help (0), `-h`
+ * works wherever `--help` does, a misspelt option gets "Did you mean", and every command's help
+ * carries an example. Budget: a few seconds per variant.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ikVariants, runArgv } from "../_helpers/ik.ts";
+
+const COMMANDS = ["probe", "mock", "selftest", "completion"];
+
+for (const v of ikVariants()) {
+  describe(`ik help (${v.name})`, () => {
+    const ik = (args: string[]) => runArgv(v.argv, args, { timeoutMs: 30_000 });
+
+    test("bare ik prints the help and exits 0, like --help", async () => {
+      const [bare, long] = await Promise.all([ik([]), ik(["--help"])]);
+      assert.equal(bare.code, 0, bare.stderr);
+      assert.equal(bare.stderr, "");
+      assert.match(bare.stdout, /Usage: ik /);
+      assert.equal(bare.stdout, long.stdout);
+      assert.match(bare.stdout, /Examples:\n {2}ik probe /);
+    });
+
+    test("-h works as --help at the top and for every command", async () => {
+      for (const args of [[], ...COMMANDS.map((c) => [c])]) {
+        const [short, long] = await Promise.all([ik([...args, "-h"]), ik([...args, "--help"])]);
+        assert.equal(short.code, 0, `${args.join(" ")} -h: ${short.stderr}`);
+        assert.equal(short.stdout, long.stdout, args.join(" "));
+      }
+    });
+
+    test("every command's help has an example", async () => {
+      for (const c of COMMANDS) {
+        const r = await ik([c, "--help"]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, new RegExp(`Examples:\\n[\\s\\S]*\\bik ${c}\\b`), c);
+        assert.equal((r.stdout.match(/^Examples:/gm) ?? []).length, 1, `${c}: one Examples block`);
+      }
+    });
+
+    test("a misspelt option of a command: one line with 'did you mean', exit 64", async () => {
+      for (
+        const [args, want] of [
+          [["probe", "--base-ur", "http://127.0.0.1:1", "--model", "m"], "--base-url"],
+          [["probe", "--base-url", "http://127.0.0.1:1", "--modle", "m"], "--model"],
+          [["mock", "--engin", "vllm"], "--engine"],
+        ] as const
+      ) {
+        const r = await ik([...args]);
+        assert.equal(r.code, 64, r.stderr);
+        assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`did you mean \`?${want}\`?\\?`, "i"), r.stderr);
+      }
+      const cmd = await ik(["probee"]);
+      assert.match(cmd.stderr, /did you mean `?probe`?\?/i);
+    });
+
+    test("a URL with credentials in a parse error is redacted", async () => {
+      const r = await ik(["--base-url", "http://u:hunter22@h:1/v1?api_key=abcd1234"]);
+      assert.equal(r.code, 64);
+      assert.ok(!r.stderr.includes("hunter22") && !r.stderr.includes("abcd1234"), r.stderr);
+    });
+  });
+}
