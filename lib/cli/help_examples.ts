@@ -10,6 +10,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik probe --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
     "ik mock --engine vllm --port 8000",
     "ik selftest --quick",
+    "ik bench serve --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
   ],
   mock: [
     "ik mock --engine vllm --port 8000",
@@ -22,6 +23,16 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik probe --base-url https://gw.example/proxy --model m --api-key-env OPENAI_API_KEY --engine-kind vllm",
   ],
   selftest: ["ik selftest", "ik selftest --quick --json"],
+  bench: [
+    "ik bench serve --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
+    "ik bench serve --base-url http://127.0.0.1:8000 --model m --prompts set.jsonl --rounds 5 --run-dir runs/cmp --label vllm-a",
+    "ik bench serve --base-url http://127.0.0.1:8000 --model m --extend serve_benchmark-20261201T090000Z-1a2b3c4d",
+  ],
+  prompts: [
+    "ik prompts validate prompts.jsonl",
+    "ik prompts info builtin:default",
+    "ik prompts synth --bucket short:128:64 --bucket long:2048:256 --per-bucket 16 --out synth.jsonl",
+  ],
 };
 
 /** The help page argv asks for: the command named (after an optional `help`), or "" for the top. */

@@ -96,7 +96,7 @@ const flags = {
 /** Parser for `ik bench serve`. */
 export const benchServeCommand = command("serve", object({ cmd: constant("bench-serve" as const), ...flags }), {
   brief: message`Benchmark one server: single-user latency with CIs over rounds.`,
-  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Writes an evidence record under $IK_RUNS_DIR (else ./runs). Example: ik bench serve --base-url http://127.0.0.1:8000 --model my-model --rounds 5`,
+  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Writes an evidence record under $IK_RUNS_DIR (else ./runs).`,
 });
 
 /** The parsed flags of `ik bench serve`. */

@@ -4,20 +4,32 @@
  * @module
  */
 import { or } from "@optique/core/constructs";
+import { message } from "@optique/core/message";
+import { command } from "@optique/core/primitives";
 import type { InferValue, Parser } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
+import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
 import { mockCommand, runMock } from "./mock.ts";
+import { promptsCommand, runPrompts } from "./prompts.ts";
 import { probeCommand, runProbe } from "./probe.ts";
 import { runSelftest, selftestCommand } from "./selftest.ts";
 
+/** `ik bench …`: the benchmark commands. */
+export const benchCommand = command("bench", benchServeCommand, {
+  brief: message`Benchmarks: serve (one server; single-user latency with CIs).`,
+  description: message`ik bench serve measures one OpenAI-compatible server and writes an evidence record.`,
+});
+
 /** The parser for every ik command. */
-export const cliParser = or(selftestCommand, probeCommand, mockCommand);
+export const cliParser = or(selftestCommand, probeCommand, benchCommand, promptsCommand, mockCommand);
 
 /** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
 export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
   selftest: selftestCommand,
   probe: probeCommand,
   mock: mockCommand,
+  bench: benchCommand,
+  prompts: promptsCommand,
 };
 
 /** The parsed value of {@link cliParser}. */
@@ -32,5 +44,11 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runProbe(ctx, args);
     case "selftest":
       return runSelftest(ctx, args);
+    case "bench-serve":
+      return runBenchServe(ctx, args);
+    case "prompts-validate":
+    case "prompts-info":
+    case "prompts-synth":
+      return runPrompts(ctx, args);
   }
 }
