@@ -5,69 +5,20 @@
  * cannot run. Budget: about 2 s (startup ~0.2 s, two 8-token requests).
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runtime } from "../../lib/runtime/mod.ts";
-import { ROOT, runIk } from "../_helpers/ik.ts";
-import { closedPort } from "../client/_raw_server.ts";
+import { runIk } from "../_helpers/ik.ts";
+import { llamaSkip, type LlamaServer, startLlama } from "../_helpers/llama_server.ts";
 
-const DIR = join(ROOT, "..", "shared", "engines", "llama.cpp");
-const SERVER = join(DIR, "llama-server");
-
-function whyNot(): string | false {
-  if (runtime.name !== "bun") return "real-engine tests run under Bun only";
-  if (!existsSync(SERVER)) return `${SERVER} is missing`;
-  const v = spawnSync(SERVER, ["--version"], { timeout: 10_000 });
-  return v.status === 0
-    ? false
-    : `llama-server does not run here (${v.error?.message ?? `exit ${v.status}`})`;
-}
-
-const skip = whyNot();
+const skip = llamaSkip();
 
 describe("ik probe against a real llama-server", { skip }, () => {
-  let child: ChildProcess;
+  let server: LlamaServer;
   let url = "";
   before(async () => {
-    const port = await closedPort();
-    url = `http://127.0.0.1:${port}`;
-    child = spawn(SERVER, [
-      "-m",
-      join(DIR, "tiny.gguf"),
-      "--alias",
-      "tiny-llama",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "-c",
-      "2048",
-      "-np",
-      "1",
-      "-t",
-      "1",
-      "--metrics",
-      "--no-webui",
-    ], { stdio: "ignore" });
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) }).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      assert.ok(
-        Date.now() < deadline && child.exitCode === null,
-        "llama-server did not become ready in 20 s",
-      );
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    server = await startLlama();
+    url = server.url;
   });
-  after(() => {
-    if (child && child.exitCode === null) child.kill("SIGTERM");
-  });
+  after(() => server?.stop());
 
   test("a bare probe chooses llamacpp from owned_by and gets exactly max_tokens", async () => {
     const r = await runIk([
