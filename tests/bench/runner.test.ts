@@ -33,7 +33,7 @@ test("bodies: max_tokens from the prompt (else 256, or --max-tokens), template k
   assert.equal(new Runner(cfg()).body(prompts[1], null).max_tokens, 256);
   assert.equal(new Runner(cfg({ maxTokens: 9 })).body(prompts[0], null).max_tokens, 9);
   assert.equal("chat_template_kwargs" in new Runner(cfg({ api: "completions", extraBody: {} })).body(prompts[0], null), false, "completions have no template");
-  assert.deepEqual(r.asked?.exact_length, ["min_tokens"]);
+  assert.deepEqual(r.asked?.exact_length, ["ignore_eos", "min_tokens"]);
 });
 
 test("salting tags the first text, string or parts, and leaves the prompt unchanged", () => {
