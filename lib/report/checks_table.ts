@@ -10,16 +10,29 @@ export function renderChecks(checks: Check[], color: boolean): string {
     style: { head: [], border: [], compact: true },
     chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" },
   });
+  const paint = (s: Check["status"]) =>
+    s === "PASS" ? pc.green(s) : s === "FAIL" ? pc.red(s) : s === "BUSY" ? pc.yellow(s) : pc.dim(s);
   for (const c of checks) {
-    const v = !color ? c.status : c.status === "PASS" ? pc.green(c.status) : c.status === "FAIL" ? pc.red(c.status) : pc.dim(c.status);
-    t.push([c.group, c.name, c.measured, c.expected, v]);
+    t.push([c.group, c.name, c.measured, c.expected, color ? paint(c.status) : c.status]);
   }
   return t.toString();
+}
+
+/** The overall verdict: FAIL if any check failed (or none ran), else BUSY if any was inconclusive, else PASS. */
+export function overallVerdict(checks: Check[]): "PASS" | "FAIL" | "BUSY" {
+  if (checks.length === 0 || checks.some((c) => c.status === "FAIL")) return "FAIL";
+  return checks.some((c) => c.status === "BUSY") ? "BUSY" : "PASS";
 }
 
 /** Counts per status and the one-line verdict. */
 export function verdictLine(checks: Check[], seconds: number): string {
   const n = (s: Check["status"]) => checks.filter((c) => c.status === s).length;
-  const failed = n("FAIL");
-  return `selftest: ${failed ? "FAIL" : "PASS"}: ${n("PASS")} passed, ${failed} failed, ${n("INFO")} reported, in ${seconds.toFixed(1)} s`;
+  const v = overallVerdict(checks);
+  const busy = n("BUSY")
+    ? `, ${n("BUSY")} inconclusive (host too busy to judge timing: rerun on a quiet machine)`
+    : "";
+  const word = v === "BUSY" ? "INCONCLUSIVE" : v;
+  return `selftest: ${word}: ${n("PASS")} passed, ${n("FAIL")} failed${busy}, ${n("INFO")} reported, in ${
+    seconds.toFixed(1)
+  } s`;
 }

@@ -1,13 +1,17 @@
 /** Selftest checks: a measured value against the mock's known truth, with the tolerance printed. */
 
-/** PASS/FAIL for checks; INFO for figures reported without a verdict (client headroom). */
-export type CheckStatus = "PASS" | "FAIL" | "INFO";
+/**
+ * PASS/FAIL for checks; INFO for figures reported without a verdict; BUSY when the host was too
+ * busy to judge a timing check (the mock itself ran late against its own configured clock): it
+ * is neither a pass nor a failure, and makes the whole verdict inconclusive (exit 69).
+ */
+export type CheckStatus = "PASS" | "FAIL" | "INFO" | "BUSY";
 
-/** One row of the selftest table. */
+/** One row of the selftest table (and of `--json`: numbers as numbers, strings for people). */
 export interface Check {
-  /** The group: a personality, "faults/<personality>" or "headroom". */
+  /** The group: a personality, "<personality>/<run>", "faults/<personality>" or "headroom". */
   group: string;
-  /** What is checked, e.g. "ttft_ms median". */
+  /** What is checked, e.g. "ttft lag vs mock first_ms (median)". */
   name: string;
   /** What was measured, as printed. */
   measured: string;
@@ -15,12 +19,23 @@ export interface Check {
   expected: string;
   /** The verdict. */
   status: CheckStatus;
+  /** The measured number, or null when there is none (not measured, or not a number). */
+  value: number | null;
+  /** Unit of `value`, `expected_value` and `tolerance` ("ms", "%", "tokens", ...), or null. */
+  unit: string | null;
+  /** The expected number, or null when the check is not numeric. */
+  expected_value: number | null;
+  /** The accepted band around `expected_value` (value may be `expected - below … expected + above`). */
+  tolerance: { below: number; above: number } | null;
 }
 
-const fmt = (v: number | null | undefined, digits = 1) =>
+/** Formats a number for the table ("n/a" when missing). */
+export const fmt = (v: number | null | undefined, digits = 1): string =>
   v === null || v === undefined || !Number.isFinite(v) ? "n/a" : v.toFixed(digits);
 
-/** A numeric check: |measured - expected| within tolerance (asymmetric bounds allowed). */
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** A numeric check: measured within [expected - below, expected + above]. */
 export function near(
   group: string,
   name: string,
@@ -28,26 +43,118 @@ export function near(
   expected: number,
   tol: { below: number; above: number },
   unit = "ms",
+  digits = 1,
 ): Check {
-  const ok = measured !== null && measured !== undefined && Number.isFinite(measured) &&
-    measured >= expected - tol.below && measured <= expected + tol.above;
-  const band = tol.below === tol.above ? `± ${fmt(tol.above)}` : `-${fmt(tol.below)}/+${fmt(tol.above)}`;
-  return { group, name, measured: `${fmt(measured)} ${unit}`, expected: `${fmt(expected)} ${band} ${unit}`, status: ok ? "PASS" : "FAIL" };
+  const v = num(measured);
+  const ok = v !== null && v >= expected - tol.below && v <= expected + tol.above;
+  const band = tol.below === tol.above
+    ? `± ${fmt(tol.above, digits)}`
+    : `-${fmt(tol.below, digits)}/+${fmt(tol.above, digits)}`;
+  return {
+    group,
+    name,
+    measured: `${fmt(v, digits)} ${unit}`,
+    expected: `${fmt(expected, digits)} ${band} ${unit}`,
+    status: ok ? "PASS" : "FAIL",
+    value: v,
+    unit,
+    expected_value: expected,
+    tolerance: { below: tol.below, above: tol.above },
+  };
 }
 
-/** An exact-equality check on a printable value. */
-export function equal(group: string, name: string, measured: unknown, expected: unknown): Check {
-  const m = measured === undefined ? "n/a" : String(measured);
+/** An upper bound: measured ≤ limit (e.g. a lag p99). */
+export function atMost(
+  group: string,
+  name: string,
+  measured: number | null | undefined,
+  limit: number,
+  unit = "ms",
+  digits = 2,
+): Check {
+  const v = num(measured);
+  return {
+    group,
+    name,
+    measured: `${fmt(v, digits)} ${unit}`,
+    expected: `≤ ${fmt(limit, digits)} ${unit}`,
+    status: v !== null && v <= limit ? "PASS" : "FAIL",
+    value: v,
+    unit,
+    expected_value: limit,
+    tolerance: null,
+  };
+}
+
+/** An exact-equality check on a printable value (numbers also land in `value`). */
+export function equal(
+  group: string,
+  name: string,
+  measured: unknown,
+  expected: unknown,
+  unit: string | null = null,
+): Check {
+  const m = measured === undefined || measured === null ? "n/a" : String(measured);
   const e = String(expected);
-  return { group, name, measured: m, expected: e, status: m === e ? "PASS" : "FAIL" };
+  return {
+    group,
+    name,
+    measured: m,
+    expected: e,
+    status: m === e ? "PASS" : "FAIL",
+    value: num(measured),
+    unit,
+    expected_value: num(expected),
+    tolerance: num(expected) === null ? null : { below: 0, above: 0 },
+  };
 }
 
 /** A figure reported without a verdict. */
-export function info(group: string, name: string, measured: string, expected = ""): Check {
-  return { group, name, measured, expected, status: "INFO" };
+export function info(
+  group: string,
+  name: string,
+  measured: string,
+  expected = "",
+  value: number | null = null,
+  unit: string | null = null,
+): Check {
+  return {
+    group,
+    name,
+    measured,
+    expected,
+    status: "INFO",
+    value,
+    unit,
+    expected_value: null,
+    tolerance: null,
+  };
 }
 
 /** A check that could not be made (the step itself failed): always FAIL, with the reason. */
 export function broken(group: string, name: string, reason: string): Check {
-  return { group, name, measured: reason, expected: "(ran)", status: "FAIL" };
+  return {
+    group,
+    name,
+    measured: reason,
+    expected: "(ran)",
+    status: "FAIL",
+    value: null,
+    unit: null,
+    expected_value: null,
+    tolerance: null,
+  };
+}
+
+/** The same check, inconclusive: a FAIL measured on a host too busy to judge becomes BUSY. */
+export function whenBusy(c: Check, why: string): Check {
+  return c.status === "FAIL" ? { ...c, status: "BUSY", expected: `${c.expected} (${why})` } : c;
+}
+
+/** Median of the finite values (nearest rank would bias even-sized sets; this is the midpoint). */
+export function median(values: readonly number[]): number | null {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }

@@ -28,15 +28,32 @@ export async function faultChecks(deps: SelftestDeps, engine: Personality): Prom
   const g = `faults/${engine}`;
   const out: Check[] = [];
   for (const f of FAULTS) {
+    if (deps.signal?.aborted) break;
     let mock;
     try {
-      mock = await startMockProcess(deps.rt, ["--engine", engine, "--ttft-ms", "10", "--tpot-ms", "2", "--fault", f.fault], deps.ikArgv);
+      mock = await startMockProcess(deps.rt, [
+        "--engine",
+        engine,
+        "--ttft-ms",
+        "10",
+        "--tpot-ms",
+        "2",
+        "--fault",
+        f.fault,
+      ], deps.ikArgv);
     } catch (e) {
       out.push(broken(g, f.fault, (e as Error).message));
       continue;
     }
     try {
-      const row = await deps.send({ baseUrl: mock.baseUrl, engine, maxTokens: 16, prompt: `fault ${f.fault}`, exactLength: true, idleTimeoutS: IDLE_TIMEOUT_S });
+      const row = await deps.send({
+        baseUrl: mock.baseUrl,
+        engine,
+        maxTokens: 16,
+        prompt: `fault ${f.fault}`,
+        exactLength: true,
+        idleTimeoutS: IDLE_TIMEOUT_S,
+      });
       const got = row.ok ? "ok" : `${row.error_kind}${f.status ? ` ${row.status}` : ""}`;
       out.push(equal(g, f.fault, got, `${f.kind}${f.status ? ` ${f.status}` : ""}`));
     } catch (e) {

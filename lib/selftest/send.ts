@@ -42,6 +42,8 @@ export interface SelftestDeps {
   send: Sender;
   /** argv prefix that runs ik (the mock is started as `<ikArgv> mock ...`). */
   ikArgv: string[];
+  /** Aborted when ik is interrupted: steps stop sending and return what they have. */
+  signal?: AbortSignal;
 }
 
 /** A sender bound to an abort signal (Ctrl-C ends in-flight requests as `aborted` rows). */
@@ -49,9 +51,16 @@ export function makeSender(signal: AbortSignal): Sender {
   return async (req) => {
     const ep = parseEndpoint(req.baseUrl);
     const api = req.api ?? "chat";
-    const { body } = buildBody(api, profileFor(req.engine), "mock-model", [{ role: "user", content: req.prompt }], req.maxTokens, {
-      exactLength: req.exactLength,
-    });
+    const { body } = buildBody(
+      api,
+      profileFor(req.engine),
+      "mock-model",
+      [{ role: "user", content: req.prompt }],
+      req.maxTokens,
+      {
+        exactLength: req.exactLength,
+      },
+    );
     const res = await streamCompletion(ep, api, body, {
       signal,
       idleTimeoutMs: (req.idleTimeoutS ?? 10) * 1000,

@@ -1,0 +1,68 @@
+/**
+ * Mutation acceptance: a binary built with one client fault (`scripts/build.sh --fault NAME`) must
+ * fail `ik selftest --quick --json` with exit 1, and the check that fails must be the one for that
+ * fault; the correct binary passes. Each variant is deleted after use. Bun only (five builds and
+ * six selftest runs: ~60 s); skipped under Deno for time.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { runtime } from "../../lib/runtime/mod.ts";
+import type { Check } from "../../lib/selftest/checks.ts";
+import { ikBin, ROOT, runArgv } from "../_helpers/ik.ts";
+
+/** Each fault, and the check (group, name prefix) that must FAIL for it. */
+const VARIANTS: { fault: string; group: string; check: string }[] = [
+  { fault: "kfirst-ignored", group: "vllm/tpe3", check: "k_first (first event's ids)" },
+  { fault: "events-as-ids", group: "vllm/tpe3", check: "n_tokens (ids) = mock's tokens" },
+  { fault: "no-count-mismatch", group: "vllm/usage-mismatch", check: "count_mismatch flagged" },
+  { fault: "ttft-plus-5ms", group: "vllm", check: "ttft lag vs mock first_ms" },
+  { fault: "tpot-plus-5pct", group: "vllm", check: "tpot vs mock clock" },
+];
+
+const skip = runtime.name === "deno" ? "five builds and six selftests: Bun only, for time" : false;
+
+describe("selftest --quick catches every client fault variant", { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "ik-mutation-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const v of VARIANTS) {
+    test(`--fault ${v.fault}: exit 1, '${v.group} ${v.check}' FAILs`, async () => {
+      const bin = join(dir, `ik-${v.fault}`);
+      const b = spawnSync("bash", ["scripts/build.sh", "--fault", v.fault, "--outfile", bin], {
+        cwd: ROOT,
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+      assert.equal(b.status, 0, `build.sh --fault ${v.fault}: ${b.stderr}`);
+      try {
+        const r = await runArgv([bin], ["selftest", "--quick", "--json"], { timeoutMs: 60_000 });
+        const out = JSON.parse(r.stdout) as { checks: Check[] };
+        const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}`);
+        const busy = out.checks.filter((c) => c.status === "BUSY").map((c) => `${c.group} ${c.name}`);
+        const want = `${v.group} ${v.check}`;
+        assert.ok(
+          failed.some((n) => n.startsWith(want)),
+          `${want} should FAIL; failed: ${failed.join("; ")}; busy: ${busy.join("; ")}`,
+        );
+        assert.equal(r.code, 1, r.stderr);
+      } finally {
+        rmSync(bin, { force: true });
+      }
+    });
+  }
+
+  test("the correct binary passes --quick", async () => {
+    assert.ok(existsSync(ikBin()), `build ${ikBin()} first (npm run build, or IK_BIN)`);
+    const r = await runArgv([ikBin()], ["selftest", "--quick", "--json"], { timeoutMs: 60_000 });
+    const out = JSON.parse(r.stdout) as { verdict: string; checks: Check[] };
+    const failed = out.checks.filter((c) => c.status === "FAIL").map((c) =>
+      `${c.group} ${c.name}: ${c.measured}`
+    );
+    assert.deepEqual(failed, []);
+    assert.ok(r.code === 0 || (r.code === 69 && out.verdict === "BUSY"), `exit ${r.code}`);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The selftest's judging, on synthetic rows and mock-log lines (pure, no processes, both
+ * runtimes): a correct client passes, a 5 ms TTFT bias and a 5 % TPOT bias fail, a busy host is
+ * BUSY (neither), and the request log parses and pairs. Budget: < 1 s.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { atMost, equal, median, near, whenBusy } from "../../lib/selftest/checks.ts";
+import { packedModelTpot } from "../../lib/selftest/packed_checks.ts";
+import {
+  type MockRequestLog,
+  pairByPrompt,
+  parseRequestLog,
+  parseRequestLogLine,
+} from "../../lib/selftest/request_log.ts";
+import type { Paired } from "../../lib/selftest/series.ts";
+import { everyRow } from "../../lib/selftest/series.ts";
+import { timingChecks, type TimingTruth } from "../../lib/selftest/timing_checks.ts";
+import { overallVerdict, verdictLine } from "../../lib/report/checks_table.ts";
+
+/** A deterministic ± noise in ms (no Math.random: the same every run). */
+const noise = (i: number, amp: number) => amp * Math.sin(1.7 * i + 0.3);
+
+/** Nine requests of a tpe-3 ids run (n = 32, k = 3, tpot 5, ttft 40), as mock and client saw them. */
+function run(opts: { ttftBias?: number; tpotScale?: number; late?: number; lagMs?: number } = {}): Paired[] {
+  const out: Paired[] = [];
+  for (let i = 0; i < 9; i++) {
+    const first = 40 + 0.3 + (opts.late ?? 0) + Math.abs(noise(i, 0.2));
+    const last = first + 29 * 5 + noise(i + 4, 0.2);
+    const lagFirst = (opts.lagMs ?? 0.5) + Math.abs(noise(i + 1, 0.3));
+    const lagLast = (opts.lagMs ?? 0.5) + Math.abs(noise(i + 2, 0.3));
+    const tFirst = first + lagFirst;
+    const span = last + lagLast - tFirst;
+    const row = {
+      ok: true,
+      ttft_ms: tFirst + (opts.ttftBias ?? 0),
+      tpot_ms: (span / 29) * (opts.tpotScale ?? 1),
+      n_tokens: 32,
+      k_first: 3,
+    } as unknown as Paired["row"];
+    const log: MockRequestLog = {
+      serial: i + 1,
+      prompt: 10 + i,
+      gen: 32,
+      acc: 0,
+      prop: 0,
+      firstMs: first,
+      lastMs: last,
+      recvWallMs: 0,
+    };
+    out.push({ row, log });
+  }
+  return out;
+}
+
+const TRUTH: TimingTruth = { ttftMs: 40, k: () => 3, modelTpotMs: () => 5, kNote: "k = 3" };
+const status = (pairs: Paired[], prefix: string) =>
+  timingChecks("g", pairs, TRUTH).checks.find((c) => c.name.startsWith(prefix))?.status;
+
+describe("timing checks against the mock's clock", () => {
+  test("a correct client passes every timing check", () => {
+    const r = timingChecks("g", run(), TRUTH);
+    assert.equal(r.busy, null);
+    assert.deepEqual(
+      r.checks.map((c) => c.status),
+      ["PASS", "PASS", "PASS", "PASS"],
+      JSON.stringify(r.checks),
+    );
+  });
+
+  test("a 5 ms TTFT bias fails the lag check; the TPOT checks still pass", () => {
+    assert.equal(status(run({ ttftBias: 5 }), "ttft lag vs mock first_ms"), "FAIL");
+    assert.equal(status(run({ ttftBias: 5 }), "tpot vs mock clock"), "PASS");
+  });
+
+  test("a TTFT measured 5 ms early (negative bias) fails too", () => {
+    assert.equal(status(run({ ttftBias: -5 }), "ttft lag vs mock first_ms"), "FAIL");
+  });
+
+  test("a 5 % TPOT bias fails against the mock clock and the model; the TTFT checks still pass", () => {
+    assert.equal(status(run({ tpotScale: 1.05 }), "tpot vs mock clock"), "FAIL");
+    assert.equal(status(run({ tpotScale: 1.05 }), "tpot vs configured model"), "FAIL");
+    assert.equal(status(run({ tpotScale: 0.95 }), "tpot vs mock clock"), "FAIL");
+    assert.equal(status(run({ tpotScale: 1.05 }), "ttft lag vs mock first_ms"), "PASS");
+  });
+
+  test("a wrong k (n − 1 where the first event carried 3) is a TPOT failure", () => {
+    const pairs = run().map((p) => ({
+      ...p,
+      row: { ...p.row, tpot_ms: (p.row.tpot_ms as number) * 29 / 31 },
+    }));
+    assert.equal(status(pairs, "tpot vs mock clock"), "FAIL");
+  });
+
+  test("a host too busy to judge: a failing timing check is BUSY, a passing one stays PASS", () => {
+    const r = timingChecks("g", run({ late: 6, ttftBias: 5 }), TRUTH);
+    assert.match(r.busy ?? "", /host too busy: mock ran 6\.\d ms late/);
+    const lag = r.checks.find((c) => c.name.startsWith("ttft lag"));
+    assert.equal(lag?.status, "BUSY");
+    assert.equal(r.checks.find((c) => c.name.startsWith("tpot vs mock clock"))?.status, "PASS");
+  });
+
+  test("fewer than 9 requests cannot be judged", () => {
+    const r = timingChecks("g", run().slice(0, 8), TRUTH);
+    assert.equal(r.checks.length, 1);
+    assert.equal(r.checks[0].status, "FAIL");
+  });
+
+  test("numbers are numbers: value, unit, expected_value and tolerance", () => {
+    const c = timingChecks("g", run(), TRUTH).checks[0];
+    assert.equal(typeof c.value, "number");
+    assert.equal(c.unit, "ms");
+    assert.equal(c.expected_value, 0);
+    assert.deepEqual(c.tolerance, { below: 0.5, above: 3 });
+  });
+});
+
+describe("the packed-event model", () => {
+  test("tpe 3, 32 tokens: the mock spends 29 × tpot between first and last events", () => {
+    assert.equal(packedModelTpot(32, 3, 5, true), 5);
+    assert.equal(packedModelTpot(32, 3, 5, false), (29 * 5) / 31);
+    assert.equal(packedModelTpot(2, 3, 5, false), 0);
+  });
+});
+
+describe("the mock's request log", () => {
+  const line =
+    "ik-request serial=3 prompt=12 cached=0 gen=32 acc=5 prop=42 first_ms=40.512 last_ms=185.004 recv_wall_ms=1764582000123.456";
+  test("parses every field; '-' is null", () => {
+    assert.deepEqual(parseRequestLogLine(line), {
+      serial: 3,
+      prompt: 12,
+      gen: 32,
+      acc: 5,
+      prop: 42,
+      firstMs: 40.512,
+      lastMs: 185.004,
+      recvWallMs: 1764582000123.456,
+    });
+    const none = parseRequestLogLine(
+      "ik-request serial=4 prompt=0 cached=0 gen=0 acc=0 prop=0 first_ms=- last_ms=- recv_wall_ms=1.000",
+    );
+    assert.equal(none?.firstMs, null);
+    assert.equal(parseRequestLogLine("ik mock: listening on http://127.0.0.1:1"), null);
+    assert.equal(parseRequestLog(`noise\n${line}\nik mock: x\n${line}\n`).length, 2);
+  });
+
+  test("pairs requests with lines by prompt length, whatever order the mock finished them in", () => {
+    const logs = [12, 10, 11].map((prompt, i) => ({
+      serial: i + 1,
+      prompt,
+      gen: prompt,
+      acc: 0,
+      prop: 0,
+      firstMs: 1,
+      lastMs: 2,
+      recvWallMs: 0,
+    }));
+    const paired = pairByPrompt([0, 1, 2], logs);
+    assert.ok(Array.isArray(paired));
+    assert.deepEqual(paired.map((l) => l.prompt), [10, 11, 12]);
+    assert.match(pairByPrompt([0, 1], logs) as string, /logged 3 requests, 2 were sent/);
+    assert.match(pairByPrompt([0, 1, 2], [logs[0], logs[0], logs[1]]) as string, /same prompt length/);
+  });
+});
+
+describe("check helpers and the verdict", () => {
+  test("near, atMost, equal, everyRow, median", () => {
+    assert.equal(near("g", "x", 61, 60, { below: 1, above: 12 }).status, "PASS");
+    assert.equal(near("g", "x", 58.9, 60, { below: 1, above: 12 }).status, "FAIL");
+    assert.equal(near("g", "x", null, 60, { below: 1, above: 12 }).status, "FAIL");
+    assert.equal(near("g", "x", null, 60, { below: 1, above: 12 }).value, null);
+    assert.equal(atMost("g", "x", 15, 15).status, "PASS");
+    assert.equal(atMost("g", "x", 15.1, 15).status, "FAIL");
+    assert.equal(equal("g", "x", 24, 24).value, 24);
+    assert.equal(equal("g", "x", undefined, 24).status, "FAIL");
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
+    assert.equal(median([]), null);
+    const pairs = run();
+    assert.equal(everyRow("g", "n", pairs, (p) => p.row.n_tokens, (p) => p.log.gen).status, "PASS");
+    const bad = everyRow(
+      "g",
+      "n",
+      pairs.map((p, i) => (i === 4 ? { ...p, row: { ...p.row, n_tokens: 11 } } : p)),
+      (p) => p.row.n_tokens,
+      (p) => p.log.gen,
+    );
+    assert.equal(bad.status, "FAIL");
+    assert.match(bad.measured, /request 5: 11/);
+    assert.equal(everyRow("g", "n", [], () => 1, () => 1).status, "FAIL", "no rows is no pass");
+  });
+
+  test("any FAIL fails; else any BUSY is inconclusive; none at all fails", () => {
+    const pass = near("g", "x", 1, 1, { below: 0, above: 0 });
+    const fail = near("g", "x", 2, 1, { below: 0, above: 0 });
+    const busy = whenBusy(fail, "host too busy");
+    assert.equal(busy.status, "BUSY");
+    assert.equal(overallVerdict([pass]), "PASS");
+    assert.equal(overallVerdict([pass, busy]), "BUSY");
+    assert.equal(overallVerdict([busy, fail]), "FAIL");
+    assert.equal(overallVerdict([]), "FAIL");
+    assert.match(verdictLine([pass, busy], 1), /^selftest: INCONCLUSIVE: 1 passed, 0 failed, 1 inconclusive/);
+  });
+});
