@@ -18,6 +18,7 @@ import { headroomChecks } from "../selftest/headroom.ts";
 import { mismatchChecks } from "../selftest/mismatch_checks.ts";
 import { specChecks, tokensPerEventChecks } from "../selftest/packed_checks.ts";
 import { personalityChecks } from "../selftest/personality_checks.ts";
+import { singleModeChecks } from "../selftest/single_mode_checks.ts";
 import { makeSender, PERSONALITIES, type Personality, type SelftestDeps } from "../selftest/send.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -85,6 +86,10 @@ export async function runSelftest(
   progress(`personalities: ${engines.join(", ")} (packed events, speculative decoding, usage mismatch)`);
   for (const part of await Promise.all(engines.map((e) => personalityChain(deps, e, flags.quick)))) {
     checks.push(...part);
+  }
+  if (!flags.quick && !ctx.signal.aborted) {
+    progress("bench serve single mode");
+    checks.push(...await singleModeChecks(deps));
   }
   if (!flags.quick && !ctx.signal.aborted) {
     progress("faults");

@@ -70,6 +70,10 @@ describe("ik selftest through the binary", () => {
       assert.ok(groups.has(p) && groups.has(`faults/${p}`) && groups.has(`${p}/tpe3`), p);
     }
     assert.ok(groups.has("vllm/spec") && groups.has("sglang/spec") && groups.has("vllm/usage-mismatch"));
+    const single = out.checks.filter((c) => c.group === "bench serve single").map((c) => c.name);
+    for (const n of ["record complete, requests ok", "artifacts verify (sha256)", "record: median TTFT (all)", "record: median TPOT (all)"]) {
+      assert.ok(single.includes(n), `bench serve single: ${n}`);
+    }
     const assumed = out.checks.find((c) => c.group === "sglang/tpe3" && c.name === "k_first_assumed");
     assert.equal(assumed?.measured, "true");
     const faults = out.checks.filter((c) => c.group === "faults/vllm").map((c) => c.name.split(":")[0]);
