@@ -13,7 +13,7 @@ import { optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
-import { formatErrorLine, IkError, unavailableError, usageError } from "../cli/errors.ts";
+import { formatErrorLine, unavailableError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import {
@@ -36,9 +36,9 @@ import {
   ENGINE_KIND_CHOICES,
   TOKEN_ID_MODES,
 } from "../engines/mod.ts";
-import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
 import { loadPromptSet } from "../prompts/mod.ts";
 import { escapeTerminal, escapeTerminalLine } from "../report/escape.ts";
+import { cleanStrings, makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
 import { startWaitLine } from "../report/wait_line.ts";
 import type { CommandContext } from "./context.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
@@ -154,36 +154,6 @@ async function choosePrompt(f: ProbeFlags): Promise<ChosenPrompt> {
   return { id: p.id, bucket: p.bucket, messages: p.messages.map((m) => ({ ...m })), maxTokens: p.maxTokens };
 }
 
-/** Everything probe prints goes through this: URLs redacted, the API key scrubbed. */
-type Sanitize = (text: string) => string;
-
-function makeSanitizer(rawUrl: string, apiKey: string | undefined): Sanitize {
-  const raws = [...new Set([rawUrl, rawUrl.trim()])].filter((r) => r.length > 0);
-  return (text: string) => {
-    let out = text;
-    for (const r of raws) out = out.split(r).join(redactUrl(r));
-    return scrubSecret(redactUrlsInText(out), apiKey);
-  };
-}
-
-/** A deep copy with `clean` applied to every string (so the JSON stays exact JSON). */
-function cleanStrings<T>(v: T, clean: Sanitize): T {
-  if (typeof v === "string") return clean(v) as T;
-  if (Array.isArray(v)) return v.map((x) => cleanStrings(x, clean)) as T;
-  if (v === null || typeof v !== "object") return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[k] = cleanStrings(x, clean);
-  return out as T;
-}
-
-/** Re-throws an IkError with its text sanitized and escaped (a bad --base-url or server text may be in it). */
-function sanitizedError(e: unknown, clean: Sanitize): unknown {
-  if (!(e instanceof IkError)) return e;
-  const line = (s: string) => escapeTerminalLine(clean(s));
-  const c = new IkError(e.code, line(e.where), line(e.message), line(e.hint));
-  c.stack = clean(String(e.stack));
-  return c;
-}
 
 /** Runs `ik probe`: one request, printed as its row. Usage (64) and data (65) errors are thrown as IkError. */
 export async function runProbe(ctx: CommandContext, f: ProbeFlags): Promise<number> {

@@ -6,6 +6,7 @@
  */
 import { IkError } from "../cli/errors.ts";
 import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
+import { escapeTerminalLine } from "./escape.ts";
 
 /** A text cleaner. */
 export type Sanitize = (text: string) => string;
@@ -30,10 +31,14 @@ export function cleanStrings<T>(v: T, clean: Sanitize): T {
   return out as T;
 }
 
-/** An IkError with its text cleaned (a bad --base-url is echoed in it); other errors unchanged. */
+/**
+ * An IkError with its text cleaned and terminal escapes made visible (a bad --base-url or server
+ * text may be in it); other errors unchanged.
+ */
 export function sanitizedError(e: unknown, clean: Sanitize): unknown {
   if (!(e instanceof IkError)) return e;
-  const c = new IkError(e.code, clean(e.where), clean(e.message), clean(e.hint));
+  const line = (s: string) => escapeTerminalLine(clean(s));
+  const c = new IkError(e.code, line(e.where), line(e.message), line(e.hint));
   c.stack = clean(String(e.stack));
   return c;
 }
