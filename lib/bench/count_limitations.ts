@@ -1,4 +1,8 @@
-/** The limitations a benchmark's token counts and lengths put on its numbers (seed 000 _count_limitations). */
+/**
+ * The limitations a benchmark's token counts and lengths put on its numbers (seed 000
+ * _count_limitations), from a tally kept row by row (so load mode keeps no rows to judge them).
+ * @module
+ */
 
 /** The row fields read here. */
 export interface CountRow {
@@ -10,11 +14,70 @@ export interface CountRow {
   tokens_per_event_max: number | null;
 }
 
+/** Running counts of what the limitations depend on. */
+export class CountTally {
+  /** ok requests per counting method. */
+  readonly methods: Record<string, number> = {};
+  mismatches = 0;
+  firstMismatch: string | null = null;
+  notExact = 0;
+  firstNotExact: string | null = null;
+  multiTokenEvents = 0;
+  maxTokensPerEvent = 0;
+
+  /** Adds one row; `maxTokens` is what the request asked for. */
+  add(r: CountRow, maxTokens: number | null): void {
+    if (!r.ok) return;
+    const m = r.token_count_method ?? "none";
+    this.methods[m] = (this.methods[m] ?? 0) + 1;
+    if (r.count_mismatch) {
+      this.mismatches++;
+      this.firstMismatch ??= r.count_mismatch;
+    }
+    if (r.n_tokens !== null && maxTokens !== null && r.n_tokens !== maxTokens) {
+      this.notExact++;
+      this.firstNotExact ??= `${r.id}: ${r.n_tokens} tokens`;
+    }
+    if ((r.tokens_per_event_max ?? 0) > 1) {
+      this.multiTokenEvents++;
+      this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, r.tokens_per_event_max ?? 0);
+    }
+  }
+
+  /** Merges another tally into this one. */
+  merge(o: CountTally): void {
+    for (const [k, v] of Object.entries(o.methods)) this.methods[k] = (this.methods[k] ?? 0) + v;
+    this.mismatches += o.mismatches;
+    this.firstMismatch ??= o.firstMismatch;
+    this.notExact += o.notExact;
+    this.firstNotExact ??= o.firstNotExact;
+    this.multiTokenEvents += o.multiTokenEvents;
+    this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, o.maxTokensPerEvent);
+  }
+}
+
 /**
- * Each limitation under its condition: usage counting (k_first assumed 1), SSE-event counting,
- * count mismatches, exact length asked but not honoured, no exact-length control, logprobs ids,
- * several tokens per event.
+ * Each limitation under its condition: usage counting (k_first assumed 1), tokenizer and
+ * SSE-event counting, count mismatches, exact length asked but not honoured, no exact-length
+ * control, logprobs ids, several tokens per event.
  */
+export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | null, tokenIdMode: string, engineKind: string): string[] {
+  const lim: string[] = [];
+  if (t.methods.usage) lim.push("tokens counted from usage.completion_tokens (no streamed ids): decode tok/s assumes the first token event holds one token");
+  if (t.methods.tokenizer) lim.push("tokens re-counted with --tokenizer from the generated text (no streamed ids, no usage)");
+  if (t.methods.sse_events) lim.push("tokens counted as SSE events (no ids, no usage): only right if the server sends one token per event; pass --tokenizer to re-count");
+  if (t.mismatches) lim.push(`${t.mismatches} request(s): token counts disagree (${t.firstMismatch})`);
+  if (exactAsked && exactAsked.length) {
+    if (t.notExact) lim.push(`${t.notExact} request(s) did not generate exactly max_tokens although ${exactAsked.join("/")} was sent (e.g. ${t.firstNotExact})`);
+  } else {
+    lim.push(`engine_kind=${engineKind}: no exact-length control sent; outputs stop at EOS, so lengths can differ between engines`);
+  }
+  if (tokenIdMode === "logprobs") lim.push("token ids requested through logprobs where needed: computing logprobs can slow decode");
+  if (t.multiTokenEvents) lim.push(`${t.multiTokenEvents} request(s) streamed more than one token in an SSE event (max ${t.maxTokensPerEvent}); counts use ids, ITL is per event`);
+  return lim;
+}
+
+/** The same limitations from a list of rows (single mode keeps its rows). */
 export function countLimitations(
   rows: readonly CountRow[],
   exactAsked: readonly string[] | null,
@@ -22,31 +85,7 @@ export function countLimitations(
   tokenIdMode: string,
   engineKind: string,
 ): string[] {
-  const lim: string[] = [];
-  const ok = rows.filter((r) => r.ok);
-  const methods = new Set(ok.map((r) => r.token_count_method).filter(Boolean));
-  if (methods.has("usage")) {
-    lim.push("tokens counted from usage.completion_tokens (no streamed ids): decode tok/s assumes the first token event holds one token");
-  }
-  if (methods.has("tokenizer")) lim.push("tokens re-counted with --tokenizer from the generated text (no streamed ids, no usage)");
-  if (methods.has("sse_events")) {
-    lim.push("tokens counted as SSE events (no ids, no usage): only right if the server sends one token per event; pass --tokenizer to re-count");
-  }
-  const mism = ok.filter((r) => r.count_mismatch);
-  if (mism.length) lim.push(`${mism.length} request(s): token counts disagree (${mism[0].count_mismatch})`);
-  if (exactAsked && exactAsked.length) {
-    const short = ok.filter((r) => r.n_tokens !== null && r.id !== null && maxById.has(r.id) && r.n_tokens !== maxById.get(r.id));
-    if (short.length) {
-      lim.push(`${short.length} request(s) did not generate exactly max_tokens although ${exactAsked.join("/")} was sent (e.g. ${short[0].id}: ${short[0].n_tokens} tokens)`);
-    }
-  } else {
-    lim.push(`engine_kind=${engineKind}: no exact-length control sent; outputs stop at EOS, so lengths can differ between engines`);
-  }
-  if (tokenIdMode === "logprobs") lim.push("token ids requested through logprobs where needed: computing logprobs can slow decode");
-  const multi = ok.filter((r) => (r.tokens_per_event_max ?? 0) > 1);
-  if (multi.length) {
-    const max = Math.max(...multi.map((r) => r.tokens_per_event_max ?? 0));
-    lim.push(`${multi.length} request(s) streamed more than one token in an SSE event (max ${max}); counts use ids, ITL is per event`);
-  }
-  return lim;
+  const t = new CountTally();
+  for (const r of rows) t.add(r, r.id !== null ? maxById.get(r.id) ?? null : null);
+  return tallyLimitations(t, exactAsked, tokenIdMode, engineKind);
 }

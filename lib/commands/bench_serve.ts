@@ -16,8 +16,11 @@ import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/mod.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/mod.ts";
 import { renderSingleRecord } from "../report/serve_table.ts";
-import { prepareSingle } from "./bench_serve_setup.ts";
+import { prepareServe } from "./bench_serve_setup.ts";
 import { runSingle } from "../bench/serve_single.ts";
+import { runLoad } from "../bench/serve_load.ts";
+import { renderCapacity } from "../report/capacity_table.ts";
+import { progressPrinter } from "../report/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 
 const flags = {
@@ -28,9 +31,32 @@ const flags = {
   prompts: optional(option("--prompts", string({ metavar: "FILE" }), {
     description: message`Prompt set, JSONL or .jsonl.gz (see 'ik prompts --help'); default the built-in set builtin:default.`,
   })),
-  mode: withDefault(option("--mode", choice(["single"] as const, { metavar: "MODE" }), {
-    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds.`,
+  mode: withDefault(option("--mode", choice(["single", "load"] as const, { metavar: "MODE" }), {
+    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*.`,
   }), "single" as const),
+  concurrency: multiple(option("--concurrency", string({ metavar: "N,M" }), {
+    description: message`Load: concurrency levels. A level N is open-loop Poisson arrivals at N / e2e_ref (not vLLM's or AIPerf's "N always in flight": that is --closed-loop).`,
+  })),
+  rates: multiple(option("--rates", string({ metavar: "R,S" }), { description: message`Load: arrival rates in requests/s (instead of --concurrency).` })),
+  durationS: withDefault(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), { description: message`Load: arrival window per level, seconds.` }), 30),
+  maxRequestsPerLevel: withDefault(option("--max-requests-per-level", integer({ min: 0, metavar: "N" }), { description: message`Load: cap on requests per level (0 = no cap).` }), 0),
+  refRequests: withDefault(option("--ref-requests", integer({ min: 0, max: 1000, metavar: "N" }), {
+    description: message`Load with --concurrency: unloaded reference requests; their median e2e is e2e_ref.`,
+  }), 5),
+  refE2eMs: optional(option("--ref-e2e-ms", float({ min: 0.001, max: MAX_DURATION_S * 1000, metavar: "MS" }), {
+    description: message`Load: the unloaded e2e latency that turns concurrency into a rate (the same value gives every engine the same schedule).`,
+  })),
+  burstiness: withDefault(option("--burstiness", float({ min: 0.01, max: 100, metavar: "K" }), {
+    description: message`Load: gamma shape of the inter-arrival gaps (1 = Poisson, below 1 burstier).`,
+  }), 1),
+  sloTtftP95Ms: optional(option("--slo-ttft-p95-ms", float({ min: 0, metavar: "MS" }), { description: message`SLO: p95 time to first token, ms.` })),
+  sloTpotP95Ms: optional(option("--slo-tpot-p95-ms", float({ min: 0, metavar: "MS" }), { description: message`SLO: p95 time per output token, ms.` })),
+  sloE2eP95Ms: optional(option("--slo-e2e-p95-ms", float({ min: 0, metavar: "MS" }), { description: message`SLO: p95 end-to-end latency, ms (as vLLM's goodput knows it).` })),
+  sloMaxFail: withDefault(option("--slo-max-fail", integer({ min: 0, metavar: "N" }), { description: message`SLO: failed requests allowed per level.` }), 0),
+  sweepAll: option("--sweep-all", { description: message`Load: keep going after the first level that misses the SLO.` }),
+  closedLoop: option("--closed-loop", { description: message`Load: N back-to-back workers (N always in flight). A STRESS TEST: never used for N*.` }),
+  failOnSlo: option("--fail-on-slo", { description: message`Load: exit 2 when no level met the SLO (N* or rate* is null).` }),
+  gpuPriceUsdH: optional(option("--gpu-price-usd-h", float({ min: 0, metavar: "USD" }), { description: message`GPU price per GPU-hour, for $/1M output tokens at N*.` })),
   api: withDefault(option("--api", choice(APIS, { metavar: "API" }), { description: message`OpenAI endpoint to call.` }), "chat" as const),
   engineKind: withDefault(option("--engine-kind", choice(ENGINE_KIND_CHOICES, { metavar: "KIND" }), {
     description: message`Server type (body fields for exact length and token ids); auto = detect from what the server says about itself.`,
@@ -95,8 +121,8 @@ const flags = {
 
 /** Parser for `ik bench serve`. */
 export const benchServeCommand = command("serve", object({ cmd: constant("bench-serve" as const), ...flags }), {
-  brief: message`Benchmark one server: single-user latency with CIs over rounds.`,
-  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Writes an evidence record under $IK_RUNS_DIR (else ./runs).`,
+  brief: message`Benchmark one server: single-user latency with CIs over rounds, or open-loop load with SLO capacity N* and cost.`,
+  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Load mode (--mode load --rates or --concurrency): one level per grid value, open-loop arrivals on absolute deadlines, per level p50/p90/p95/p99 of TTFT, TPOT, ITL and e2e (also failure-adjusted), goodput, tok/s per GPU, send lag and the server's own gauges; N* is the highest level where the SLO holds there and at every lower one. Writes evidence records under $IK_RUNS_DIR (else ./runs); with --json, single mode prints the serve_benchmark record, load mode the derived capacity record.`,
 });
 
 /** The parsed flags of `ik bench serve`. */
@@ -104,7 +130,24 @@ export type BenchServeFlags = InferValue<typeof benchServeCommand>;
 
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {
-  const prep = await prepareSingle(ctx, f);
+  const prep = await prepareServe(ctx, f);
+  if (prep.load) {
+    try {
+      const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
+      const { capacity, measured, interrupted } = await runLoad({ ...prep.load, signal: ctx.signal, onProgress: progress.update });
+      progress.done();
+      if (ctx.json) ctx.out(prep.clean(JSON.stringify(capacity)) + "\n");
+      else ctx.out(prep.clean(renderCapacity(capacity, measured)));
+      if (interrupted) {
+        ctx.err(`ik: bench serve: interrupted; the records ${measured.evidence_id} and ${capacity.evidence_id} are marked incomplete\n`);
+        return ExitCode.INTERRUPTED;
+      }
+      const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
+      return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
+    } catch (e) {
+      throw prep.sanitizeError(e);
+    }
+  }
   try {
     const { record, dir, interrupted } = await runSingle({ ...prep.run, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
     const clean = (s: string) => prep.clean(s);

@@ -22,6 +22,7 @@ import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
 import { Runner } from "../bench/runner.ts";
 import type { SingleRun } from "../bench/serve_single.ts";
+import type { LoadRun } from "../bench/serve_load.ts";
 import { checkServer } from "../bench/server_check.ts";
 import { runtimeExec } from "./_exec.ts";
 import type { BenchServeFlags } from "./bench_serve.ts";
@@ -45,15 +46,48 @@ function list(values: readonly string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
-/** A prepared single-mode run, with the cleaner for everything printed. */
-export interface PreparedSingle {
+/** A prepared run (single mode's settings; `load` set in load mode), with the cleaner for everything printed. */
+export interface PreparedServe {
   run: Omit<SingleRun, "signal" | "progress">;
+  load: Omit<LoadRun, "signal" | "onProgress"> | null;
   clean: Sanitize;
   sanitizeError(e: unknown): unknown;
 }
 
+function numbers(values: readonly string[], flag: string, integer: boolean): number[] {
+  const out = list(values).map((v) => Number(v));
+  for (const [i, v] of out.entries()) {
+    if (!Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {
+      throw usageError(flag, `'${list(values)[i]}' is not a ${integer ? "positive integer" : "positive number"}`, `e.g. ${flag} ${integer ? "1,2,4,8" : "0.5,1,2"}`);
+    }
+  }
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+/** The load-mode flags' own rules (usage errors, 64), before anything is sent. */
+function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[] } | null {
+  const conc = numbers(f.concurrency, "--concurrency", true);
+  const rates = numbers(f.rates, "--rates", false);
+  const slo = f.sloTtftP95Ms !== undefined || f.sloTpotP95Ms !== undefined || f.sloE2eP95Ms !== undefined;
+  if (f.mode === "single") {
+    const loadOnly = [["--concurrency", conc.length > 0], ["--rates", rates.length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
+      ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined]] as const;
+    const given = loadOnly.filter(([, g]) => g).map(([n]) => n);
+    if (given.length) throw usageError(given[0], "is for --mode load", "add --mode load, or drop it");
+    return null;
+  }
+  if ((conc.length > 0) === (rates.length > 0)) throw usageError("--mode load", "needs exactly one of --concurrency or --rates", "e.g. --rates 1,2,4 or --concurrency 1,4,16");
+  if (f.extend !== undefined) throw usageError("--extend", "is for --mode single (load levels are not extended)");
+  if (f.failOnSlo && !slo) throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
+  if (f.failOnSlo && f.closedLoop) throw usageError("--fail-on-slo", "cannot be used with --closed-loop (a stress test never yields N*)");
+  if (conc.length && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
+    throw usageError("--ref-requests", "--concurrency needs --ref-requests >= 1 (to measure the unloaded e2e) or --ref-e2e-ms");
+  }
+  return conc.length ? { kind: "concurrency", grid: conc } : { kind: "rate", grid: rates };
+}
+
 /** Resolves the flags; usage (64), data (65) and unavailable (69) errors are thrown as IkError. */
-export async function prepareSingle(ctx: CommandContext, f: BenchServeFlags): Promise<PreparedSingle> {
+export async function prepareServe(ctx: CommandContext, f: BenchServeFlags): Promise<PreparedServe> {
   const rt = ctx.runtime;
   const apiKey = f.apiKeyEnv !== undefined ? rt.env(f.apiKeyEnv) || undefined : undefined;
   const clean = makeSanitizer(f.baseUrl, apiKey);
@@ -64,8 +98,9 @@ export async function prepareSingle(ctx: CommandContext, f: BenchServeFlags): Pr
   }
 }
 
-async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string | undefined, clean: Sanitize): Promise<PreparedSingle> {
+async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string | undefined, clean: Sanitize): Promise<PreparedServe> {
   const rt = ctx.runtime;
+  const mode = checkModeFlags(f);
   const ep = parseEndpoint(f.baseUrl);
   if (ep.note) ctx.err(`ik bench serve: note: ${escapeTerminalLine(clean(ep.note))}\n`);
   if (f.apiKeyEnv !== undefined && !apiKey) {
@@ -125,6 +160,17 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     gpu_name: f.gpuName ?? null,
     gpu_count: f.gpuCount,
   };
+  if (mode) {
+    Object.assign(args, {
+      [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.grid, duration_s: f.durationS,
+      max_requests_per_level: f.maxRequestsPerLevel, ref_requests: f.refRequests, ref_e2e_ms: f.refE2eMs ?? null,
+      burstiness: f.burstiness, slo_ttft_p95_ms: f.sloTtftP95Ms ?? null, slo_tpot_p95_ms: f.sloTpotP95Ms ?? null,
+      slo_e2e_p95_ms: f.sloE2eP95Ms ?? null, slo_max_fail: f.sloMaxFail, sweep_all: f.sweepAll, closed_loop: f.closedLoop,
+      fail_on_slo: f.failOnSlo, gpu_price_usd_h: f.gpuPriceUsdH ?? null,
+    });
+    delete args.rounds;
+    delete args.extend;
+  }
   const root = storeRoot((k) => rt.env(k), rt.cwd());
   const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
   const isLocal = isLoopback(ep);
@@ -148,7 +194,16 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     countTokens: tok ? tok.count : undefined,
     signal: ctx.signal,
   });
+  const common = { runner, set, prompts: set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
+    engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
+  const load = mode === null ? null : {
+    ...common, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS,
+    maxRequestsPerLevel: f.maxRequestsPerLevel || null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
+    warmup: f.warmup, sweepAll: f.sweepAll, gpuCount: f.gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
+    slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },
+  };
   return {
+    load,
     run: {
       runner,
       set,

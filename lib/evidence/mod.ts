@@ -10,3 +10,4 @@ export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "
 export type { Artifact } from "./store.ts";
 export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
 export { buildRecord, type ClaimClass, type EvidenceRecord } from "./record.ts";
+export { JsonlWriter } from "./jsonl_writer.ts";

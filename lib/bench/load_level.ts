@@ -1,0 +1,156 @@
+/**
+ * One load level: open loop (arrivals on absolute deadlines from a seeded gamma schedule; a level
+ * ends when every request it sent has ended) or closed loop (N workers back to back: a stress
+ * test). Each request's row is journaled and its output and exact input appended to the level's
+ * JSONL files as it completes; only numbers stay in memory (typed columns), so memory does not
+ * grow with the requests kept.
+ * @module
+ */
+import { itlMs, requestRow } from "../client/mod.ts";
+import type { JsonlWriter } from "../evidence/mod.ts";
+import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag } from "../executors/mod.ts";
+import { LevelAccumulator, type LevelSummary, type Slo } from "../metrics/mod.ts";
+import { arrivalOffsetsMs } from "../schedule/mod.ts";
+import { CountTally } from "./count_limitations.ts";
+import type { PromptPool } from "./prompt_pool.ts";
+import type { Runner } from "./runner.ts";
+import { outputDoc, promptTokens } from "./single_rows.ts";
+
+/** A client that fell this far behind its schedule (p99, ms) may have limited the level. */
+export const SEND_LAG_LIMIT_MS = 5;
+/** An event loop blocked this long (ms) may have delayed sends and timestamps. */
+export const LOOP_BLOCK_LIMIT_MS = 10;
+
+/** What a level runs. */
+export interface LevelSpec {
+  index: number;
+  /** The grid value (N or req/s). */
+  level: number;
+  /** `c8`, `r2.5`. */
+  name: string;
+  /** Open-loop arrival rate, or null for closed loop. */
+  ratePerS: number | null;
+  /** Closed-loop workers, or null for open loop. */
+  workers: number | null;
+  durationS: number;
+  maxRequests: number | null;
+  burstiness: number;
+  /** Seed parts of the level (schedule and prompt order). */
+  seed: number[];
+}
+
+/** Live counters, for the progress line. */
+export interface LevelProgress {
+  name: string;
+  planned: number | null;
+  sent: number;
+  inFlight: number;
+  failed: number;
+  ttftP95Ms: number | null;
+  sendLagP99Ms: number | null;
+}
+
+/** What a level needs. */
+export interface LevelDeps {
+  runner: Runner;
+  pool: PromptPool;
+  slo: Slo;
+  gpuCount: number;
+  label: string;
+  journal: JsonlWriter;
+  outputs: JsonlWriter;
+  inputs: JsonlWriter;
+  signal?: AbortSignal;
+  /** Called about once a second while the level runs. */
+  onProgress?: (p: LevelProgress) => void;
+  /** Samples the server's gauges during the level (started before the first send). */
+  sampler?: { start(): void; stop(): Promise<Record<string, unknown>> };
+}
+
+/** A finished level, as the record keeps it. */
+export interface LevelResult {
+  level: number;
+  name: string;
+  target_rate_rps: number | null;
+  offered_rate_rps: number | null;
+  send_window_s: number | null;
+  planned: number | null;
+  sent: number;
+  summary: LevelSummary;
+  event_loop_lag_ms: LoopLag;
+  server: Record<string, unknown> | null;
+  /** Why the client may have limited this level, or null. */
+  client_limited: string | null;
+  interrupted: boolean;
+  /** Counting methods and length checks (for the record's limitations). */
+  counts: CountTally;
+}
+
+/** Runs one level and returns its numbers. */
+export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelResult> {
+  const acc = new LevelAccumulator(deps.slo);
+  const counts = new CountTally();
+  const pick = deps.pool.picker(spec.seed, spec.name);
+  const offsets = spec.ratePerS !== null
+    ? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed })
+    : null;
+  let inFlight = 0, failed = 0, sent = 0;
+  let firstSend: number | null = null, lastSend: number | null = null;
+  const send = async (_i: number, due: number | null) => {
+    const { prompt, salt } = pick();
+    inFlight++;
+    sent++;
+    const t = performance.now();
+    firstSend ??= t;
+    lastSend = t;
+    try {
+      const { result, body } = await deps.runner.send(prompt, salt, due);
+      const row = requestRow(result, { level: spec.name, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) });
+      if (!row.ok) failed++;
+      deps.journal.write(row);
+      deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, salt }));
+      deps.inputs.write({ id: prompt.id, level: spec.name, salt, body });
+      acc.add(row, itlMs(result));
+      counts.add(row, deps.runner.maxFor(prompt));
+    } finally {
+      inFlight--;
+    }
+  };
+  const lag = startLoopLag();
+  deps.sampler?.start();
+  const tick = setInterval(() => deps.onProgress?.({
+    name: spec.name, planned: offsets?.length ?? null, sent, inFlight, failed,
+    ttftP95Ms: acc.peekTtftP95(), sendLagP99Ms: acc.peekSendLagP99(),
+  }), 1000);
+  (tick as unknown as { unref?: () => void }).unref?.();
+  try {
+    if (offsets) await runOpenLoop((i, due) => send(i, due), { offsetsMs: offsets, signal: deps.signal });
+    else await runClosedLoop((i) => send(i, null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: spec.maxRequests, signal: deps.signal });
+  } finally {
+    clearInterval(tick);
+  }
+  const loop = lag.stop();
+  const server = deps.sampler ? await deps.sampler.stop() : null;
+  await Promise.all([deps.journal.flush(), deps.outputs.flush(), deps.inputs.flush()]);
+  const summary = acc.summary(deps.gpuCount);
+  const window = firstSend !== null && lastSend !== null ? (lastSend - firstSend) / 1000 : null;
+  const offered = window && window > 0 ? (sent - 1) / window : null;
+  const why: string[] = [];
+  if ((summary.send_lag_ms.p99 ?? 0) > SEND_LAG_LIMIT_MS) why.push(`send lag p99 ${summary.send_lag_ms.p99?.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
+  if ((loop.maxMs ?? 0) > LOOP_BLOCK_LIMIT_MS) why.push(`event loop blocked ${loop.maxMs?.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);
+  return {
+    level: spec.level,
+    name: spec.name,
+    target_rate_rps: spec.ratePerS,
+    offered_rate_rps: offered,
+    send_window_s: window,
+    planned: offsets?.length ?? null,
+    sent,
+    summary,
+    event_loop_lag_ms: loop,
+    server,
+    client_limited: why.length ? why.join("; ") : null,
+    interrupted: deps.signal?.aborted === true,
+    counts,
+  };
+}

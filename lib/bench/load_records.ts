@@ -1,0 +1,201 @@
+/**
+ * The records of a load run (seed 000): the measured `serve_benchmark` record (per-level
+ * percentiles, failure-adjusted percentiles, goodput, throughput, send lag, the server's gauges,
+ * every load limitation under its condition) and the derived `capacity` record citing it (N* or
+ * the max rate, with the seed's "at this level and every lower one" rule, the values at N*, cost,
+ * the curve).
+ * @module
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { buildRecord, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { COST_FORMULA, hasSlo, type Metric, metric, nStar, usdPer1mTokens } from "../metrics/mod.ts";
+import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
+import { GIT_REV, VERSION } from "../version.ts";
+import { CountTally, tallyLimitations } from "./count_limitations.ts";
+import type { LevelResult } from "./load_level.ts";
+import { requestSet } from "./request_set.ts";
+import type { LoadRun } from "./serve_load.ts";
+
+/** A capacity claim whose measured mean in-flight is below this fraction of N* is flagged (seed). */
+export const INFLIGHT_SHORTFALL = 0.9;
+
+/** What the records are built from. */
+export interface LoadRecordInput extends LoadRun {
+  evidenceId: string;
+  run: StagedRun;
+  levels: LevelResult[];
+  files: { rel: string; role: string }[];
+  e2eRefMs: number | null;
+  referenceE2eMs: number[];
+  warmupE2eMs: number[];
+  needRef: boolean;
+  salted: number;
+  interrupted: boolean;
+}
+
+const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
+
+const CONCURRENCY_WORDS = "a concurrency level N is open-loop Poisson (gamma) arrivals at N / e2e_ref, as the seed designs it; " +
+  "it is not vLLM's --max-concurrency or AIPerf's concurrency (N always in flight), which is --closed-loop";
+
+function levelMetrics(lv: LevelResult): Metric[] {
+  const s = lv.summary, subject = lv.name;
+  const out: Metric[] = [];
+  for (const [name, unit] of [["ttft_ms", "ms"], ["tpot_ms", "ms"], ["itl_ms", "ms"], ["e2e_ms", "ms"]] as const) {
+    const f = s[name];
+    for (const p of ["p50", "p95", "p99"] as const) {
+      const ci = p === "p95" && "ci95_p95" in f ? (f as { ci95_p95: [number, number] | null }).ci95_p95 : null;
+      out.push(metric(name, f[p], unit, p, { n: f.n, ci95: ci, subject }));
+    }
+  }
+  out.push(
+    metric("output_tok_s_per_gpu", s.output_tok_s_per_gpu, "tok/s", "mean", { n: s.n_ok, subject }),
+    metric("goodput_rps", s.goodput_rps, "req/s", "mean", { n: s.n_requests, subject }),
+    metric("achieved_rps", s.achieved_rps, "req/s", "mean", { n: s.n_requests, subject }),
+    metric("failed_requests", s.n_failed, "requests", "count", { n: s.n_requests, subject }),
+    metric("mean_inflight", s.mean_inflight, "requests", "mean", { n: s.n_requests, subject }),
+  );
+  return out;
+}
+
+/** The measured record (written into the run's directory by the caller). */
+export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string, unknown>> {
+  const runner = x.runner;
+  const artifacts = [await x.run.artifact("requests.jsonl", "requests")];
+  for (const f of x.files) artifacts.push(await x.run.artifact(f.rel, f.role));
+  const tally = new CountTally();
+  for (const l of x.levels) tally.merge(l.counts);
+  const limitations = [...x.server.limitations, ...tallyLimitations(tally, runner.asked?.exact_length ?? null, runner.cfg.tokenIds, runner.cfg.engineKind)];
+  if (x.closedLoop) {
+    limitations.unshift("CLOSED-LOOP STRESS TEST: workers wait for their previous request, so the arrival rate falls as the server slows; not a capacity measurement and not used for N*");
+  }
+  if (!x.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
+  if (x.levelKind === "concurrency" && !x.closedLoop) {
+    const src = x.refE2eMs !== null && !x.needRef ? "--ref-e2e-ms" : `the median of ${x.referenceE2eMs.length} reference request(s) after the warm-up`;
+    limitations.push(`concurrency N offered as Poisson rate N / e2e_ref, e2e_ref = ${fmt(x.e2eRefMs)} ms from ${src}; measured mean in-flight is reported per level (${CONCURRENCY_WORDS})`);
+  }
+  if (x.keyNote) limitations.push(x.keyNote);
+  const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
+  if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
+  const limited = x.levels.filter((l) => l.client_limited).map((l) => `${l.name} (${l.client_limited})`);
+  if (limited.length) limitations.push(`the client may have limited these levels: ${limited.join("; ")}`);
+  if (x.salted) limitations.push(`${x.salted} request(s) reused a prompt with a unique prefix tag (the pool is smaller than the requests sent); the tag adds a few prompt tokens`);
+  const byKind: Record<string, number> = {};
+  for (const l of x.levels) for (const [k, v] of Object.entries(l.summary.failures_by_kind)) byKind[k] = (byKind[k] ?? 0) + v;
+  const nFailed = Object.values(byKind).reduce((a, b) => a + b, 0);
+  if (nFailed) limitations.push(`${nFailed} request(s) failed (${Object.entries(byKind).map(([k, v]) => `${v} ${k}`).join(", ")})`);
+  limitations.push("load-level CIs treat requests as independent; under load they are not, so treat those CIs as optimistic");
+  const skipped = x.grid.slice(x.levels.length);
+  if (skipped.length && !x.interrupted) limitations.push(`levels not run after the SLO failed: ${skipped.join(", ")} (--sweep-all runs them)`);
+  const planned = x.levels.reduce((a, l) => a + (l.planned ?? l.sent), 0);
+  const sent = x.levels.reduce((a, l) => a + l.sent, 0);
+  if (x.interrupted) {
+    limitations.push(`interrupted after ${sent} of ${planned} requests${skipped.length ? ` (levels not started: ${skipped.join(", ")})` : ""}`);
+  }
+  const missing: string[] = [];
+  if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
+  if (!x.levels.some((l) => l.summary.n_ok > 0)) missing.push("every request failed");
+  const maxes = [...new Set(x.prompts.map((p) => runner.maxFor(p)))].sort((a, b) => a - b);
+  const buckets = [...new Set(x.prompts.map((p) => p.bucket))];
+  const workload: Record<string, unknown> = {
+    gen_len: maxes.length === 1 ? maxes[0] : null, seed: x.seed, mode: "load", bucket: buckets.length === 1 ? buckets[0] : null,
+    duration_s: x.durationS, burstiness: x.burstiness, prompt_set: { name: x.set.name, sha256: x.set.sha256, n: x.prompts.length },
+    slo: hasSlo(x.slo) ? x.slo : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
+    open_loop: !x.closedLoop,
+  };
+  workload[x.levelKind === "concurrency" ? "concurrency" : "rate_rps"] = x.grid;
+  const top = x.levels[x.levels.length - 1];
+  let summary = `${x.label} ${runner.cfg.model}: ${x.closedLoop ? "closed-loop stress" : "open-loop"} load, ${x.levels.length} level(s) (${x.levels.map((l) => l.name).join(", ")})`;
+  if (top) {
+    summary += `; at ${top.name}: p95 TTFT ${fmt(top.summary.ttft_ms.p95)} ms, p95 TPOT ${fmt(top.summary.tpot_ms.p95, 2)} ms, ${fmt(top.summary.output_tok_s_per_gpu)} out tok/s/GPU, ${top.summary.n_failed} failed`;
+  }
+  if (x.interrupted) summary += "; INTERRUPTED";
+  const data = {
+    label: x.label, base_url_kind: x.isLocal ? "local" : "remote", server: x.server.info, prompt_set_sha256: x.set.sha256,
+    prompt_set_name: x.set.name, level_kind: x.levelKind, open_loop: !x.closedLoop, e2e_ref_ms: x.e2eRefMs,
+    e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
+    warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
+    failures_by_kind: byKind, token_count_methods: tally.methods, timer: "client monotonic clock (performance.now), one timestamp per network read",
+    request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
+    definitions: {
+      level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
+      achieved_rps: "ok requests / window", offered_rate_rps: "requests sent / send window (first to last send), beside the target",
+      goodput_rps: "requests meeting every SLO target / window", mean_inflight: "Little's law: Σ request durations / window",
+      failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
+      ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
+      client_limited: `send lag p99 > 5 ms or the event loop blocked > 10 ms`,
+    },
+  };
+  if (x.runDir) {
+    await mkdir(join(x.runDir, "metrics"), { recursive: true, mode: 0o700 });
+    await writeFile(join(x.runDir, "metrics", `${x.label}.load.json`), JSON.stringify({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, null, 1) + "\n");
+  }
+  return buildRecord({
+    evidence_id: x.evidenceId, kind: "serve_benchmark", claim_class: "observed", summary,
+    tool: { name: "ik", version: VERSION, rev: GIT_REV }, request: { command: "bench serve", args: x.args },
+    identity: { gpu: x.gpu, engine: x.engine, model: { id: runner.cfg.model }, workload },
+    metrics: x.levels.flatMap(levelMetrics), artifacts, missing, limitations, data, complete: !x.interrupted,
+  }) as unknown as Record<string, unknown>;
+}
+
+/** The derived capacity record, stored as its own record (it cites the measured one). */
+export async function buildCapacityRecord(x: LoadRecordInput, measured: Record<string, unknown>, storeRoot: string): Promise<Record<string, unknown>> {
+  const star = x.closedLoop ? { value: null, reason: "closed-loop stress test: N* not computed" } : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks })));
+  const at = x.levels.find((l) => l.level === star.value) ?? null;
+  const s = at?.summary ?? null;
+  const tok = s?.output_tok_s_per_gpu ?? null;
+  const inflight = s?.mean_inflight ?? null;
+  const cost = usdPer1mTokens(tok, x.gpuPriceUsdH, 1); // per-GPU throughput × per-GPU price
+  const missing: string[] = [];
+  if (!hasSlo(x.slo)) missing.push("slo (pass --slo-ttft-p95-ms, --slo-tpot-p95-ms and/or --slo-e2e-p95-ms)");
+  if (x.gpuPriceUsdH === null) missing.push("gpu price (pass --gpu-price-usd-h)");
+  const unit = x.levelKind === "concurrency" ? "streams" : "req/s";
+  const starName = x.levelKind === "concurrency" ? "n_star" : "rate_star_rps";
+  const metrics = [
+    metric(starName, star.value, unit, "threshold", { n: x.levels.length }),
+    metric("goodput_rps", s?.goodput_rps ?? null, "req/s", "at_n_star", { n: s?.n_requests ?? 0 }),
+    metric("output_tok_s_per_gpu", tok, "tok/s", "at_n_star", { n: s?.n_ok ?? 0 }),
+    metric("ttft_ms", s?.ttft_ms.p95 ?? null, "ms", "p95_at_n_star", { n: s?.ttft_ms.n ?? 0 }),
+    metric("tpot_ms", s?.tpot_ms.p95 ?? null, "ms", "p95_at_n_star", { n: s?.tpot_ms.n ?? 0 }),
+    metric("mean_inflight", inflight, "requests", "at_n_star", { n: s?.n_requests ?? 0 }),
+    metric("usd_per_1m_output_tokens", cost, "USD", "at_n_star"),
+  ];
+  const sloText = hasSlo(x.slo)
+    ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
+    : "no SLO";
+  let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} = ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
+  if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;
+  if (cost !== null) summary += `; $${cost.toFixed(3)} per 1M output tokens at $${x.gpuPriceUsdH}/GPU-h`;
+  const limitations = [`derived from ${measured.evidence_id}: see its limitations`];
+  if (x.levelKind === "concurrency" && !x.closedLoop && star.value !== null && inflight !== null && inflight < INFLIGHT_SHORTFALL * star.value) {
+    limitations.unshift(`N* = ${star.value} is the nominal level, but only ${inflight.toFixed(2)} requests were in flight on average there (< ${INFLIGHT_SHORTFALL} x N*): the server was offered less load than N* streams (short window, Poisson noise, or a high e2e_ref); read capacity as about ${inflight.toFixed(1)} streams, or rerun with a longer --duration-s / measured --ref-e2e-ms`);
+  }
+  if (x.closedLoop) limitations.push("closed-loop stress test: no capacity claim");
+  if (star.value !== null && star.value === x.grid[x.grid.length - 1]) limitations.push("the SLO held at the top of the grid: N* is at least this; extend the grid");
+  const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
+  if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
+  if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  const id = newEvidenceId("capacity");
+  const run = await StagedRun.create(storeRoot, id);
+  const rec = buildRecord({
+    evidence_id: id, kind: "capacity", claim_class: "derived", summary, tool: { name: "ik", version: VERSION, rev: GIT_REV },
+    request: { command: "bench serve", args: x.args }, identity: measured.identity as never, metrics, artifacts: [], missing, limitations,
+    data: {
+      measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
+      reason: star.reason, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
+      gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
+      curve: x.levels.map((l) => ({
+        level: l.level, name: l.name, slo_ok: l.summary.slo_ok, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
+        e2e_p95_ms: l.summary.e2e_ms.p95, ttft_p95_ms_failure_adjusted: l.summary.ttft_ms_failure_adjusted.p95,
+        output_tok_s_per_gpu: l.summary.output_tok_s_per_gpu, goodput_rps: l.summary.goodput_rps, achieved_rps: l.summary.achieved_rps,
+        mean_inflight: l.summary.mean_inflight, n_failed: l.summary.n_failed, client_limited: l.client_limited,
+        server_running_mean: (l.server as { means?: { running?: number | null } } | null)?.means?.running ?? null,
+        server_waiting_mean: (l.server as { means?: { waiting?: number | null } } | null)?.means?.waiting ?? null,
+      })),
+    },
+    complete: !x.interrupted,
+  }) as unknown as Record<string, unknown>;
+  await run.finish(rec);
+  return rec;
+}

@@ -1,0 +1,115 @@
+/**
+ * `ik bench serve --mode load` (seed 000 _load): warm-up, then (for a concurrency grid without
+ * --ref-e2e-ms) tagged reference requests one at a time whose median e2e is e2e_ref, then one
+ * level per grid value, stopping after the first level that misses the SLO unless --sweep-all.
+ * A concurrency level N is open-loop Poisson (gamma) arrivals at N / e2e_ref, as the seed designs
+ * it; --closed-loop runs N workers back to back instead (a stress test, never N*).
+ * Writes the measured `serve_benchmark` record and the derived `capacity` record.
+ * @module
+ */
+import { unavailableError } from "../cli/errors.ts";
+import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import type { Slo } from "../metrics/mod.ts";
+import type { Prompt, PromptSet } from "../prompts/mod.ts";
+import { concurrencyToRate, levelSeed } from "../schedule/mod.ts";
+import { median } from "../stats/mod.ts";
+import { type LevelProgress, type LevelResult, runLevel } from "./load_level.ts";
+import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "./load_records.ts";
+import { PromptPool } from "./prompt_pool.ts";
+import type { Runner } from "./runner.ts";
+import type { ServerInfo } from "./server_check.ts";
+
+/** A load run's settings. */
+export interface LoadRun {
+  runner: Runner;
+  set: PromptSet;
+  prompts: readonly Prompt[];
+  label: string;
+  seed: number;
+  storeRoot: string;
+  runDir: string | null;
+  levelKind: "rate" | "concurrency";
+  grid: number[];
+  closedLoop: boolean;
+  durationS: number;
+  maxRequestsPerLevel: number | null;
+  burstiness: number;
+  refRequests: number;
+  refE2eMs: number | null;
+  warmup: number;
+  slo: Slo;
+  sweepAll: boolean;
+  gpuCount: number;
+  gpuPriceUsdH: number | null;
+  server: { limitations: string[]; info: ServerInfo };
+  gpu: Record<string, unknown>;
+  engine: { name: string; version: string | null; kind_source: string; kind_detail?: string };
+  args: Record<string, unknown>;
+  keyNote: string | null;
+  isLocal: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: LevelProgress) => void;
+  /** A gauge sampler per level (the server's own view), when available. */
+  samplerFor?: (levelName: string) => { start(): void; stop(): Promise<Record<string, unknown>> };
+}
+
+/** The level's name: `c8` for concurrency, `r2.5` for a rate. */
+export function levelName(kind: "rate" | "concurrency", level: number): string {
+  return `${kind === "concurrency" ? "c" : "r"}${level}`;
+}
+
+/** Runs load mode and writes both records. */
+export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, unknown>; capacity: Record<string, unknown>; dir: string; interrupted: boolean }> {
+  const pool = new PromptPool(cfg.prompts);
+  const aborted = () => cfg.signal?.aborted === true;
+  const needRef = cfg.levelKind === "concurrency" && !cfg.closedLoop && cfg.refE2eMs === null;
+  const order = pool.order(levelSeed(cfg.seed, 10_000));
+  const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
+  const warm: number[] = [];
+  for (let i = 0; i < cfg.warmup && !aborted(); i++) {
+    const e = e2eOf((await cfg.runner.send(order[i % order.length], `ik-warm-${i}`)).result);
+    if (e !== null) warm.push(e);
+  }
+  const ref: number[] = [];
+  for (let i = 0; i < (needRef ? cfg.refRequests : 0) && !aborted(); i++) {
+    const e = e2eOf((await cfg.runner.send(order[(cfg.warmup + i) % order.length], `ik-ref-${i}`)).result);
+    if (e !== null) ref.push(e);
+  }
+  const e2eRef = cfg.refE2eMs ?? median(ref);
+  if (needRef && !aborted() && !e2eRef) {
+    throw unavailableError("--concurrency", "could not measure the unloaded e2e latency (every reference request failed)", "pass --ref-e2e-ms, or check the server");
+  }
+  const id = newEvidenceId("serve_benchmark");
+  const run = await StagedRun.create(cfg.storeRoot, id);
+  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);
+  const levels: LevelResult[] = [];
+  const files: { rel: string; role: string }[] = [];
+  for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
+    const level = cfg.grid[i];
+    const name = levelName(cfg.levelKind, level);
+    const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
+    const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
+    const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
+    const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
+    const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
+    const res = await runLevel({
+      index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
+      maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i),
+    }, {
+      runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
+      signal: cfg.signal, onProgress: cfg.onProgress, sampler: cfg.samplerFor?.(name),
+    });
+    await outputs.close();
+    await inputs.close();
+    files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
+    levels.push(res);
+    if (res.summary.slo_ok === false && !cfg.sweepAll) break;
+  }
+  await journal.close();
+  const interrupted = aborted();
+  const input: LoadRecordInput = { ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted };
+  const measured = await buildLoadRecord(input);
+  const dir = await run.finish(measured);
+  const capacity = await buildCapacityRecord(input, measured, cfg.storeRoot);
+  return { measured, capacity, dir, interrupted };
+}

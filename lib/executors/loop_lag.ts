@@ -1,0 +1,35 @@
+/**
+ * The client's own event-loop lag during a load level: a timer due every `intervalMs` records how
+ * late it fired. A blocked loop delays sends and timestamps alike, so a level where it was blocked
+ * for more than ~10 ms is flagged (the client may have limited the measurement).
+ * @module
+ */
+
+/** What the monitor saw. */
+export interface LoopLag {
+  samples: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+/** Starts a monitor; `stop()` returns the lag and clears the timer. */
+export function startLoopLag(intervalMs = 20, clock: () => number = () => performance.now()): { stop(): LoopLag } {
+  const lags: number[] = [];
+  let due = clock() + intervalMs;
+  const t = setInterval(() => {
+    const now = clock();
+    lags.push(Math.max(0, now - due));
+    due = now + intervalMs;
+  }, intervalMs);
+  (t as unknown as { unref?: () => void }).unref?.();
+  return {
+    stop(): LoopLag {
+      clearInterval(t);
+      if (!lags.length) return { samples: 0, p50Ms: null, p99Ms: null, maxMs: null };
+      const s = lags.sort((a, b) => a - b);
+      const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+      return { samples: s.length, p50Ms: at(50), p99Ms: at(99), maxMs: s[s.length - 1] };
+    },
+  };
+}
