@@ -203,14 +203,15 @@ export class BatchSimulator {
     this.#armStepEnd(end, { duration, admitted, prefill });
   }
 
-  /** Ends the step at `end`, re-arming when it is further off than one timer can wait. */
+  /**
+   * Ends the step at `end`, never before: timers may fire a little early on some runtimes (Bun),
+   * and a deadline further off than one timer can wait needs several, so it re-arms until the
+   * deadline is really past (as sleepUntil does for the timing model).
+   */
   #armStepEnd(end: number, step: { duration: number; admitted: number; prefill: number }): void {
-    const left = end - nowMs();
     this.#timer = setTimeout(
-      () => (end - nowMs() > 0 && left > timerDelay(left)
-        ? this.#armStepEnd(end, step)
-        : this.#endStep(end, step)),
-      timerDelay(left),
+      () => (end - nowMs() > 0 ? this.#armStepEnd(end, step) : this.#endStep(end, step)),
+      timerDelay(end - nowMs()),
     );
   }
 

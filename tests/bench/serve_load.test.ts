@@ -1,0 +1,160 @@
+/**
+ * bench serve --mode load through the binary against `ik mock` (batching simulator and timing
+ * model): both records with verifiable artifacts for a rate and a concurrency grid, closed loop
+ * without N*, --fail-on-slo, usage errors, faults failing a level's SLO, low-load TTFT of one step,
+ * and the found max rate against the simulator's known capacity in two (B, A, L) cases.
+ * Bun only (CONTRACTS.md CI time): about 70 s.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
+import { runIk } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { predictedTtftP95 } from "./_batch_model.ts";
+
+const skip = runtime.name !== "bun" ? "heavy end-to-end load tests run under Bun only" : false;
+let dir = "";
+let env: Record<string, string> = {};
+
+function load(mock: MockProc, args: string[]) {
+  return runIk(["bench", "serve", "--mode", "load", "--base-url", mock.base, "--model", "mock-model", "--warmup", "0", "--json", ...args], { env, timeoutMs: 120_000 });
+}
+
+describe("bench serve --mode load", { skip }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ik-load-"));
+    env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") };
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  test("a rate grid and a concurrency grid each write both records, artifacts verified with sha256sum", async () => {
+    const mock = await startMock(["--engine", "vllm", "--ttft-ms", "10", "--tpot-ms", "2"]);
+    try {
+      const r = await load(mock, ["--rates", "4,8", "--duration-s", "2", "--max-tokens", "8", "--slo-ttft-p95-ms", "200"]);
+      assert.equal(r.code, 0, r.stderr);
+      const cap = JSON.parse(r.stdout);
+      assert.equal(cap.kind, "capacity");
+      assert.equal(cap.claim_class, "derived");
+      assert.equal(cap.data.rate_star_rps, 8);
+      assert.equal(cap.data.curve.length, 2);
+      const mid = cap.data.measurement;
+      const measured = JSON.parse(await readFile(join(env.IK_RUNS_DIR, mid, "evidence.json"), "utf8"));
+      assert.equal(measured.kind, "serve_benchmark");
+      assert.equal(measured.identity.workload.mode, "load");
+      for (const a of measured.artifacts) {
+        const line = execFileSync("sha256sum", [a.path], { cwd: join(env.IK_RUNS_DIR, mid), encoding: "utf8" });
+        assert.equal(line.split(/\s+/)[0], a.sha256, a.path);
+      }
+      const lv = measured.data.levels[0];
+      const outLines = (await readFile(join(env.IK_RUNS_DIR, mid, "outputs", "vllm", "load-r4.jsonl"), "utf8")).trim().split("\n");
+      assert.equal(outLines.length, lv.sent);
+      assert.ok(lv.summary.itl_ms.n > 0 && lv.summary.send_lag_ms.n === lv.sent);
+      assert.ok(Math.abs(lv.summary.tpot_ms.p50 - 2) < 0.5, `tpot ${lv.summary.tpot_ms.p50}`);
+      assert.ok(typeof lv.event_loop_lag_ms.p99Ms === "number");
+      const c = await load(mock, ["--concurrency", "1,2", "--duration-s", "2", "--max-tokens", "8", "--ref-requests", "3"]);
+      assert.equal(c.code, 0, c.stderr);
+      const cc = JSON.parse(c.stdout);
+      assert.equal(cc.data.level_kind, "concurrency");
+      assert.equal(cc.data.n_star, null, "no SLO: no N*");
+      assert.ok(cc.missing.some((m: string) => /slo/.test(m)) && cc.missing.some((m: string) => /gpu price/.test(m)));
+      const cm = JSON.parse(await readFile(join(env.IK_RUNS_DIR, cc.data.measurement, "evidence.json"), "utf8"));
+      assert.equal(cm.data.e2e_ref_source, "reference_requests");
+      assert.ok(Math.abs(cm.data.levels[1].target_rate_rps - 2 / (cm.data.e2e_ref_ms / 1000)) < 1e-9);
+      assert.ok(cm.limitations.some((l: string) => /open-loop Poisson/.test(l) && /--closed-loop/.test(l)));
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  test("--closed-loop gives no N*; --fail-on-slo exits 2 when no level holds; usage errors are 64", async () => {
+    const mock = await startMock(["--engine", "sglang", "--ttft-ms", "20", "--tpot-ms", "1"]);
+    try {
+      const cl = await load(mock, ["--concurrency", "2", "--closed-loop", "--duration-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", "500"]);
+      assert.equal(cl.code, 0, cl.stderr);
+      const cap = JSON.parse(cl.stdout);
+      assert.equal(cap.data.n_star, null);
+      assert.match(cap.data.reason, /closed-loop stress test/);
+      const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, cap.data.measurement, "evidence.json"), "utf8"));
+      assert.match(m.limitations[0], /^CLOSED-LOOP STRESS TEST/);
+      const f = await load(mock, ["--rates", "2", "--duration-s", "1", "--max-tokens", "4", "--slo-ttft-p95-ms", "1", "--fail-on-slo"]);
+      assert.equal(f.code, 2, f.stderr);
+      assert.equal(JSON.parse(f.stdout).data.rate_star_rps, null);
+      for (const [args, re] of [
+        [["--rates", "2", "--fail-on-slo"], /--fail-on-slo: needs an SLO/],
+        [["--concurrency", "2", "--closed-loop", "--fail-on-slo", "--slo-ttft-p95-ms", "9"], /cannot be used with --closed-loop/],
+        [["--rates", "2", "--concurrency", "2"], /exactly one of --concurrency or --rates/],
+        [["--rates", "2", "--extend", "serve_benchmark-20260101T000000Z-00000000"], /--extend: is for --mode single/],
+        [["--rates", "0"], /--rates: '0' is not a positive number/],
+      ] as [string[], RegExp][]) {
+        const u = await load(mock, args);
+        assert.equal(u.code, 64, `${args.join(" ")}: ${u.stderr}`);
+        assert.match(u.stderr, re);
+      }
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  test("faults are counted by kind and fail the level's SLO", async () => {
+    const mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1", "--fault", "http500@3"]);
+    try {
+      const r = await load(mock, ["--rates", "6", "--duration-s", "2", "--max-tokens", "4", "--slo-ttft-p95-ms", "1000"]);
+      assert.equal(r.code, 0, r.stderr);
+      const cap = JSON.parse(r.stdout);
+      assert.equal(cap.data.rate_star_rps, null);
+      assert.match(cap.data.reason, /SLO first fails at level 6 \(failed\)/);
+      const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, cap.data.measurement, "evidence.json"), "utf8"));
+      const s = m.data.levels[0].summary;
+      assert.ok(s.failures_by_kind.http >= 1, JSON.stringify(s.failures_by_kind));
+      assert.equal(s.n_failed, s.failures_by_kind.http);
+      assert.equal(s.slo_checks.failed.ok, false);
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  test("low load on the simulator: median TTFT is one step plus part of a running one", async () => {
+    const mock = await startMock(["--engine", "vllm", "--max-batch", "4", "--step-ms", "5"]);
+    try {
+      // busy fraction = 1.2 req/s × 8 tokens × 5 ms / 1000 = 0.048
+      const r = await load(mock, ["--rates", "1.2", "--duration-s", "10", "--max-tokens", "8"]);
+      assert.equal(r.code, 0, r.stderr);
+      const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+      const p50 = m.data.levels[0].summary.ttft_ms.p50;
+      assert.ok(p50 >= 5 && p50 <= 1.5 * 5 + 5, `median TTFT ${p50} ms, expected in [5, 12.5]`);
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  for (const [b, a, l] of [[4, 10, 16], [8, 20, 10]] as const) {
+    test(`the max rate found is within one grid step below the simulator's capacity (B=${b}, A=${a} ms, L=${l})`, async () => {
+      const capacity = (1000 * b) / (l * a);
+      const grid = [0.6, 0.8, 1.0, 1.2].map((f) => f * capacity);
+      const durationS = 4;
+      // The SLO the queueing predicts: between the p95 TTFT at 0.8 and at 1.2 × capacity, far from both.
+      const pred = grid.map((r, i) => predictedTtftP95(arrivalOffsetsMs({ ratePerS: r, durationS, seed: levelSeed(0, i) }), b, a, l));
+      const slo = Math.sqrt(pred[1] * pred[3]);
+      assert.ok(pred[3] > 2 * slo * 0.9 || pred[3] / pred[1] > 4, `predictions too close: ${pred}`);
+      const mock = await startMock(["--engine", "vllm", "--max-batch", String(b), "--step-ms", String(a)]);
+      try {
+        const r = await load(mock, ["--rates", grid.join(","), "--duration-s", String(durationS), "--max-tokens", String(l), "--slo-ttft-p95-ms", slo.toFixed(1)]);
+        assert.equal(r.code, 0, r.stderr);
+        const cap = JSON.parse(r.stdout);
+        const found = cap.data.rate_star_rps;
+        const step = 0.2 * capacity;
+        assert.ok(found !== null && found <= capacity + 1e-9 && found >= capacity - step - 1e-9,
+          `found ${found} req/s; capacity ${capacity}; predicted p95 ${pred.map((p) => p.toFixed(0))}; SLO ${slo.toFixed(0)}; curve ${JSON.stringify(cap.data.curve.map((c: { name: string; ttft_p95_ms: number }) => [c.name, c.ttft_p95_ms]))}`);
+      } finally {
+        await mock.stop();
+      }
+    });
+  }
+});
+
+if (skip) test("bench serve load mode (skipped)", { skip }, () => {});
