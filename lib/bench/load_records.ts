@@ -80,6 +80,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
   const limited = x.levels.filter((l) => l.client_limited).map((l) => `${l.name} (${l.client_limited})`);
   if (limited.length) limitations.push(`the client may have limited these levels: ${limited.join("; ")}`);
+  const noGauges = x.levels.find((l) => l.server && (l.server as { available?: boolean }).available === false);
+  if (noGauges) limitations.push(`the server's own gauges (running, waiting) were not available: ${(noGauges.server as { note?: string }).note ?? "no answer"}`);
   if (x.salted) limitations.push(`${x.salted} request(s) reused a prompt with a unique prefix tag (the pool is smaller than the requests sent); the tag adds a few prompt tokens`);
   const byKind: Record<string, number> = {};
   for (const l of x.levels) for (const [k, v] of Object.entries(l.summary.failures_by_kind)) byKind[k] = (byKind[k] ?? 0) + v;

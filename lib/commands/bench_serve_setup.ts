@@ -24,6 +24,7 @@ import { Runner } from "../bench/runner.ts";
 import type { SingleRun } from "../bench/serve_single.ts";
 import type { LoadRun } from "../bench/serve_load.ts";
 import { checkServer } from "../bench/server_check.ts";
+import { GaugeSampler } from "../scrape/mod.ts";
 import { runtimeExec } from "./_exec.ts";
 import type { BenchServeFlags } from "./bench_serve.ts";
 import type { CommandContext } from "./context.ts";
@@ -197,7 +198,14 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const common = { runner, set, prompts: set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
     engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
   const load = mode === null ? null : {
-    ...common, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS,
+    ...common,
+    samplerFor: () => {
+      const g = new GaugeSampler();
+      return {
+        start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal }),
+        stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
+      };
+    }, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll, gpuCount: f.gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },

@@ -26,7 +26,12 @@ import type { PromSample } from "./prometheus_text.ts";
 export type GaugeName = "running" | "waiting" | "kv_cache_usage" | "preemptions_total";
 
 /** Every gauge, in report order. */
-export const GAUGE_NAMES: readonly GaugeName[] = ["running", "waiting", "kv_cache_usage", "preemptions_total"];
+export const GAUGE_NAMES: readonly GaugeName[] = [
+  "running",
+  "waiting",
+  "kv_cache_usage",
+  "preemptions_total",
+];
 
 /** One value per gauge; null when the server does not export it. */
 export type GaugeValues = Record<GaugeName, number | null>;
@@ -120,7 +125,12 @@ export const ENGINE_METRICS: Readonly<Record<EngineKind, EngineMetricsSpec>> = {
     kind: "generic",
     path: "/metrics",
     names: GENERIC,
-    hints: { 404: "the server has no /metrics", 501: "the server does not serve metrics", 401: AUTH, 403: AUTH },
+    hints: {
+      404: "the server has no /metrics",
+      501: "the server does not serve metrics",
+      401: AUTH,
+      403: AUTH,
+    },
   },
 };
 

@@ -140,7 +140,7 @@ function readSample(line: string): PromSample | null {
   const c = new Cursor(line);
   let name = c.ident(NAME_START, NAME_CHAR);
   const labels: Record<string, string> = {};
-  c.skipWs();
+  let gap = c.skipWs();
   if (c.peek() === "{") {
     const l = readLabels(c, labels);
     if (!l.ok) return null;
@@ -148,9 +148,9 @@ function readSample(line: string): PromSample | null {
       if (name !== null) return null;
       name = l.name;
     }
+    gap = c.skipWs();
   }
-  if (!name) return null;
-  if (c.skipWs() === 0) return null;
+  if (!name || gap === 0) return null;
   const value = parsePromNumber(c.token());
   if (value === null) return null;
   const sample: PromSample = { name, labels, value };

@@ -9,7 +9,13 @@
  */
 import { type Endpoint, rootUrl } from "../client/endpoint.ts";
 import type { EngineKind } from "../engines/profiles.ts";
-import { type GaugeName, type GaugeSource, gaugesFromSamples, type GaugeValues, metricsSpec } from "./engine_gauges.ts";
+import {
+  type GaugeName,
+  gaugesFromSamples,
+  type GaugeSource,
+  type GaugeValues,
+  metricsSpec,
+} from "./engine_gauges.ts";
 import { MAX_PROM_TEXT_CHARS, parsePrometheusText } from "./prometheus_text.ts";
 
 /** Options for {@link scrapeOnce}. */
@@ -99,7 +105,11 @@ async function readCapped(res: Response, maxBytes: number): Promise<{ text: stri
  * const r = await scrapeOnce(ep, "vllm", { timeoutMs: 1000 });
  * if (r.ok) console.log(r.values.running, r.values.waiting); else console.log(r.error);
  */
-export async function scrapeOnce(ep: Endpoint, kind: EngineKind, opts: ScrapeOptions = {}): Promise<ScrapeResult> {
+export async function scrapeOnce(
+  ep: Endpoint,
+  kind: EngineKind,
+  opts: ScrapeOptions = {},
+): Promise<ScrapeResult> {
   const now = opts.now ?? (() => performance.now());
   const t0 = now();
   const spec = metricsSpec(kind);
@@ -148,14 +158,23 @@ export async function scrapeOnce(ep: Endpoint, kind: EngineKind, opts: ScrapeOpt
     } catch (e) {
       return result({ permanent: true, error: `not available: bad metrics path: ${cut(String(e))}` });
     }
-    const res = await (opts.fetch ?? fetch)(url, { method: "GET", headers, signal: ac.signal, redirect: "manual" });
+    const res = await (opts.fetch ?? fetch)(url, {
+      method: "GET",
+      headers,
+      signal: ac.signal,
+      redirect: "manual",
+    });
     const status = res.status;
     if (status < 200 || status > 299) {
       await res.body?.cancel().catch(() => {});
       const hint = spec.hints[status];
       if (hint) return result({ status, permanent: true, error: `not available: HTTP ${status} (${hint})` });
       if (status >= 300 && status < 400) {
-        return result({ status, permanent: true, error: `not available: HTTP ${status} redirect (not followed)` });
+        return result({
+          status,
+          permanent: true,
+          error: `not available: HTTP ${status} redirect (not followed)`,
+        });
       }
       if (status >= 400 && status < 500) {
         return result({ status, permanent: true, error: `not available: HTTP ${status} on ${path}` });
