@@ -12,6 +12,7 @@ export interface CountRow {
   token_count_method: string | null;
   count_mismatch: string | null;
   tokens_per_event_max: number | null;
+  connection_retries?: number;
 }
 
 /** Running counts of what the limitations depend on. */
@@ -24,9 +25,11 @@ export class CountTally {
   firstNotExact: string | null = null;
   multiTokenEvents = 0;
   maxTokensPerEvent = 0;
+  retried = 0;
 
   /** Adds one row; `maxTokens` is what the request asked for. */
   add(r: CountRow, maxTokens: number | null): void {
+    if ((r.connection_retries ?? 0) > 0) this.retried++;
     if (!r.ok) return;
     const m = r.token_count_method ?? "none";
     this.methods[m] = (this.methods[m] ?? 0) + 1;
@@ -53,6 +56,7 @@ export class CountTally {
     this.firstNotExact ??= o.firstNotExact;
     this.multiTokenEvents += o.multiTokenEvents;
     this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, o.maxTokensPerEvent);
+    this.retried += o.retried;
   }
 }
 
@@ -73,6 +77,9 @@ export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | 
     lim.push(`engine_kind=${engineKind}: no exact-length control sent; outputs stop at EOS, so lengths can differ between engines`);
   }
   if (tokenIdMode === "logprobs") lim.push("token ids requested through logprobs where needed: computing logprobs can slow decode");
+  if (t.retried) {
+    lim.push(`${t.retried} request(s) were sent a second time because the first attempt met a keep-alive connection the server had just closed (no response); they are timed from the second send`);
+  }
   if (t.multiTokenEvents) lim.push(`${t.multiTokenEvents} request(s) streamed more than one token in an SSE event (max ${t.maxTokensPerEvent}); counts use ids, ITL is per event`);
   return lim;
 }

@@ -44,6 +44,8 @@ export interface RequestRow {
   k_first_assumed: boolean | null;
   ended_with_done: boolean;
   send_lag_ms: number | null;
+  /** 1 when a stale keep-alive connection made the client send the request again, else 0. */
+  connection_retries: number;
   t_send_ns: number;
   t_end_ns: number;
   [extra: string]: unknown;
@@ -108,6 +110,7 @@ export function requestRow(r: RequestResult, extra: Record<string, unknown> = {}
     k_first_assumed: r.nTokenEvents > 0 ? !(r.eventIds[0] > 0) : null,
     ended_with_done: r.endedWithDone,
     send_lag_ms: diff(r.tSendMs, r.tScheduledMs),
+    connection_retries: r.connectionRetries,
     t_send_ns: Math.round(r.tSendMs * 1e6),
     t_end_ns: Math.round(r.tEndMs * 1e6),
     ...extra,

@@ -101,8 +101,24 @@ function networkMessage(e: unknown): string {
 }
 
 /**
+ * A request closed without any response this soon after it was sent is taken for a pooled
+ * keep-alive connection the server had just closed (a race every HTTP client meets: Node's
+ * fetch, for one, hands out such sockets; Bun's retries them itself), and is sent once more.
+ */
+export const STALE_CONNECTION_RETRY_WITHIN_MS = 1000;
+
+/** Whether a failed attempt looks like a stale pooled connection rather than a server that closes on every request. */
+function staleConnection(r: RequestResult): boolean {
+  return !r.ok && r.errorKind === "network" && r.tHeadersMs === null &&
+    (r.error ?? "").startsWith(CLOSED_WITHOUT_RESPONSE) && r.tEndMs - r.tSendMs < STALE_CONNECTION_RETRY_WITHIN_MS;
+}
+
+/**
  * Sends one streamed request and measures it. Never throws for a failed request: the result
- * says `ok: false` with `errorKind` and `error`.
+ * says `ok: false` with `errorKind` and `error`. A request the server closed before any response
+ * within a second is sent once more (see {@link STALE_CONNECTION_RETRY_WITHIN_MS}); the result is
+ * the second attempt's, timed from its own send, with `connectionRetries` 1. A server that closes
+ * every connection still fails, as `network` "closed without a response".
  *
  * @param ep the server (see parseEndpoint)
  * @param api "chat" or "completions"
@@ -114,6 +130,19 @@ export async function streamCompletion(
   api: Api,
   body: unknown,
   opts: StreamOptions = {},
+): Promise<RequestResult> {
+  const first = await attemptOnce(ep, api, body, opts);
+  if (!staleConnection(first) || opts.signal?.aborted) return first;
+  const second = await attemptOnce(ep, api, body, opts);
+  second.connectionRetries = 1;
+  return second;
+}
+
+async function attemptOnce(
+  ep: Endpoint,
+  api: Api,
+  body: unknown,
+  opts: StreamOptions,
 ): Promise<RequestResult> {
   const doFetch = opts.fetch ?? fetch;
   const clock = opts.clock ?? (() => performance.now());
@@ -473,6 +502,7 @@ function buildResult(
     tHeadersMs: t.tHeaders,
     tFirstMs: st.tFirst,
     tFirstContentMs: st.tFirstContent,
+    connectionRetries: 0,
     tLastMs: st.tLast,
     tDoneMs: st.tDone,
     tEndMs: t.tEnd,

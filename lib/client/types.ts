@@ -44,6 +44,8 @@ export interface RequestResult {
   tHeadersMs: number | null;
   /** Arrival of the first token-bearing event, or null. */
   tFirstMs: number | null;
+  /** Attempts repeated because the first met a stale keep-alive connection (0 or 1). */
+  connectionRetries: number;
   /** Arrival of the first content token when reasoning tokens came before it (reasoning models), else null. */
   tFirstContentMs: number | null;
   /** Arrival of the last token-bearing event, or null. */

@@ -5,6 +5,7 @@
  * aborted. Small real timeouts over a loopback socket; every loop bounded.
  */
 import assert from "node:assert/strict";
+import { runtime } from "../../lib/runtime/mod.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -151,7 +152,12 @@ describe("over a loopback socket", () => {
     ],
   };
   before(async () => {
+    let staleSeen = 0;
     srv = await rawServer((req) =>
+      // A pooled connection the server had just closed: the first attempt is dropped, the next answered.
+      (req.path === "/stale-once/v1/chat/completions"
+        ? (staleSeen++ % 2 === 0 ? [{ close: true }] : [{ head: 200 }, { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }, { end: true }]) as Step[]
+        : undefined) ??
       scripts[req.path] ??
         [{ head: 404, headers: { "content-type": "application/json" } }, { chunk: '{"error":"no"}' }, {
           end: true,
@@ -237,6 +243,18 @@ describe("over a loopback socket", () => {
       `HTTP 404: no (POST http://127.0.0.1:${srv.port}/nothing-here/v1/chat/completions; ` +
         "check --base-url: give the server root, e.g. http://host:8000, or …/v1)",
     );
+  });
+  test("a connection closed with no reply at once is retried once (a stale keep-alive socket); the row says so", async () => {
+    const before = srv.requests.length;
+    const r = await streamCompletion(at("stale-once"), "chat", {}, quick);
+    assert.equal(r.ok, true, r.error ?? "");
+    assert.equal(srv.requests.length - before, 2);
+    // Deno's fetch retries such a request itself; Bun's and Node's hand the failure to ik.
+    assert.equal(r.connectionRetries, runtime.name === "deno" ? 0 : 1);
+    assert.equal(requestRow(r).connection_retries, r.connectionRetries);
+    const silent = await streamCompletion(at("silent-close"), "chat", {}, quick);
+    assert.equal(silent.ok, false, "a server that closes every connection still fails");
+    assert.equal(silent.connectionRetries, 1);
   });
   for (const how of ["close", "reset"] as const) {
     test(`network: a server that accepts and ${how}s with no reply is "closed without a response", not unreachable`, async () => {

@@ -18,6 +18,7 @@ function result(over: Partial<RequestResult> = {}): RequestResult {
     tHeadersMs: 1010,
     tFirstMs: 1100,
     tFirstContentMs: null,
+    connectionRetries: 0,
     tLastMs: 1190,
     tDoneMs: 1200,
     tEndMs: 1201,
