@@ -19,6 +19,7 @@ import { mismatchChecks } from "../selftest/mismatch_checks.ts";
 import { specChecks, tokensPerEventChecks } from "../selftest/packed_checks.ts";
 import { personalityChecks } from "../selftest/personality_checks.ts";
 import { singleModeChecks } from "../selftest/single_mode_checks.ts";
+import { loadChecks } from "../selftest/load_checks.ts";
 import { makeSender, PERSONALITIES, type Personality, type SelftestDeps } from "../selftest/send.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -88,8 +89,8 @@ export async function runSelftest(
     checks.push(...part);
   }
   if (!flags.quick && !ctx.signal.aborted) {
-    progress("bench serve single mode");
-    checks.push(...await singleModeChecks(deps));
+    progress("bench serve single mode, and load mode against the batching simulator");
+    for (const part of await Promise.all([singleModeChecks(deps), loadChecks(deps)])) checks.push(...part);
   }
   if (!flags.quick && !ctx.signal.aborted) {
     progress("faults");

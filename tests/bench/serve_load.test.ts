@@ -15,7 +15,7 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import { runIk } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
-import { predictedTtftP95 } from "./_batch_model.ts";
+import { predictedTtftP95 } from "../../lib/selftest/batch_model.ts";
 
 const skip = runtime.name !== "bun" ? "heavy end-to-end load tests run under Bun only" : false;
 let dir = "";

@@ -74,6 +74,8 @@ describe("ik selftest through the binary", () => {
     for (const n of ["record complete, requests ok", "artifacts verify (sha256)", "record: median TTFT (all)", "record: median TPOT (all)"]) {
       assert.ok(single.includes(n), `bench serve single: ${n}`);
     }
+    const load = out.checks.filter((c) => c.group === "bench serve load").map((c) => c.name);
+    assert.ok(load.includes("records written and verified") && load.some((n) => n.startsWith("max rate found")), load.join(", "));
     const assumed = out.checks.find((c) => c.group === "sglang/tpe3" && c.name === "k_first_assumed");
     assert.equal(assumed?.measured, "true");
     const faults = out.checks.filter((c) => c.group === "faults/vllm").map((c) => c.name.split(":")[0]);

@@ -1,11 +1,12 @@
 /**
- * An independent model of MOCK.md's batching simulator, for predicting p95 TTFT at a load: steps
+ * An independent model of MOCK.md's batching simulator (written from the spec, not from
+ * lib/mock/simulator.ts), for predicting p95 TTFT at a load: steps
  * of A ms; at each step's start waiting requests are admitted in arrival order while fewer than B
  * run; every running request gets one token at the step's end (the first token ends its first
  * step); with nothing to do the engine idles until the next arrival.
  */
 
-/** p95 TTFT (ms) the simulator should show for these arrivals. */
+/** p95 TTFT (ms) the simulator should show for these arrivals (B slots, steps of A ms, L tokens each). */
 export function predictedTtftP95(arrivalsMs: ArrayLike<number>, b: number, stepMs: number, tokens: number): number {
   const waiting: number[] = [];
   const running: { arrival: number; left: number; first: boolean }[] = [];
@@ -29,3 +30,4 @@ export function predictedTtftP95(arrivalsMs: ArrayLike<number>, b: number, stepM
   ttft.sort((x, y) => x - y);
   return ttft[Math.min(ttft.length - 1, Math.ceil(0.95 * ttft.length) - 1)];
 }
+
