@@ -46,6 +46,8 @@ export interface RequestRow {
   send_lag_ms: number | null;
   /** 1 when a stale keep-alive connection made the client send the request again, else 0. */
   connection_retries: number;
+  /** When the request was due (open loop), on the same clock as t_send_ns, or null. */
+  t_scheduled_ns: number | null;
   t_send_ns: number;
   t_end_ns: number;
   [extra: string]: unknown;
@@ -111,6 +113,7 @@ export function requestRow(r: RequestResult, extra: Record<string, unknown> = {}
     ended_with_done: r.endedWithDone,
     send_lag_ms: diff(r.tSendMs, r.tScheduledMs),
     connection_retries: r.connectionRetries,
+    t_scheduled_ns: r.tScheduledMs === null ? null : Math.round(r.tScheduledMs * 1e6),
     t_send_ns: Math.round(r.tSendMs * 1e6),
     t_end_ns: Math.round(r.tEndMs * 1e6),
     ...extra,
