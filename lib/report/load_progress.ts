@@ -4,17 +4,10 @@
  * most every 5 s. Nothing on stdout.
  * @module
  */
+import type { LevelProgress } from "../bench/load_level.ts";
 
-/** The counters shown (see lib/bench/load_level.ts LevelProgress). */
-export interface ProgressView {
-  name: string;
-  planned: number | null;
-  sent: number;
-  inFlight: number;
-  failed: number;
-  ttftP95Ms: number | null;
-  sendLagP99Ms: number | null;
-}
+/** The counters shown: lib/bench/load_level.ts LevelProgress. */
+export type ProgressView = LevelProgress;
 
 const f = (v: number | null, nd = 1) => (v === null ? "-" : v.toFixed(nd));
 
