@@ -69,3 +69,18 @@ describe("pairedRatioCi", () => {
     assert.equal(median([4, 1, 3, 2]), 2.5);
   });
 });
+
+describe("orderStatisticCi", () => {
+  test("brackets the quantile by binomial ranks; covers the truth about 95% of the time", async () => {
+    const { orderStatisticCi } = await import("../../lib/stats/mod.ts");
+    assert.equal(orderStatisticCi([1, 2, 3], 95), null);
+    const rng = new SeededRng(3);
+    let hit = 0;
+    for (let r = 0; r < 400; r++) {
+      const xs = Float64Array.from({ length: 400 }, () => rng.next()).sort();
+      const ci = orderStatisticCi(xs, 95)!;
+      if (ci[0] <= 0.95 && 0.95 <= ci[1]) hit++;
+    }
+    assert.ok(hit / 400 > 0.92 && hit / 400 < 0.99, `coverage ${hit / 400}`);
+  });
+});
