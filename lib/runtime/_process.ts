@@ -42,7 +42,7 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
   const out = opts.pipeStdout ? "pipe" : (fd ?? "ignore");
   const child = nodeSpawn(argv[0], argv.slice(1), {
     cwd: opts.cwd,
-    env: { ...process.env, ...(opts.env ?? {}) } as Record<string, string>,
+    env: (opts.replaceEnv ? { ...(opts.env ?? {}) } : { ...process.env, ...(opts.env ?? {}) }) as Record<string, string>,
     detached: opts.newGroup !== false,
     stdio: ["ignore", out, fd ?? "ignore"],
   });

@@ -27,6 +27,8 @@ export interface Served {
 export interface SpawnOptions {
   /** Extra environment variables, merged over the current environment. */
   env?: Record<string, string>;
+  /** Give the child exactly `env` (an engine's clean environment) instead of merging it over ik's. */
+  replaceEnv?: boolean;
   /** Working directory. */
   cwd?: string;
   /** Append the child's stdout and stderr to this file; without it they are discarded. */

@@ -63,3 +63,12 @@ for (const how of ["SIGINT", "SIGTERM", "SIGHUP", "exit"] as const) {
     assert.deepEqual(watchdogsOf(pgid), [], "no watchdog is left behind");
   });
 }
+
+test("replaceEnv gives the child exactly the env it is handed (an engine's clean environment)", async () => {
+  const g = runtime.spawn(["/bin/sh", "-c", "env"], { env: { PATH: "/usr/bin:/bin", IK_ONLY: "1" }, replaceEnv: true, pipeStdout: true });
+  let out = "";
+  for await (const c of g.stdout!) out += new TextDecoder().decode(c);
+  await g.exited;
+  const keys = out.trim().split("\n").map((l) => l.split("=")[0]).filter((k) => k && !["PWD", "SHLVL", "_"].includes(k));
+  assert.deepEqual(keys.sort(), ["IK_ONLY", "PATH"]);
+});
