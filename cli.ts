@@ -19,6 +19,11 @@ import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
+/** Signals closer together than this are one interrupt. */
+const DUPLICATE_SIGNAL_MS = 500;
+
+/** Bun's cap on concurrent fetches (default 256), raised for the commands that open many streams. */
+const BUN_FETCH_LIMIT = { env: "BUN_CONFIG_MAX_HTTP_REQUESTS", value: "65336", commands: new Set(["bench", "selftest", "load-trial"]) };
 const GRACE_MS = 10_000;
 
 /** Runs ik with `argv` (without the program name) and returns the exit code. */
@@ -88,23 +93,46 @@ export async function main(argvIn: string[]): Promise<number> {
     if (e === EXIT_SENTINEL) return shownCode ?? ExitCode.OK;
     throw e;
   }
+  const manyStreams = BUN_FETCH_LIMIT.commands.has(argv[0] ?? "");
+  if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {
+    // Bun's fetch opens at most 256 connections at once unless this is set when the process
+    // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
+    return await runtime.reexecWithEnv({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+  }
   const ac = new AbortController();
   let interrupted = false;
+  let firstSignalAt = 0;
   const onSig = () => {
-    if (interrupted) runtime.exit(ExitCode.INTERRUPTED); // second signal: leave now
+    // A second signal means "leave now", unless it is the same Ctrl-C arriving twice (a terminal
+    // signals the whole group, and a re-executing parent passes it on too).
+    if (interrupted && performance.now() - firstSignalAt > DUPLICATE_SIGNAL_MS) runtime.exit(ExitCode.INTERRUPTED);
+    if (interrupted) return;
     interrupted = true;
+    firstSignalAt = performance.now();
     ac.abort(new Error("interrupted"));
     // Commands finish their journals on abort; if one does not return in time, leave anyway
     // (runtime.exit kills every spawned engine group on the way out).
     setTimeout(() => runtime.exit(ExitCode.INTERRUPTED), GRACE_MS);
   };
   const offs = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => runtime.onSignal(s, onSig));
+  // Re-executed by a parent ik (see BUN_FETCH_LIMIT): if it dies without passing a signal on
+  // (SIGKILL, OOM), end as if interrupted, and leave within 1.5 s whatever is still running.
+  const parentPid = Number(runtime.env("IK_REEXEC_PARENT") ?? "");
+  const watch = parentPid > 0
+    ? setInterval(() => {
+      if (runtime.pidAlive(parentPid)) return;
+      onSig();
+      setTimeout(() => runtime.exit(ExitCode.INTERRUPTED), 1500);
+    }, 250)
+    : undefined;
+  (watch as unknown as { unref?: () => void } | undefined)?.unref?.();
   const args = parsed as Parameters<typeof dispatch>[1];
   const json = Boolean((args as { json?: boolean }).json);
   try {
     const code = await dispatch(makeContext(runtime, json, ac.signal), args);
     return interrupted ? ExitCode.INTERRUPTED : code;
   } finally {
+    clearInterval(watch);
     for (const off of offs) off();
   }
 }

@@ -35,6 +35,7 @@ export function makeRuntime(
       proc.stderr.write(t);
     },
     readStdin: p.readStdin,
+    reexecWithEnv: (extra) => p.reexecWithEnv([...selfArgv(), ...args()], extra),
     cpuUsage: p.cpuUsage,
     files,
   };

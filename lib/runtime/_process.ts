@@ -4,6 +4,7 @@
  */
 import { spawn as nodeSpawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import process from "node:process";
 import { Readable } from "node:stream";
 import { isatty } from "node:tty";
@@ -82,6 +83,32 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
       } catch { /* the group is gone */ }
     },
   };
+}
+
+/**
+ * Runs this same program again with `extra` added to its environment, stdio inherited and
+ * SIGINT/SIGTERM/SIGHUP passed on, and resolves with its exit code (128 + n for a signal). For
+ * settings a runtime reads only at process start.
+ */
+export function reexecWithEnv(argv: string[], extra: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    // IK_REEXEC_PARENT lets the child end itself if this process dies without passing a signal on.
+    const env = { ...process.env, ...extra, IK_REEXEC_PARENT: String(process.pid) };
+    const child = nodeSpawn(argv[0], argv.slice(1), { stdio: "inherit", env });
+    const forward = (sig: NodeJS.Signals) => () => {
+      try {
+        child.kill(sig);
+      } catch { /* gone */ }
+    };
+    const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
+    for (const [sig, fn] of handlers) process.on(sig, fn);
+    const done = (code: number) => {
+      for (const [sig, fn] of handlers) process.off(sig, fn);
+      resolve(code);
+    };
+    child.once("exit", (code, signal) => done(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : 1)));
+    child.once("error", () => done(127));
+  });
 }
 
 /** Exits after killing spawned groups. */

@@ -125,6 +125,11 @@ export interface Runtime {
   writeStderr(text: string): void;
   /** Reads all of stdin as text. */
   readStdin(): Promise<string>;
+  /**
+   * Runs this program again with `extra` added to its environment (stdio inherited, signals passed
+   * on) and resolves with the child's exit code: for settings a runtime reads only at start.
+   */
+  reexecWithEnv(extra: Record<string, string>): Promise<number>;
   /** CPU time used by this process so far. */
   cpuUsage(): CpuUsage;
   /** File operations. */

@@ -100,6 +100,20 @@ describe("bench serve --mode load", { skip }, () => {
     }
   });
 
+  test("400 streams really reach the server (Bun's fetch would cap them at 256 and count the wait as TTFT)", async () => {
+    const mock = await startMock(["--engine", "vllm", "--ttft-ms", "50", "--tpot-ms", "50"]);
+    try {
+      const r = await load(mock, ["--concurrency", "400", "--closed-loop", "--duration-s", "2", "--max-tokens", "10"]);
+      assert.equal(r.code, 0, r.stderr);
+      const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+      const lv = m.data.levels[0];
+      assert.ok(lv.server.max.running >= 350, `the mock saw at most ${lv.server.max.running} running`);
+      assert.ok(lv.summary.ttft_ms.p50 < 200, `TTFT p50 ${lv.summary.ttft_ms.p50} ms: requests waited in the client`);
+    } finally {
+      await mock.stop();
+    }
+  });
+
   test("faults are counted by kind and fail the level's SLO", async () => {
     const mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1", "--fault", "http500@3"]);
     try {
