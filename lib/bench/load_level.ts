@@ -37,6 +37,8 @@ export interface LevelSpec {
   burstiness: number;
   /** Seed parts of the level (schedule and prompt order). */
   seed: number[];
+  /** The pacer's early wake-up (default DEFAULT_SPIN_MARGIN_MS; benchmarks vary it). */
+  spinMarginMs?: number;
 }
 
 /** Live counters, for the progress line. */
@@ -124,7 +126,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   }), 1000);
   (tick as unknown as { unref?: () => void }).unref?.();
   try {
-    if (offsets) await runOpenLoop((i, due) => send(i, due), { offsetsMs: offsets, signal: deps.signal });
+    if (offsets) await runOpenLoop((i, due) => send(i, due), { offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs });
     else await runClosedLoop((i) => send(i, null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: spec.maxRequests, signal: deps.signal });
   } finally {
     clearInterval(tick);

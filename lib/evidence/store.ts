@@ -7,6 +7,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEvidenceId } from "./evidence_id.ts";
@@ -26,9 +27,11 @@ export interface Artifact {
   bytes: number;
 }
 
-/** sha256 of a file's bytes, hex. */
+/** sha256 of a file's bytes, hex, streamed (a load level's artifacts can be hundreds of MB). */
 export async function fileSha256(path: string): Promise<string> {
-  return createHash("sha256").update(await readFile(path)).digest("hex");
+  const h = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Uint8Array);
+  return h.digest("hex");
 }
 
 /** A run being written: its staging directory, its journal and its artifacts. */

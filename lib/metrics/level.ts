@@ -59,6 +59,26 @@ export interface LevelSummary {
   slo_ok: boolean | null;
 }
 
+/** How many recent values a progress peek looks at (a 4096-value sort is well under a millisecond). */
+export const RECENT = 4096;
+
+/** A ring of the last {@link RECENT} values. */
+class Recent {
+  readonly #v = new Float64Array(RECENT);
+  #n = 0;
+
+  push(x: number): void {
+    this.#v[this.#n++ % RECENT] = x;
+  }
+
+  p(p: number): number | null {
+    const n = Math.min(this.#n, RECENT);
+    if (n === 0) return null;
+    const s = this.#v.slice(0, n).sort();
+    return s[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  }
+}
+
 /** Collects one level's rows and ITLs, then summarises them. */
 export class LevelAccumulator {
   readonly #ttft = new Column();
@@ -67,6 +87,8 @@ export class LevelAccumulator {
   readonly #itl = new Column(4096);
   readonly #lag = new Column();
   readonly #failures: Record<string, number> = {};
+  readonly #recentTtft = new Recent();
+  readonly #recentLag = new Recent();
   #n = 0;
   #ok = 0;
   #good = 0;
@@ -84,7 +106,10 @@ export class LevelAccumulator {
     this.#t0 = Math.min(this.#t0, row.t_send_ns);
     this.#t1 = Math.max(this.#t1, row.t_end_ns);
     this.#busyNs += row.t_end_ns - row.t_send_ns;
-    if (row.send_lag_ms !== null) this.#lag.push(row.send_lag_ms);
+    if (row.send_lag_ms !== null) {
+      this.#lag.push(row.send_lag_ms);
+      this.#recentLag.push(row.send_lag_ms);
+    }
     if (meetsSlo(row, this.slo)) this.#good++;
     if (!row.ok) {
       const k = row.error_kind ?? "unknown";
@@ -93,20 +118,23 @@ export class LevelAccumulator {
     }
     this.#ok++;
     this.#tokens += row.n_tokens ?? 0;
-    if (row.ttft_ms !== null) this.#ttft.push(row.ttft_ms);
+    if (row.ttft_ms !== null) {
+      this.#ttft.push(row.ttft_ms);
+      this.#recentTtft.push(row.ttft_ms);
+    }
     if (row.tpot_ms !== null) this.#tpot.push(row.tpot_ms);
     if (row.e2e_ms !== null) this.#e2e.push(row.e2e_ms);
     this.#itl.pushAll(itlMs);
   }
 
-  /** The p95 TTFT so far (for a progress line; sorts a copy). */
+  /** The p95 TTFT of the last {@link RECENT} ok requests (for a progress line: cheap at any level size). */
   peekTtftP95(): number | null {
-    return percentiles(this.#ttft).p95;
+    return this.#recentTtft.p(95);
   }
 
-  /** The p99 send lag so far (for a progress line). */
+  /** The p99 send lag of the last {@link RECENT} requests (for a progress line). */
   peekSendLagP99(): number | null {
-    return percentiles(this.#lag).p99;
+    return this.#recentLag.p(99);
   }
 
   /**

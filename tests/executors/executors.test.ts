@@ -30,6 +30,11 @@ describe("waitUntil", () => {
     await waitUntil(50, t);
     assert.equal(t.now, before, "a past deadline returns at once");
   });
+  test("a margin below the timers' lateness leaves that difference as lag (the CPU/precision trade)", async () => {
+    const t = manual(0.8);
+    await waitUntil(100, t, { spinMarginMs: 0.5 });
+    assert.ok(Math.abs(t.now - 100.3) < 1e-9, `${t.now}`);
+  });
   test("an aborted signal returns at once", async () => {
     const t = manual(0);
     const ac = new AbortController();
@@ -49,7 +54,7 @@ describe("runOpenLoop", () => {
       sends.push({ i, due, at: t.now });
       await Promise.resolve();
       ended++;
-    }, { offsetsMs: offsets, timers: t });
+    }, { offsetsMs: offsets, timers: t, spinMarginMs: 1.5 });
     assert.equal(out.sent, 4);
     assert.equal(ended, 4);
     for (const s of sends) {
