@@ -30,7 +30,9 @@ function flags(over: Partial<BenchServeFlags> = {}): BenchServeFlags {
   return {
     cmd: "bench-serve", baseUrl: mock.base, model: "mock-model", mode: "single", api: "chat", engineKind: "auto", rounds: 3, warmup: 1,
     seed: 0, buckets: ["very_short,short"], limitPerBucket: 2, tokenIds: "auto", exactLength: true, cacheSalt: true, timeoutS: 30,
-    idleTimeoutS: 10, resamples: 300, allowIncomplete: false, gpuCount: 1, json: true, maxTokens: 12, ...over,
+    idleTimeoutS: 10, resamples: 300, allowIncomplete: false, gpuCount: 1, json: true, maxTokens: 12,
+    concurrency: [], rates: [], durationS: 30, maxRequestsPerLevel: 0, refRequests: 5, burstiness: 1, sloMaxFail: 0,
+    sweepAll: false, closedLoop: false, failOnSlo: false, ...over,
   } as BenchServeFlags;
 }
 
