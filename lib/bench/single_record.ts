@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { buildRecord, type StagedRun } from "../evidence/mod.ts";
 import { bucketMetrics, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
-import { CI_METHOD_T_CLUSTER, nearestRank } from "../stats/mod.ts";
+import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
 import { requestSet } from "./request_set.ts";
@@ -91,19 +91,13 @@ async function writeMetricsFile(runDir: string, label: string, rows: Record<stri
   }
   const perInput = Object.fromEntries([...per.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, d]) => [
     id,
-    { bucket: d.bucket, ...Object.fromEntries(names.map((k) => [k, medianOf(d.v[k])])) },
+    { bucket: d.bucket, ...Object.fromEntries(names.map((k) => [k, median(d.v[k])])) },
   ]));
   const p = join(runDir, "metrics", `${label}.json`);
   await mkdir(join(runDir, "metrics"), { recursive: true, mode: 0o700 });
   await writeFile(p, JSON.stringify({ label, speed: { per_bucket: table, per_input_median: perInput } }, null, 1) + "\n");
 }
 
-function medianOf(xs: number[]): number | null {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 function methodCounts(rows: Record<string, unknown>[]): Record<string, number> {
   const out: Record<string, number> = {};

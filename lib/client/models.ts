@@ -4,6 +4,7 @@
  * @module
  */
 import { type Endpoint, v1Url } from "./endpoint.ts";
+import { readCappedText } from "./read_capped.ts";
 import { formatHttpError, parseErrorBody } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
 
@@ -46,25 +47,6 @@ export interface ModelsOptions {
 /** The most bytes of a `/v1/models` answer read (a list of thousands of models is well under it). */
 export const MAX_MODELS_BODY_BYTES = 8 * 1024 * 1024;
 
-/** The body as text, or null once it passes `max` bytes (the rest is not read). */
-async function readCapped(res: Response, max: number): Promise<string | null> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let n = 0;
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return text + dec.decode();
-    n += value.byteLength;
-    if (n > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    text += dec.decode(value, { stream: true });
-  }
-}
-
 /** Asks the server which models it serves. Never throws for a server problem. */
 export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promise<ModelsAnswer> {
   const doFetch = opts.fetch ?? fetch;
@@ -82,7 +64,8 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   try {
     const res = await doFetch(v1Url(ep, "/models"), { method: "GET", headers, signal: ac.signal });
-    const text = await readCapped(res, MAX_MODELS_BODY_BYTES);
+    const read = await readCappedText(res, MAX_MODELS_BODY_BYTES);
+    const text = read.truncated ? null : read.text;
     if (text === null) {
       return {
         ok: false,

@@ -15,6 +15,7 @@
  */
 import { type Endpoint, rootUrl } from "../client/endpoint.ts";
 import { listModels, type ModelsAnswer } from "../client/models.ts";
+import { readCappedText } from "../client/read_capped.ts";
 import type { EngineKind } from "./profiles.ts";
 
 /** How the engine kind was chosen. */
@@ -101,22 +102,7 @@ async function getBounded(url: string, opts: DetectOptions): Promise<Answer> {
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
   try {
     const res = await doFetch(url, { method: "GET", headers, signal: ac.signal, redirect: "manual" });
-    let text = "";
-    if (res.body) {
-      const reader = res.body.getReader();
-      const dec = new TextDecoder();
-      let n = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        n += value.byteLength;
-        text += dec.decode(value, { stream: true });
-        if (n >= MAX_BODY_BYTES) {
-          await reader.cancel().catch(() => {});
-          break;
-        }
-      }
-    }
+    const { text } = await readCappedText(res, MAX_BODY_BYTES);
     let json: unknown = undefined;
     try {
       json = JSON.parse(text);

@@ -63,6 +63,10 @@ export interface Percentiles {
 
 /** p50/p90/p95/p99 and the count of a column. */
 export function percentiles(c: Column): Percentiles {
-  const s = c.sorted();
+  return percentilesOfSorted(c.sorted());
+}
+
+/** p50/p90/p95/p99 and the count of values already sorted ascending. */
+export function percentilesOfSorted(s: Float64Array): Percentiles {
   return { n: s.length, p50: rankSorted(s, 50), p90: rankSorted(s, 90), p95: rankSorted(s, 95), p99: rankSorted(s, 99) };
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import { type Endpoint, rootUrl } from "../client/endpoint.ts";
+import { readCappedText } from "../client/read_capped.ts";
 import type { EngineKind } from "../engines/profiles.ts";
 import {
   type GaugeName,
@@ -79,24 +80,6 @@ function isDrainedPath(path: string): boolean {
   return /^\/*metrics\/*(\?.*)?$/i.test(path.trim());
 }
 
-async function readCapped(res: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: "", truncated: false };
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  let n = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    n += value.byteLength;
-    text += dec.decode(value, { stream: true });
-    if (n >= maxBytes) {
-      await reader.cancel().catch(() => {});
-      return { text, truncated: true };
-    }
-  }
-  return { text: text + dec.decode(), truncated: false };
-}
 
 /**
  * Scrapes `kind`'s metrics endpoint on `ep` once. Never throws.
@@ -181,7 +164,7 @@ export async function scrapeOnce(
       }
       return result({ status, error: `HTTP ${status} on ${path}` });
     }
-    const body = await readCapped(res, opts.maxBytes ?? MAX_PROM_TEXT_CHARS);
+    const body = await readCappedText(res, opts.maxBytes ?? MAX_PROM_TEXT_CHARS);
     const type = (res.headers.get("content-type") ?? "").toLowerCase();
     const head = body.text.trimStart()[0];
     if (type.includes("json") || head === "[" || head === "{") {

@@ -1,4 +1,5 @@
 /** Selftest checks: a measured value against the mock's known truth, with the tolerance printed. */
+import { median as statsMedian } from "../stats/mod.ts";
 
 /**
  * PASS/FAIL for checks; INFO for figures reported without a verdict; BUSY when the host was too
@@ -151,10 +152,7 @@ export function whenBusy(c: Check, why: string): Check {
   return c.status === "FAIL" ? { ...c, status: "BUSY", expected: `${c.expected} (${why})` } : c;
 }
 
-/** Median of the finite values (nearest rank would bias even-sized sets; this is the midpoint). */
+/** Median of the finite values (the midpoint for an even count: nearest rank would bias it). */
 export function median(values: readonly number[]): number | null {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  return statsMedian(values.filter((x) => Number.isFinite(x)));
 }

@@ -39,7 +39,7 @@ export function loadChecks(deps: SelftestDeps): Promise<Check[]> {
         ep: parseEndpoint(mock.baseUrl), api: "chat", engineKind: "vllm", model: "mock-model", maxTokens: LOAD.tokens,
         tokenIds: "auto", exactLength: true, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 30_000, idleTimeoutMs: 10_000, signal: deps.signal,
       });
-      const { capacity: cap, measured, dir: mdir } = await runLoad({
+      const { capacity: cap, measured } = await runLoad({
         runner, set, prompts: set.prompts, label: "selftest", seed: 0, storeRoot: dir, runDir: null, levelKind: "rate", grid,
         closedLoop: false, durationS: LOAD.durationS, maxRequestsPerLevel: null, burstiness: 1, refRequests: 0, refE2eMs: null, warmup: 0,
         slo: { ttftP95Ms: slo, maxFail: 0 }, sweepAll: true, gpuCount: 1, gpuPriceUsdH: null,
@@ -55,7 +55,6 @@ export function loadChecks(deps: SelftestDeps): Promise<Check[]> {
       }
       const levels = (measured.data as { levels: { summary: { tpot_ms: { p50: number | null }; n_failed: number; ttft_ms: { p95: number | null } } }[] }).levels;
       const found = (cap.data as { rate_star_rps: number | null }).rate_star_rps;
-      void mdir;
       return [
         equal(g, "records written and verified", integrity, "verified"),
         equal(g, `max rate found (capacity ${fmt(capacity, 0)} req/s; SLO p95 TTFT ≤ ${fmt(slo, 0)} ms between the predicted ${fmt(pred[0], 0)} and ${fmt(pred[1], 0)} ms)`, found === null ? "none" : fmt(found, 1), fmt(grid[0], 1), "req/s"),
