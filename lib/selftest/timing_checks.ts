@@ -26,7 +26,10 @@ import type { Paired } from "./series.ts";
 /** Least requests a timing check judges. */
 export const MIN_TIMED = 9;
 /** Median TTFT lag band, ms. */
-export const LAG_TOL = { below: 0.5, above: 3 } as const;
+// +4 ms: a correct client's median lag is 0.4–0.7 ms on the Bun build and 2.3–3.2 ms on the Node
+// build (undici + Node streams, the arm64 64 KB-page binary) on a quiet 2-core host, and a 5 ms TTFT
+// bias must still fail on both (Bun: 5.4–5.7 ms measured).
+export const LAG_TOL = { below: 0.5, above: 4 } as const;
 /** Median TPOT error band against the mock clock, %. */
 export const TPOT_CLOCK_TOL_PCT = 2;
 /** Median TPOT error band against the configured model, %. */

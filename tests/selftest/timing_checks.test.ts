@@ -111,7 +111,7 @@ describe("timing checks against the mock's clock", () => {
     assert.equal(typeof c.value, "number");
     assert.equal(c.unit, "ms");
     assert.equal(c.expected_value, 0);
-    assert.deepEqual(c.tolerance, { below: 0.5, above: 3 });
+    assert.deepEqual(c.tolerance, { below: 0.5, above: 4 });
   });
 });
 
