@@ -27,6 +27,8 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik bench serve --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
     "ik bench serve --base-url http://127.0.0.1:8000 --model m --prompts set.jsonl --rounds 5 --run-dir runs/cmp --label vllm-a",
     "ik bench serve --base-url http://127.0.0.1:8000 --model m --extend serve_benchmark-20261201T090000Z-1a2b3c4d",
+    "ik bench rounds engines.json --prompts set.jsonl --serve-args \"--max-tokens 128\"",
+    "ik bench rounds engines.json --mode load --serve-args \"--concurrency 1,4,16 --slo-ttft-p95-ms 500\" --engines vllm,sglang",
   ],
   prompts: [
     "ik prompts validate prompts.jsonl",

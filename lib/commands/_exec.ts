@@ -21,10 +21,12 @@ export function runtimeExec(rt: Runtime): ExecFn {
       const chunks: Uint8Array[] = [];
       let size = 0;
       if (group.stdout) {
-        for await (const c of group.stdout) {
-          if (size < 4 * 1024 * 1024) chunks.push(c);
-          size += c.length;
-        }
+        try {
+          for await (const c of group.stdout) {
+            if (size < 4 * 1024 * 1024) chunks.push(c);
+            size += c.length;
+          }
+        } catch { /* a child that could not start closes its pipe with an error (Bun: AbortError) */ }
       }
       const st = await group.exited;
       const all = new Uint8Array(Math.min(size, 4 * 1024 * 1024));

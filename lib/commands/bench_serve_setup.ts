@@ -14,7 +14,7 @@ import { detectEngine, type DetectedEngine } from "../engines/mod.ts";
 import { endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
 import { gpuIdentity, queryGpus } from "../gpu/mod.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
-import { loadBuiltinPromptSet } from "../prompts/builtin.ts";
+import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
 import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
@@ -119,7 +119,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   }
   const buckets = list(f.buckets);
   const sel = { buckets: buckets.length ? buckets : undefined, limitPerBucket: f.limitPerBucket || undefined };
-  const set: PromptSet = f.prompts ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
+  const set: PromptSet = f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
   const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
   const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
   let engine: DetectedEngine;

@@ -9,15 +9,16 @@ import { command } from "@optique/core/primitives";
 import type { InferValue, Parser } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
 import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
+import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
 import { mockCommand, runMock } from "./mock.ts";
 import { promptsCommand, runPrompts } from "./prompts.ts";
 import { probeCommand, runProbe } from "./probe.ts";
 import { runSelftest, selftestCommand } from "./selftest.ts";
 
 /** `ik bench …`: the benchmark commands. */
-export const benchCommand = command("bench", benchServeCommand, {
-  brief: message`Benchmarks: serve (one server; single-user latency with CIs).`,
-  description: message`ik bench serve measures one OpenAI-compatible server and writes an evidence record.`,
+export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand), {
+  brief: message`Benchmarks: serve (one server: latency with CIs, or load capacity), rounds (several engines in balanced rounds).`,
+  description: message`ik bench serve measures one OpenAI-compatible server and writes an evidence record; ik bench rounds launches, measures and stops several engines from a manifest in a balanced order and compares them.`,
 });
 
 /** The parser for every ik command. */
@@ -46,6 +47,8 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runSelftest(ctx, args);
     case "bench-serve":
       return runBenchServe(ctx, args);
+    case "bench-rounds":
+      return runBenchRounds(ctx, args);
     case "prompts-validate":
     case "prompts-info":
     case "prompts-synth":

@@ -25,6 +25,7 @@ export function makeRuntime(
     cwd: () => proc.cwd(),
     pid: () => proc.pid,
     pidAlive: p.pidAlive,
+    groupMembers: p.groupMembers,
     exit: p.exitNow,
     onSignal: p.onSignal,
     isTerminal: p.isTerminal,

@@ -3,7 +3,7 @@
  * env, args, exit, signals, terminals, CPU time, and process-group spawning.
  */
 import { spawn as nodeSpawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import process from "node:process";
 import { Readable } from "node:stream";
@@ -145,6 +145,41 @@ export function pidAlive(pid: number): boolean {
   } catch (e) {
     // EPERM: it exists but belongs to someone else.
     return (e as { code?: string }).code === "EPERM";
+  }
+}
+
+/**
+ * The live (non-zombie) members of process group `pgid`. On Linux it reads /proc/<pid>/stat
+ * (a zombie that nobody reaped still "exists" for kill(2) but runs nothing); elsewhere it
+ * falls back to kill(-pgid, 0), which can only say "some member exists" (reported as [pgid]).
+ */
+export function groupMembers(pgid: number): number[] {
+  if (!Number.isInteger(pgid) || pgid <= 1) return [];
+  let names: string[] | null = null;
+  try {
+    names = readdirSync("/proc");
+  } catch { /* no /proc */ }
+  if (names && names.includes("self")) {
+    const out: number[] = [];
+    for (const n of names) {
+      if (!/^\d+$/.test(n)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${n}/stat`, "latin1");
+      } catch {
+        continue; // exited while we looked
+      }
+      // pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses: split after the last ')'.
+      const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (rest[0] !== "Z" && rest[0] !== "X" && Number(rest[2]) === pgid) out.push(Number(n));
+    }
+    return out;
+  }
+  try {
+    process.kill(-pgid, 0);
+    return [pgid];
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM" ? [pgid] : [];
   }
 }
 

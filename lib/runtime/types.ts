@@ -113,6 +113,8 @@ export interface Runtime {
   pid(): number;
   /** Whether a process with this pid exists (signal 0; a process owned by another user counts as alive). */
   pidAlive(pid: number): boolean;
+  /** Live (non-zombie) pids in process group `pgid`; empty once the whole group is gone. */
+  groupMembers(pgid: number): number[];
   /** Exits now with `code`, after killing every spawned group. */
   exit(code: number): never;
   /** Registers `fn` for a signal; returns a function that removes it. */

@@ -1,0 +1,119 @@
+/**
+ * `ik bench rounds MANIFEST`: every engine of a manifest, R rounds in a Williams order, one server
+ * at a time: launch, readiness, warm-up, the child `ik bench serve`, stop of the whole process
+ * group, GPU memory back to baseline, resolved config; then the medians over rounds with CIs and
+ * the paired ratios to the best engine (seed 001). Exit 0 when every cell was ok, 1 when any was
+ * not, 64/65/69 for usage, manifest and lock problems, 130 when interrupted.
+ * @module
+ */
+import { resolve } from "node:path";
+import { object } from "@optique/core/constructs";
+import { message } from "@optique/core/message";
+import { multiple, optional, withDefault } from "@optique/core/modifiers";
+import type { InferValue } from "@optique/core/parser";
+import { argument, command, constant, option } from "@optique/core/primitives";
+import { choice, float, integer, string } from "@optique/core/valueparser";
+import { usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { MAX_DURATION_S } from "../cli/limits.ts";
+import { defaultGpuLockPath } from "../engines_host/gpu_lock.ts";
+import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
+import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
+import { escapeTerminalLine } from "../report/escape.ts";
+import { runRounds } from "../rounds/run.ts";
+import { SERVE_CMD_ENV } from "../rounds/serve_argv.ts";
+import { formatValue } from "../rounds/format.ts";
+import type { RoundsSummary } from "../rounds/summary.ts";
+import { runtimeExec } from "./_exec.ts";
+import type { CommandContext } from "./context.ts";
+
+
+const flags = {
+  manifestArg: optional(argument(string({ metavar: "MANIFEST" }), { description: message`Run manifest (JSON): engines with label, name, launch argv, port, env, expect …; model.id; workload.extra_body.` })),
+  manifest: optional(option("--manifest", string({ metavar: "FILE" }), { description: message`The run manifest (same as the MANIFEST argument).` })),
+  prompts: optional(option("--prompts", string({ metavar: "FILE" }), { description: message`Prompt set for every cell (JSONL or .jsonl.gz); default builtin:default.` })),
+  mode: withDefault(option("--mode", choice(["single", "load"] as const), { description: message`single: latency with CIs; load: capacity (N*) per engine. Give the load grid in --serve-args.` }), "single" as const),
+  rounds: optional(option("--rounds", integer({ min: 1, max: 10000, metavar: "R" }), { description: message`Rounds (default: the smallest multiple of the Williams period that is >= 3; with --ci-target the maximum).` })),
+  engines: optional(option("--engines", string({ metavar: "A,B" }), { description: message`Only these manifest labels.` })),
+  runDir: optional(option("--run-dir", string({ metavar: "DIR" }), { description: message`Where logs/, prometheus/, resolved_config/ and rounds/ go (default: the manifest's folder).` })),
+  gpuLock: optional(option("--gpu-lock", string({ metavar: "PATH" }), { description: message`GPU lock file held for the whole run (default \${XDG_RUNTIME_DIR:-/tmp}/ik-gpu.lock).` })),
+  startupTimeoutS: withDefault(option("--startup-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Longest wait for an engine to become ready, seconds.` }), 1200),
+  stopTimeoutS: withDefault(option("--stop-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Wait after SIGTERM before SIGKILL of the engine's process group, seconds.` }), 30),
+  serveTimeoutS: withDefault(option("--serve-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Limit of one cell's bench serve, seconds.` }), 7200),
+  warmup: withDefault(option("--warmup", integer({ min: 0, max: 1000, metavar: "N" }), { description: message`Warm-up requests per cell, before the measurement (from the set's first 8 prompts).` }), 2),
+  warmupMaxTokens: withDefault(option("--warmup-max-tokens", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`max_tokens of each warm-up request.` }), 16),
+  serveCmd: optional(option("--serve-cmd", string({ metavar: "CMD" }), { description: message`The child bench serve command (also $IK_BENCH_SERVE_CMD): with {base_url} {model} {prompts} {mode} {engine_kind} {label} {round} {run_dir} {ik} it is used as written; without, it replaces the program part.` })),
+  serveArgs: optional(option("--serve-args", string({ metavar: "ARGS" }), { description: message`Extra bench serve flags for every cell, e.g. "--max-tokens 64 --rates 1,2,4" (shell quoting).` })),
+  passEnv: multiple(option("--pass-env", string({ metavar: "NAME" }), { description: message`Copy this variable from ik's environment into every engine's (repeatable; engines otherwise get only PATH HOME USER LOGNAME LANG LC_ALL TZ TMPDIR and the manifest env).` })),
+  gpuMemToleranceMib: withDefault(option("--gpu-mem-tolerance-mib", integer({ min: 0, max: 1_000_000, metavar: "MIB" }), { description: message`GPU memory over the pre-launch baseline still counted as freed.` }), 512),
+  gpuMemWaitS: withDefault(option("--gpu-mem-wait-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Longest wait for GPU memory to come back to baseline, seconds.` }), 60),
+  pollS: withDefault(option("--poll-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Readiness and GPU-memory poll interval, seconds.` }), 0.5),
+  refE2eMs: optional(option("--ref-e2e-ms", float({ min: 0.001, metavar: "MS" }), { description: message`Load mode: the reference e2e every engine's concurrency grid uses (default: measured by the first load cell).` })),
+  extraBody: optional(option("--extra-body", string({ metavar: "JSON" }), { description: message`JSON object merged into every request of every engine (default the manifest's workload.extra_body).` })),
+  chatTemplateKwargs: optional(option("--chat-template-kwargs", string({ metavar: "JSON" }), { description: message`chat_template_kwargs for every request (default the manifest's workload.chat_template_kwargs).` })),
+  ciTarget: optional(option("--ci-target", float({ metavar: "FRAC" }), { description: message`Adaptive stop: end after a whole Williams period once every ratio's 95% CI half-width is <= FRAC x the ratio.` })),
+  minRounds: optional(option("--min-rounds", integer({ min: 1, max: 10000, metavar: "R" }), { description: message`Adaptive stop: never before this many rounds.` })),
+  json: option("--json", { description: message`Print summary.json's content as one JSON object on stdout.` }),
+};
+
+/** Parser for `ik bench rounds`. */
+export const benchRoundsCommand = command("rounds", object({ cmd: constant("bench-rounds" as const), ...flags }), {
+  brief: message`Several engines from a manifest in balanced rounds: launch, measure and stop each cell; medians and paired ratios with CIs.`,
+  description: message`Each round runs every engine once, in a Williams order (every engine in every position, every ordered pair equally often). A cell: refuse a busy port, launch in a new process group with a clean environment (log in logs/<label>.r<k>.log), wait for readiness, warm up, scrape metrics, run 'ik bench serve' as a child, scrape again, stop the whole group (TERM, then KILL), wait for GPU memory, parse the resolved config from the log. Writes <run-dir>/rounds/plan.json, <label>.r<k>.json per cell, summary.json and summary.md; the summary goes to stdout.`,
+});
+
+/** The parsed flags of `ik bench rounds`. */
+export type BenchRoundsFlags = InferValue<typeof benchRoundsCommand>;
+
+function summaryText(summary: RoundsSummary, cells: { status: string | null }[], outDir: string): string {
+  const lines: string[] = [];
+  const main = summary.rows.filter((r) => r.bucket === "all");
+  const show = main.length ? main : summary.rows;
+  const w = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.length);
+  lines.push(`${w("engine", 16)} ${w("metric", 22)} ${w("median", 12)} ${w("95% CI", 22)} ${w("ratio", 8)} ratio 95% CI`);
+  for (const r of show) {
+    const mark = r.engine === r.best ? " *" : r.failed_requests ? " !" : "";
+    const ci = r.ci95[0] === null ? "-" : `${formatValue(r.ci95[0])} - ${formatValue(r.ci95[1])}`;
+    const rci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
+    lines.push(`${w(escapeTerminalLine(r.engine) + mark, 16)} ${w(r.metric, 22)} ${w(formatValue(r.median), 12)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${rci}`);
+  }
+  const bad = cells.filter((c) => c.status !== "ok").length;
+  lines.push("", `* best engine; ! had failed requests (never best, no ratio). ${cells.length} cells, ${bad} not ok.`);
+  lines.push(`Full report: ${escapeTerminalLine(outDir)}/summary.md (all buckets, resolved configs, failed cells).`);
+  return lines.join("\n") + "\n";
+}
+
+/** Runs `ik bench rounds`. */
+export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): Promise<number> {
+  const rt = ctx.runtime;
+  if (f.manifestArg !== undefined && f.manifest !== undefined && f.manifestArg !== f.manifest) {
+    throw usageError("--manifest", `names ${f.manifest} but the MANIFEST argument is ${f.manifestArg}`, "give one");
+  }
+  const manifestPath = f.manifest ?? f.manifestArg;
+  if (manifestPath === undefined) throw usageError("bench rounds", "needs a manifest", "ik bench rounds manifest.json (see --help)");
+  let prompts: PromptSet;
+  let promptsArg: string;
+  if (f.prompts === undefined || f.prompts === BUILTIN_NAME) {
+    prompts = loadBuiltinPromptSet();
+    promptsArg = BUILTIN_NAME;
+  } else {
+    promptsArg = resolve(rt.cwd(), f.prompts);
+    prompts = await loadPromptSet(promptsArg);
+  }
+  const serveCmd = f.serveCmd ?? (rt.env(SERVE_CMD_ENV) || null);
+  const res = await runRounds(rt, runtimeExec(rt), {
+    manifestPath, prompts, promptsArg, mode: f.mode, rounds: f.rounds ?? null, engines: f.engines ?? null, runDir: f.runDir ?? null,
+    gpuLockPath: f.gpuLock ?? defaultGpuLockPath((n) => rt.env(n)), startupTimeoutS: f.startupTimeoutS, stopTimeoutS: f.stopTimeoutS,
+    serveTimeoutS: f.serveTimeoutS, warmup: f.warmup, warmupMaxTokens: f.warmupMaxTokens, serveCmd, serveArgs: f.serveArgs ?? null,
+    passEnv: [...f.passEnv], gpuMemToleranceMib: f.gpuMemToleranceMib, gpuMemWaitS: f.gpuMemWaitS, pollS: f.pollS, refE2eMs: f.refE2eMs ?? null,
+    extraBody: f.extraBody, chatTemplateKwargs: f.chatTemplateKwargs, ciTarget: f.ciTarget ?? null, minRounds: f.minRounds ?? null,
+    command: `ik bench rounds ${manifestPath}`,
+  }, (line) => ctx.err(`bench rounds: ${escapeTerminalLine(line)}\n`), ctx.signal);
+  if (ctx.json) ctx.out(JSON.stringify({ plan: res.plan, summary: res.summary, resolved_config: res.resolved, out_dir: res.outDir }) + "\n");
+  else ctx.out(summaryText(res.summary, res.cells, res.outDir));
+  if (res.interrupted) {
+    ctx.err(`ik: bench rounds: interrupted after ${res.cells.length} cell(s); what finished is in ${escapeTerminalLine(res.outDir)}\n`);
+    return ExitCode.INTERRUPTED;
+  }
+  return res.cells.every((c) => c.status === "ok") && res.cells.length > 0 ? ExitCode.OK : ExitCode.VERDICT_NEGATIVE;
+}
