@@ -1,0 +1,218 @@
+/**
+ * `ik bench rounds` end to end through dist/ik with `ik mock` processes as engines (Bun only,
+ * CONTRACTS.md "CI time"):
+ * - three engines whose decode speeds differ by 15 % and 30 % for 6 rounds (n = 3 has period 6):
+ *   the Williams order run, every slower engine's ratio CI excluding 1 with its median ratio within
+ *   2 % of the true one, resolved configs from the mocks' vLLM/SGLang/llama.cpp startup logs and an
+ *   `expect` hard gate, and no engine process left (~40 s);
+ * - a separate short run of broken engines for each failing status, a grandchild killed with its
+ *   group, an engine that ignores SIGTERM killed after the stop timeout, a missing metrics path
+ *   noted without failing the cell (~25 s).
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ikBin, runIk } from "../_helpers/ik.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { roundOrders } from "../../lib/rounds/williams.ts";
+
+const BUN = runtime.name === "bun";
+let dir: string;
+
+async function freePorts(n: number): Promise<number[]> {
+  const servers: Server[] = [];
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = createServer();
+    await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
+    servers.push(s);
+    ports.push((s.address() as { port: number }).port);
+  }
+  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+  return ports;
+}
+
+/** Processes whose command line holds `marker`, other than pgrep itself. */
+function survivors(marker: string): string[] {
+  const r = spawnSync("pgrep", ["-af", marker], { encoding: "utf8" });
+  return (r.stdout ?? "").split("\n").filter((l) => l.trim() && !l.includes("pgrep"));
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ik-rounds-mock-"));
+  await writeFile(join(dir, "two.jsonl"), [
+    { id: "p1", bucket: "short", messages: [{ role: "user", content: "Hello there" }], max_tokens: 16 },
+    { id: "p2", bucket: "long", messages: [{ role: "user", content: "Tell me a story about a lighthouse" }], max_tokens: 16 },
+  ].map((r) => JSON.stringify(r)).join("\n") + "\n");
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const readJson = async (p: string) => JSON.parse(await readFile(p, "utf8"));
+
+describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (heavy end-to-end; CONTRACTS.md CI time)" }, () => {
+  test("3 engines, 6 rounds: Williams order, ratio CIs exclude 1, ratios within 2 % of the truth, nothing survives (~40 s)", async () => {
+    const ik = ikBin();
+    const marker = `rounds-e2e-${process.pid}`;
+    const [p1, p2, p3] = await freePorts(3);
+    // Decode speed 1/tpot: mid is 15 % slower (tpot x 1/0.85), slow 30 % slower (x 1/0.70).
+    const tpot = { fast: 8, mid: 8 / 0.85, slow: 8 / 0.7 };
+    const mock = (engine: string, port: number, t: number, log: string, extra: string[] = []) =>
+      [ik, "mock", "--engine", engine, "--port", String(port), "--tpot-ms", String(t), "--ttft-ms", "20", "--startup-log", log, "--model", marker, ...extra];
+    const run = join(dir, "three");
+    const manifest = {
+      model: { id: marker },
+      engines: [
+        { label: "fast", name: "vllm", version: "0.11.0", launch: mock("vllm", p1, tpot.fast, "vllm"), port: p1, expect: { max_num_seqs: 256, enable_prefix_caching: true } },
+        { label: "mid", name: "sglang", launch: mock("sglang", p2, tpot.mid, "sglang"), port: p2, env: { IK_TEST_ENGINE_VAR: "x" } },
+        // A worker that outlives its leader (sleep stays in the group after the mock exits): only a
+        // signal to the whole group ends it without waiting for the SIGKILL escalation.
+        { label: "slow", name: "llama.cpp", launch: ["bash", "-c", `sleep 600 & exec ${mock("llamacpp", p3, tpot.slow, "llamacpp", ["--spawn-child"]).join(" ")}`], port: p3, ready_check: "health" },
+      ],
+    };
+    await writeFile(join(dir, "three.json"), JSON.stringify(manifest));
+    const r = await runIk(["bench", "rounds", join(dir, "three.json"), "--prompts", join(dir, "two.jsonl"), "--serve-args", "--max-tokens 16 --warmup 0",
+      "--run-dir", run, "--gpu-lock", join(dir, "lock"), "--stop-timeout-s", "5", "--json"], { env: { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key"), IK_SECRET_NOT_PASSED: "s3cret" }, timeoutMs: 170_000 });
+    assert.equal(r.code, 0, r.stderr.slice(-3000));
+    const out = JSON.parse(r.stdout);
+    const plan = await readJson(join(run, "rounds", "plan.json"));
+    assert.equal(plan.rounds, 6);
+    assert.equal(plan.design.period, 6);
+    assert.equal(plan.design.balanced, true);
+    assert.deepEqual(plan.design.orders, roundOrders(["fast", "mid", "slow"], 6).orders);
+    assert.match(plan.manifest_sha256, /^[0-9a-f]{64}$/);
+    const summary = await readJson(join(run, "rounds", "summary.json"));
+    assert.deepEqual(summary.summary, out.summary);
+    // The cells ran in the plan's order (t_start increasing along rounds and positions).
+    const cells = [];
+    for (let k = 1; k <= 6; k++) {
+      for (const label of plan.design.orders[k - 1]) {
+        const c = await readJson(join(run, "rounds", `${label}.r${k}.json`));
+        assert.equal(c.status, "ok", `${label} r${k}: ${c.detail}`);
+        assert.equal(c.position, plan.design.orders[k - 1].indexOf(label));
+        cells.push(c);
+      }
+    }
+    for (let i = 1; i < cells.length; i++) assert.ok(cells[i].t_start >= cells[i - 1].t_end, "cells ran one at a time, in order");
+    // Single mode chains --extend: round k's cell reads round k-1 (from 0) of the engine's record.
+    const midR3 = cells.find((c) => c.label === "mid" && c.round === 3);
+    assert.match(midR3.metrics_source, /round 2 /);
+    assert.ok(midR3.serve.argv.includes("--extend"));
+    // Clean environment: the manifest env and the basics, never ik's other variables.
+    assert.ok(midR3.env.keys.includes("IK_TEST_ENGINE_VAR"));
+    assert.ok(!midR3.env.keys.includes("IK_SECRET_NOT_PASSED"));
+    assert.ok(!midR3.env.keys.includes("IK_RUNS_DIR"));
+    const row = (engine: string, metric: string) => summary.summary.rows.find((x: { engine: string; bucket: string; metric: string }) => x.engine === engine && x.bucket === "all" && x.metric === metric);
+    for (const [engine, truth] of [["mid", 0.85], ["slow", 0.7]] as const) {
+      const d = row(engine, "decode_tok_s");
+      assert.equal(d.best, "fast");
+      assert.equal(d.n_pairs, 6);
+      assert.ok(d.ratio_ci95[1] < 1, `${engine} decode ratio CI ${d.ratio_ci95} excludes 1`);
+      assert.ok(Math.abs(d.ratio_to_best / truth - 1) < 0.02, `${engine} decode ratio ${d.ratio_to_best} vs ${truth}`);
+      const t = row(engine, "tpot_ms");
+      assert.ok(t.ratio_ci95[0] > 1, `${engine} tpot ratio CI ${t.ratio_ci95} excludes 1`);
+      assert.ok(Math.abs(t.ratio_to_best * truth - 1) < 0.02, `${engine} tpot ratio ${t.ratio_to_best} vs ${1 / truth}`);
+    }
+    assert.equal(row("fast", "decode_tok_s").ratio_to_best, 1);
+    // Resolved configs from the three startup-log formats; the expect gate passes.
+    assert.equal(summary.resolved_config.fast.status, "RESOLVED");
+    assert.deepEqual(summary.resolved_config.fast.violations, []);
+    for (const l of ["mid", "slow"]) assert.equal(summary.resolved_config[l].status, "RESOLVED", l);
+    const rc = await readJson(join(run, "resolved_config", "fast.r1.json"));
+    assert.equal(rc.config.max_num_seqs, 256);
+    const md = await readFile(join(run, "rounds", "summary.md"), "utf8");
+    assert.match(md, /\| fast \(best\) \| all \| decode_tok_s \|/);
+    assert.doesNotMatch(md, /^\| \w+[^|\n]*\[(HARD GATE|FAILURES)\]/m);
+    assert.match(await readFile(join(run, "logs", "slow.r1.log"), "utf8"), /n_slots|n_ctx_slot/);
+    // Metrics before/after were scraped and differenced.
+    const fastR1 = cells.find((c) => c.label === "fast" && c.round === 1);
+    assert.equal(fastR1.prometheus.available, true);
+    assert.ok(Object.keys(fastR1.prometheus.counters).length > 0);
+    await readFile(join(run, "prometheus", "fast.r1.before.txt"), "utf8");
+    // The grandchild of every slow cell went with its group; no engine outlived the run.
+    for (const c of cells) {
+      assert.equal(c.stop.group_gone, true);
+      assert.equal(c.stop.signal, "SIGTERM", "SIGTERM to the group was enough: no member needed SIGKILL");
+      assert.deepEqual(runtime.groupMembers(c.pid), [], `${c.label} r${c.round} group ${c.pid}`);
+    }
+    assert.deepEqual(survivors(marker), []);
+    assert.match(r.stderr, /round 6\/6/);
+  });
+
+  test("broken engines get their statuses in a separate short run; the run exits 1 and keeps every cell (~25 s)", async () => {
+    const ik = ikBin();
+    const marker = `rounds-broken-${process.pid}`;
+    const ports = await freePorts(8);
+    const busy = createServer();
+    await new Promise<void>((ok) => busy.listen(ports[0], "127.0.0.1", ok));
+    const m = (port: number, ...extra: string[]) => [ik, "mock", "--engine", extra.includes("--metrics") ? "llamacpp" : "vllm", "--port", String(port), "--tpot-ms", "2", "--model", marker, ...extra];
+    const manifest = {
+      engines: [
+        { label: "busy", name: "vllm", launch: m(ports[0]), port: ports[0] },
+        { label: "nolaunch", name: "vllm", launch: [join(dir, "no-such-engine"), "--port", String(ports[1])], port: ports[1] },
+        { label: "slowstart", name: "vllm", launch: m(ports[2], "--startup-delay-s", "30"), port: ports[2] },
+        { label: "dies", name: "vllm", launch: m(ports[3], "--startup-delay-s", "5", "--exit-after-s", "0.3"), port: ports[3] },
+        { label: "badwarm", name: "vllm", launch: m(ports[4], "--fault", "http500"), port: ports[4] },
+        { label: "nometrics", name: "llama.cpp", launch: m(ports[5], "--metrics", "off", "--spawn-child"), port: ports[5], expect: { n_slots: 4 } },
+        { label: "gated", name: "vllm", launch: m(ports[7], "--startup-log", "vllm"), port: ports[7], expect: { max_num_seqs: 128, enable_prefix_caching: "True" } },
+        // Ignores SIGTERM (the ignore survives exec of `sleep`): stopped by SIGKILL after --stop-timeout-s.
+        { label: "stubborn", name: "vllm", launch: ["bash", "-c", `trap '' TERM; ${m(ports[6]).join(" ")} & while true; do sleep 0.2; done`], port: ports[6] },
+      ],
+    };
+    await writeFile(join(dir, "broken.json"), JSON.stringify(manifest));
+    const run = join(dir, "broken");
+    try {
+      const r = await runIk(["bench", "rounds", join(dir, "broken.json"), "--prompts", join(dir, "two.jsonl"), "--rounds", "1", "--serve-args", "--max-tokens 4 --warmup 0",
+        "--run-dir", run, "--gpu-lock", join(dir, "lock2"), "--startup-timeout-s", "2", "--stop-timeout-s", "1", "--poll-s", "0.1"], { env: { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") }, timeoutMs: 120_000 });
+      assert.equal(r.code, 1, r.stderr.slice(-3000));
+      const cell = (l: string) => readJson(join(run, "rounds", `${l}.r1.json`));
+      assert.equal((await cell("busy")).status, "port_busy");
+      const nl = await cell("nolaunch");
+      assert.equal(nl.status, "launch_failed");
+      assert.match(nl.detail, /no-such-engine/);
+      const ss = await cell("slowstart");
+      assert.equal(ss.status, "startup_timeout");
+      assert.equal(ss.ready.status, "timeout");
+      const d = await cell("dies");
+      assert.equal(d.status, "exited_early");
+      assert.match(d.detail, /exit code 1/);
+      assert.equal(typeof d.log_tail, "string");
+      assert.equal((await cell("badwarm")).status, "warmup_failed");
+      const nm = await cell("nometrics");
+      assert.equal(nm.status, "ok", nm.detail);
+      assert.equal(nm.prometheus.available, false);
+      assert.match(nm.prometheus.before_note, /not available: HTTP 501/);
+      assert.equal(nm.stop.group_gone, true);
+      assert.deepEqual(nm.resolved_config.violations, [], "no startup log: nothing contradicts, n_slots is unverified");
+      assert.deepEqual(nm.resolved_config.unverified, ["n_slots"]);
+      assert.equal(nm.resolved_config.status, "UNPROVEN");
+      const st = await cell("stubborn");
+      assert.equal(st.status, "ok", st.detail);
+      assert.equal(st.stop.signal, "SIGKILL");
+      assert.equal(st.stop.group_gone, true);
+      for (const c of [d, nm, st]) assert.deepEqual(runtime.groupMembers(c.pid), []);
+      const g = await cell("gated");
+      assert.equal(g.status, "ok");
+      assert.deepEqual(g.resolved_config.violations, ["[HARD GATE] max_num_seqs: expected 128, resolved 256"]);
+      const md = await readFile(join(run, "rounds", "summary.md"), "utf8");
+      assert.match(md, /^\| gated[^|\n]*\[HARD GATE\] \| all \| decode_tok_s/m);
+      assert.match(md, /## Failed cells/);
+      for (const s of ["port_busy", "launch_failed", "startup_timeout", "exited_early", "warmup_failed"]) assert.match(md, new RegExp(`\\| ${s} \\|`));
+      // serve_failed: an engine whose every request fails, with no warm-up to catch it first.
+      const r2 = await runIk(["bench", "rounds", join(dir, "broken.json"), "--engines", "badwarm", "--prompts", join(dir, "two.jsonl"), "--rounds", "1", "--warmup", "0",
+        "--serve-args", "--max-tokens 4 --warmup 0", "--run-dir", join(dir, "broken2"), "--gpu-lock", join(dir, "lock2")], { env: { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") }, timeoutMs: 60_000 });
+      assert.equal(r2.code, 1, r2.stderr.slice(-2000));
+      const sf = await readJson(join(dir, "broken2", "rounds", "badwarm.r1.json"));
+      assert.equal(sf.status, "serve_failed");
+      assert.match(sf.detail, /all 2 requests failed/);
+      assert.deepEqual(survivors(marker), []);
+    } finally {
+      await new Promise((ok) => busy.close(ok));
+    }
+  });
+});
