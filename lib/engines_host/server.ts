@@ -99,6 +99,20 @@ function describeExit(st: ExitStatus): string {
   return st.signal ? `killed by ${st.signal}` : `exit code ${st.code}`;
 }
 
+/** A fetch failure in a few words; the runtimes word "connection refused" differently. */
+function fetchErrorText(e: unknown): string {
+  const parts: string[] = [];
+  for (let x: unknown = e, i = 0; x && i < 4; x = (x as { cause?: unknown }).cause, i++) {
+    const o = x as { code?: unknown; message?: unknown; name?: unknown };
+    parts.push(String(o.code ?? ""), String(o.message ?? ""), String(o.name ?? ""));
+  }
+  const all = parts.join(" ");
+  if (/refused/i.test(all)) return "connection refused";
+  if (/reset/i.test(all)) return "connection reset";
+  const msg = parts.find((p) => p && p !== "undefined" && p !== "TypeError" && p !== "Error") ?? "fetch failed";
+  return `error: ${msg.slice(0, 80)}`;
+}
+
 /**
  * Polls `url` every `pollMs` until it answers 2xx (ready), the process exits (exited) or
  * `timeoutMs` passes (timeout).
@@ -123,8 +137,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
       if (res.status >= 200 && res.status < 300) return { status: "ready", seconds: seconds(), polls, last: `HTTP ${res.status}` };
       last = `HTTP ${res.status}`;
     } catch (e) {
-      const msg = String((e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.name ?? e);
-      last = ac.signal.aborted ? "no answer within the poll timeout" : /REFUSED/i.test(msg) || /ConnectionRefused/i.test(String(e)) ? "connection refused" : `error: ${msg.slice(0, 80)}`;
+      last = ac.signal.aborted ? "no answer within the poll timeout" : fetchErrorText(e);
     } finally {
       clearTimeout(timer);
     }
