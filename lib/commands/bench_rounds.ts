@@ -70,12 +70,13 @@ function summaryText(summary: RoundsSummary, cells: { status: string | null }[],
   const main = summary.rows.filter((r) => r.bucket === "all");
   const show = main.length ? main : summary.rows;
   const w = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.length);
-  lines.push(`${w("engine", 16)} ${w("metric", 22)} ${w("median", 12)} ${w("95% CI", 22)} ${w("ratio", 8)} ratio 95% CI`);
+  const we = Math.max(8, ...show.map((r) => escapeTerminalLine(r.engine).length + 2)), wm = Math.max(8, ...show.map((r) => r.metric.length));
+  lines.push(`${w("engine", we)} ${w("metric", wm)} ${w("median", 10)} ${w("95% CI", 22)} ${w("ratio", 8)} ratio 95% CI`);
   for (const r of show) {
     const mark = r.engine === r.best ? " *" : r.failed_requests ? " !" : "";
     const ci = r.ci95[0] === null ? "-" : `${formatValue(r.ci95[0])} - ${formatValue(r.ci95[1])}`;
     const rci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
-    lines.push(`${w(escapeTerminalLine(r.engine) + mark, 16)} ${w(r.metric, 22)} ${w(formatValue(r.median), 12)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${rci}`);
+    lines.push(`${w(escapeTerminalLine(r.engine) + mark, we)} ${w(r.metric, wm)} ${w(formatValue(r.median), 10)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${rci}`);
   }
   const bad = cells.filter((c) => c.status !== "ok").length;
   lines.push("", `* best engine; ! had failed requests (never best, no ratio). ${cells.length} cells, ${bad} not ok.`);

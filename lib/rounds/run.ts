@@ -21,7 +21,7 @@ import { resolvedSummary } from "./cell_metrics.ts";
 import { selectEngines } from "./engine_select.ts";
 import { parseManifest } from "./manifest.ts";
 import { roundsMarkdown } from "./markdown.ts";
-import { resolveJsonSetting, scheduleFixedBy, shellSplit } from "./serve_argv.ts";
+import { hasFlag, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy, shellSplit } from "./serve_argv.ts";
 import { type RoundsSummary, summarize } from "./summary.ts";
 import { type RoundDesign, roundOrders } from "./williams.ts";
 
@@ -83,6 +83,10 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   if (o.refE2eMs !== null && !(o.refE2eMs > 0)) throw usageError("--ref-e2e-ms", `${o.refE2eMs} is not > 0`);
   if (o.refE2eMs !== null && o.mode !== "load") throw usageError("--ref-e2e-ms", "is for --mode load");
   const serveArgs = o.serveArgs ? shellSplit(o.serveArgs, "--serve-args") : [];
+  if (o.serveCmd === null) {
+    const clash = RESERVED_SERVE_FLAGS.find((f) => hasFlag(serveArgs, f));
+    if (clash) throw usageError("--serve-args", `sets ${clash}, which bench rounds sets for every cell`, clash === "--rounds" ? "use bench rounds --rounds (each cell is one round of each engine)" : "drop it from --serve-args");
+  }
   const fixedBy = o.mode === "load" ? scheduleFixedBy(serveArgs) : null;
   if (fixedBy && o.refE2eMs !== null) throw usageError("--ref-e2e-ms", `conflicts with ${fixedBy} in --serve-args, which already fixes the schedule`, "give one");
   let schedule: LoadSchedule | null = null;
@@ -106,8 +110,6 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   const labels = specs.map((s) => s.label);
   let design: RoundDesign = roundOrders(labels, rounds);
   const outDir = join(runDir, "rounds");
-  await rt.files.mkdir(outDir);
-  await rt.files.mkdir(join(runDir, "logs"));
   const plan: Record<string, unknown> = {
     mode: o.mode, rounds, engines: specs.map((s) => ({ label: s.label, name: s.name, kind: s.kind, version: s.version, port: s.port, host: s.host, ready_check: s.ready_check, metrics_path: s.metrics_path, role: s.role, expect: s.expect, env_keys: Object.keys(s.env).sort() })),
     design, prompts: { name: o.prompts.name, sha256: o.prompts.sha256, n: o.prompts.prompts.length, buckets: bucketCounts(o.prompts) },
@@ -128,6 +130,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   let interrupted = false;
   const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), JSON.stringify(redactObject(plan), null, 2) + "\n");
   try {
+    await rt.files.mkdir(outDir);
+    await rt.files.mkdir(join(runDir, "logs"));
     plan.gpu_lock = { path: lock.path, held: lock.held, note: lock.note };
     plan.started = new Date().toISOString();
     await writePlan();

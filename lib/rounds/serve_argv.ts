@@ -15,6 +15,9 @@ export const SERVE_CMD_ENV = "IK_BENCH_SERVE_CMD";
 /** `--serve-args` flags that already fix the load schedule for every engine. */
 export const SCHEDULE_FLAGS: readonly string[] = ["--rates", "--ref-e2e-ms", "--closed-loop"];
 
+/** Flags the default child command sets itself; `--serve-args` may not repeat them. */
+export const RESERVED_SERVE_FLAGS: readonly string[] = ["--base-url", "--model", "--prompts", "--mode", "--engine-kind", "--label", "--run-dir", "--rounds", "--extend", "--json", "--engine-version"];
+
 /** The placeholders a template may use. */
 export const PLACEHOLDERS: readonly string[] = ["base_url", "model", "prompts", "mode", "engine_kind", "label", "round", "run_dir", "ik"];
 

@@ -10,7 +10,8 @@
  *   noted without failing the cell (~25 s).
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -214,5 +215,122 @@ describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (h
     } finally {
       await new Promise((ok) => busy.close(ok));
     }
+  });
+  test("usage, manifest and lock errors are one line with 64/65/69 before any engine starts (~3 s)", async () => {
+    const env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") };
+    await writeFile(join(dir, "bad.json"), JSON.stringify({ engines: [{ label: "a b", launch: "vllm serve", port: "x" }, { name: "vllm", launch: ["x"], port: 1, env: { OK: 1, bad: { nested: true } } }] }));
+    const bad = await runIk(["bench", "rounds", join(dir, "bad.json"), "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+    assert.equal(bad.code, 65, bad.stderr);
+    const line = bad.stderr.trim().split("\n");
+    assert.equal(line.length, 1, bad.stderr);
+    for (const want of [/launch/, /port/, /label/, /bad\.json/]) assert.match(line[0], want);
+    await writeFile(join(dir, "one.json"), JSON.stringify({ engines: [{ label: "x", name: "vllm", launch: ["true"], port: 1 }, { label: "y", name: "vllm", launch: ["true"], port: 2 }] }));
+    const unknown = await runIk(["bench", "rounds", join(dir, "one.json"), "--engines", "x,zz", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+    assert.equal(unknown.code, 64, unknown.stderr);
+    assert.match(unknown.stderr, /--engines.*zz.*x, y/);
+    const ci = await runIk(["bench", "rounds", join(dir, "one.json"), "--mode", "load", "--ci-target", "0.05", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+    assert.equal(ci.code, 64, ci.stderr);
+    const reserved = await runIk(["bench", "rounds", join(dir, "one.json"), "--serve-args", "--rounds 5", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+    assert.equal(reserved.code, 64, reserved.stderr);
+    assert.match(reserved.stderr, /--serve-args.*--rounds/);
+    const conflict = await runIk(["bench", "rounds", join(dir, "one.json"), "--extra-body", '{"a":1}', "--serve-args", "--extra-body '{\"a\":2}'", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+    assert.equal(conflict.code, 64, conflict.stderr);
+    assert.match(conflict.stderr, /give one value/);
+    // A lock held by a live process (this test's own pid).
+    await writeFile(join(dir, "held.lock"), JSON.stringify({ pid: process.pid, command: "another ik bench rounds", started_utc: new Date().toISOString() }));
+    const held = await runIk(["bench", "rounds", join(dir, "one.json"), "--gpu-lock", join(dir, "held.lock")], { env, timeoutMs: 30_000 });
+    assert.equal(held.code, 69, held.stderr);
+    assert.match(held.stderr, new RegExp(`${process.pid}`));
+    assert.equal(existsSync(join(dir, "rounds")), false, "nothing ran");
+  });
+
+  test("SIGINT: exit 130, the running cell's engine stopped, its record marked incomplete, finished cells kept (~8 s)", async () => {
+    const ik = ikBin();
+    const marker = `rounds-int-${process.pid}`;
+    const [p1, p2] = await freePorts(2);
+    const eng = (port: number) => [ik, "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "5", "--model", marker];
+    await writeFile(join(dir, "int.json"), JSON.stringify({ engines: [{ label: "a", name: "vllm", launch: eng(p1), port: p1 }, { label: "b", name: "vllm", launch: eng(p2), port: p2 }] }));
+    const run = join(dir, "int");
+    const child = spawn(ik, ["bench", "rounds", join(dir, "int.json"), "--prompts", join(dir, "two.jsonl"), "--rounds", "2", "--serve-args", "--max-tokens 400 --warmup 0",
+      "--run-dir", run, "--gpu-lock", join(dir, "lockI")], { env: { ...runtime.envAll(), IK_RUNS_DIR: join(dir, "runs-int"), IK_KEY_FILE: join(dir, "key") }, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr!.on("data", (d) => (err += d));
+    const done = new Promise<number | null>((ok) => child.on("close", (code) => ok(code)));
+    const t0 = Date.now();
+    while (!/round 1\/2 · a: ok/.test(err) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 100));
+    assert.match(err, /round 1\/2 · a: ok/);
+    await new Promise((r) => setTimeout(r, 1500)); // b is measuring now (2 requests of 400 tokens at 5 ms take ~4 s)
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const code = await done;
+    clearTimeout(timer);
+    assert.equal(code, 130, err.slice(-2000));
+    const plan = await readJson(join(run, "rounds", "plan.json"));
+    assert.equal(plan.interrupted.after_cells, 2);
+    assert.equal((await readJson(join(run, "rounds", "a.r1.json"))).status, "ok");
+    const b = await readJson(join(run, "rounds", "b.r1.json"));
+    assert.equal(b.status, "interrupted");
+    assert.equal(b.stop.group_gone, true);
+    assert.equal(b.serve.complete, false);
+    const rec = await readJson(join(dir, "runs-int", b.serve.evidence_id, "evidence.json"));
+    assert.equal(rec.complete, false);
+    assert.equal(existsSync(join(run, "rounds", "a.r2.json")), false);
+    assert.deepEqual(survivors(marker), []);
+  });
+
+  test("--ci-target stops after a whole period once the ratio CIs are narrow; the design is rewritten (~12 s)", async () => {
+    const ik = ikBin();
+    const [p1, p2] = await freePorts(2);
+    const eng = (port: number, t: number) => [ik, "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", String(t)];
+    await writeFile(join(dir, "ad.json"), JSON.stringify({ engines: [{ label: "a", name: "vllm", launch: eng(p1, 5), port: p1 }, { label: "b", name: "vllm", launch: eng(p2, 6), port: p2 }] }));
+    const run = join(dir, "ad");
+    const r = await runIk(["bench", "rounds", join(dir, "ad.json"), "--prompts", join(dir, "two.jsonl"), "--rounds", "8", "--ci-target", "0.05", "--min-rounds", "2",
+      "--serve-args", "--max-tokens 16 --warmup 0", "--warmup", "0", "--run-dir", run, "--gpu-lock", join(dir, "lockA")], { env: { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") }, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, r.stderr.slice(-2000));
+    const plan = await readJson(join(run, "rounds", "plan.json"));
+    assert.equal(plan.adaptive.max_rounds, 8);
+    assert.equal(plan.adaptive.period, 2);
+    const k = plan.stopped_early.round;
+    assert.ok(k % 2 === 0 && k < 8, `stopped at a whole period before the maximum: ${k}`);
+    assert.equal(plan.rounds, k);
+    assert.equal(plan.design.orders.length, k);
+    assert.deepEqual(plan.adaptive.checks.map((c: { round: number }) => c.round), Array.from({ length: k / 2 }, (_, i) => 2 * (i + 1)));
+    assert.equal(plan.adaptive.checks.at(-1).met, true);
+    assert.equal(plan.adaptive.stopped_early, true);
+    assert.equal(existsSync(join(run, "rounds", `a.r${k + 1}.json`)), false);
+    assert.match(await readFile(join(run, "rounds", "summary.md"), "utf8"), new RegExp(`Adaptive stop: stopped early after round ${k} of at most 8`));
+  });
+  test("load mode: the first load cell's reference e2e is passed to every later cell, so every engine gets one schedule (~20 s)", async () => {
+    const ik = ikBin();
+    const [p1, p2] = await freePorts(2);
+    const eng = (port: number, t: number) => [ik, "mock", "--engine", "vllm", "--port", String(port), "--max-batch", "8", "--step-ms", String(t)];
+    await writeFile(join(dir, "load.json"), JSON.stringify({ engines: [{ label: "a", name: "vllm", launch: eng(p1, 5), port: p1 }, { label: "b", name: "vllm", launch: eng(p2, 7), port: p2 }] }));
+    const run = join(dir, "load");
+    const r = await runIk(["bench", "rounds", join(dir, "load.json"), "--mode", "load", "--prompts", join(dir, "two.jsonl"), "--rounds", "2", "--warmup", "1",
+      "--serve-args", "--concurrency 1,2 --duration-s 1.5 --slo-ttft-p95-ms 2000 --max-tokens 16 --warmup 0 --gpu-price-usd-h 2", "--run-dir", run, "--gpu-lock", join(dir, "lockL"), "--json"],
+      { env: { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") }, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr.slice(-2000));
+    const plan = await readJson(join(run, "rounds", "plan.json"));
+    const first = plan.design.orders[0][0];
+    const pilot = await readJson(join(run, "rounds", `${first}.r1.json`));
+    const ref = pilot.load_schedule.ref_e2e_ms_used;
+    assert.ok(ref > 0);
+    assert.equal(pilot.serve.argv.includes("--ref-e2e-ms"), false, "the first cell measures it");
+    assert.equal(plan.load_schedule.ref_e2e_ms, ref);
+    assert.equal(plan.load_schedule.shared, true);
+    assert.equal(plan.load_schedule.pilot, `${first} r1`);
+    for (const [label, k] of [["a", 1], ["b", 1], ["a", 2], ["b", 2]] as const) {
+      if (label === first && k === 1) continue;
+      const c = await readJson(join(run, "rounds", `${label}.r${k}.json`));
+      assert.equal(c.status, "ok");
+      assert.equal(c.serve.argv[c.serve.argv.indexOf("--ref-e2e-ms") + 1], String(ref));
+      assert.equal(c.load_schedule.ref_e2e_ms_used, ref);
+      assert.ok(!c.serve.argv.includes("--rounds"));
+    }
+    const out = JSON.parse(r.stdout);
+    const nStar = out.summary.rows.filter((x: { metric: string }) => x.metric === "n_star");
+    assert.equal(nStar.length, 2);
+    assert.ok(out.summary.rows.some((x: { metric: string }) => x.metric === "usd_per_1m_output_tokens_at_n_star"));
+    assert.match(await readFile(join(run, "rounds", "summary.md"), "utf8"), /Arrival schedule: the same for every engine \(--ref-e2e-ms/);
   });
 });
