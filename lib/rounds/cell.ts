@@ -175,6 +175,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
   const logRel = `logs/${label}.r${k}.log`;
   const logPath = join(cfg.runDir, logRel);
   const cell: Cell = { round: k, position, label, kind: spec.kind, status: null, log: logRel, t_start: Date.now() / 1000 };
+  await rt.files.mkdir(join(cfg.runDir, "logs"));
   rmSync(logPath, { force: true }); // a rerun of the same round must not append to an old log
   const env = cleanEnv({ parent: (n) => rt.env(n), manifestEnv: spec.env, passEnv: cfg.passEnv, where: `engine '${label}' env` });
   cell.env = { keys: env.keys, notes: env.notes };
