@@ -10,6 +10,7 @@ import type { InferValue, Parser } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
 import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
 import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
+import { loadTrialCommand, runLoadTrial } from "./load_trial.ts";
 import { mockCommand, runMock } from "./mock.ts";
 import { promptsCommand, runPrompts } from "./prompts.ts";
 import { probeCommand, runProbe } from "./probe.ts";
@@ -22,7 +23,7 @@ export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCo
 });
 
 /** The parser for every ik command. */
-export const cliParser = or(selftestCommand, probeCommand, benchCommand, promptsCommand, mockCommand);
+export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand);
 
 /** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
 export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
@@ -30,6 +31,7 @@ export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, un
   probe: probeCommand,
   mock: mockCommand,
   bench: benchCommand,
+  "load-trial": loadTrialCommand,
   prompts: promptsCommand,
 };
 
@@ -49,6 +51,9 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runBenchServe(ctx, args);
     case "bench-rounds":
       return runBenchRounds(ctx, args);
+    case "load-trial-prepare":
+    case "load-trial-run":
+      return runLoadTrial(ctx, args);
     case "prompts-validate":
     case "prompts-info":
     case "prompts-synth":

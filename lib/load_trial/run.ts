@@ -1,0 +1,106 @@
+/**
+ * `ik load-trial run` (seed 004's external client): N requests of a workload as open-loop
+ * Poisson arrivals at rate R on absolute deadlines, each streamed through the one client loop;
+ * rows journaled to `requests.jsonl` as they complete; then `summary.json` with the attainment,
+ * the scheduling validity with its numbers, and percentiles.
+ * @module
+ */
+import { join } from "node:path";
+import type { Endpoint } from "../client/mod.ts";
+import { requestRow } from "../client/mod.ts";
+import { Runner } from "../bench/runner.ts";
+import type { EngineKind } from "../engines/mod.ts";
+import { JsonlWriter } from "../evidence/mod.ts";
+import { runOpenLoop, startLoopLag } from "../executors/mod.ts";
+import type { Prompt } from "../prompts/mod.ts";
+import { arrivalOffsetsMs } from "../schedule/mod.ts";
+import { judgeTrial, type TrialRow, type TrialVerdict } from "./attainment.ts";
+import type { Workload } from "./workload.ts";
+
+/** What one trial needs. */
+export interface TrialConfig {
+  ep: Endpoint;
+  engineKind: EngineKind;
+  model: string;
+  apiKey?: string;
+  workload: Workload;
+  rateRps: number;
+  requests: number;
+  ttftS: number;
+  tpotS: number;
+  attainment: number;
+  seed: number;
+  outDir: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Identity fields for summary.json (HMAC of the URL, workload path, …). */
+  identity: Record<string, unknown>;
+}
+
+/** What a trial leaves. */
+export interface TrialResult {
+  verdict: TrialVerdict;
+  summary: Record<string, unknown>;
+  interrupted: boolean;
+}
+
+/** Runs one trial and writes its files. */
+export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
+  const reqs = cfg.workload.requests;
+  const prompts: Prompt[] = reqs.map((r) => ({ id: r.id, bucket: "all", messages: r.messages, maxTokens: r.max_tokens, kind: "chat", extra: {} }));
+  const runner = new Runner({
+    ep: cfg.ep, api: "chat", engineKind: cfg.engineKind, model: cfg.model, maxTokens: null, tokenIds: "off", exactLength: false,
+    extraBody: {}, chatTemplateKwargs: {}, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs, idleTimeoutMs: Math.min(cfg.timeoutMs, 60_000), signal: cfg.signal,
+  });
+  // Exactly N arrivals: a window far longer than N / R, capped at N.
+  const offsets = arrivalOffsetsMs({ ratePerS: cfg.rateRps, durationS: Math.max(60, (cfg.requests / cfg.rateRps) * 50), maxRequests: cfg.requests, seed: [cfg.seed, 4, Math.round(cfg.rateRps * 1e6)] });
+  const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"));
+  const rows: TrialRow[] = [];
+  const lag = startLoopLag();
+  const tWall0 = Date.now() / 1000;
+  const outcome = await runOpenLoop(async (i, due) => {
+    const idx = i % reqs.length;
+    const { result } = await runner.send(prompts[idx], null, due);
+    const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens });
+    journal.write(row);
+    rows.push(row as unknown as TrialRow);
+  }, { offsetsMs: offsets, signal: cfg.signal });
+  const loopLag = lag.stop();
+  await journal.close();
+  const interrupted = cfg.signal?.aborted === true;
+  const verdict = judgeTrial(rows, cfg.requests, { ttftMs: cfg.ttftS * 1000, tpotMs: cfg.tpotS * 1000 }, cfg.attainment);
+  const durationS = rows.length ? (performance.now() - outcome.t0Ms) / 1000 : 0;
+  const summary: Record<string, unknown> = {
+    schema: 1,
+    kind: "load_trial",
+    complete: !interrupted,
+    passed: verdict.attained && verdict.validity.valid,
+    attainment: verdict.attainment,
+    attainment_target: cfg.attainment,
+    attained: verdict.attained,
+    met: verdict.met,
+    requested: cfg.requests,
+    valid: verdict.validity.valid,
+    validity: verdict.validity,
+    misses: verdict.misses,
+    failures_by_kind: verdict.failures_by_kind,
+    slo: { ttft_s: cfg.ttftS, tpot_s: cfg.tpotS },
+    rate_rps: cfg.rateRps,
+    arrivals: "open-loop Poisson on absolute deadlines (seeded), exactly N requests",
+    seed: cfg.seed,
+    achieved_rate_rps: outcome.lastSendMs !== null && outcome.sent > 1 ? (outcome.sent - 1) / ((outcome.lastSendMs - outcome.t0Ms - offsets[0]) / 1000) : null,
+    duration_s: durationS,
+    started_unix_s: tWall0,
+    percentiles: verdict.percentiles,
+    event_loop_lag_ms: loopLag,
+    definitions: {
+      attainment: "requests that succeeded with ttft <= slo.ttft_s and tpot <= slo.tpot_s, divided by the requests asked (failed or unsent requests are misses; a request with no TPOT, one token, passes the TPOT part)",
+      valid: `all requests sent, median send lag <= ${verdict.validity.lag_p50_limit_ms} ms and p99 <= ${verdict.validity.lag_p99_limit_ms} ms`,
+      ttft_ms: "client clock, request sent to first token event", tpot_ms: "(last token - first token) / (tokens - k_first), client clock",
+      percentiles: "nearest rank over ok requests",
+    },
+    workload: { sha256: cfg.workload.requests_sha256, requests: reqs.length, seed: cfg.workload.seed },
+    ...cfg.identity,
+  };
+  return { verdict, summary, interrupted };
+}
