@@ -10,6 +10,7 @@ import type { InferValue, Parser } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
 import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
 import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
+import { benchPointsCommand, runBenchPoints } from "./bench_points.ts";
 import { loadTrialCommand, runLoadTrial } from "./load_trial.ts";
 import { mockCommand, runMock } from "./mock.ts";
 import { promptsCommand, runPrompts } from "./prompts.ts";
@@ -17,8 +18,8 @@ import { probeCommand, runProbe } from "./probe.ts";
 import { runSelftest, selftestCommand } from "./selftest.ts";
 
 /** `ik bench …`: the benchmark commands. */
-export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand), {
-  brief: message`Benchmarks: serve (one server: latency with CIs, or load capacity), rounds (several engines in balanced rounds).`,
+export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand), {
+  brief: message`Benchmarks: serve (one server: latency with CIs, or load capacity), rounds (several engines in balanced rounds), points (ordered points against a running fleet).`,
   description: message`ik bench serve measures one OpenAI-compatible server and writes an evidence record; ik bench rounds launches, measures and stops several engines from a manifest in a balanced order and compares them.`,
 });
 
@@ -51,6 +52,8 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runBenchServe(ctx, args);
     case "bench-rounds":
       return runBenchRounds(ctx, args);
+    case "bench-points":
+      return runBenchPoints(ctx, args);
     case "load-trial-prepare":
     case "load-trial-run":
       return runLoadTrial(ctx, args);

@@ -1,0 +1,100 @@
+/**
+ * `ik bench points`: ordered benchmark points against a running router or fleet (seed 004).
+ * Exit 0 when every point ran, 69 when preflight failed, 1 when it stopped after starting, 64/65
+ * for usage and plan problems, 130 when interrupted.
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { object } from "@optique/core/constructs";
+import { message } from "@optique/core/message";
+import { optional, withDefault } from "@optique/core/modifiers";
+import type { InferValue } from "@optique/core/parser";
+import { command, constant, option } from "@optique/core/primitives";
+import { choice, float, string } from "@optique/core/valueparser";
+import { usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { parseEndpoint } from "../client/mod.ts";
+import { endpointKeyPath, endpointTag, loadEndpointKey } from "../evidence/mod.ts";
+import { checkBaseUrl, parsePlan } from "../points/plan.ts";
+import { runPoints } from "../points/runner.ts";
+import { escapeTerminalLine } from "../report/escape.ts";
+import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
+import type { CommandContext } from "./context.ts";
+
+const flags = {
+  cmd: constant("bench-points" as const),
+  base: option("--base", string({ metavar: "URL" }), { description: message`Router or fleet root, e.g. http://127.0.0.1:18000 (stored only as an HMAC; never with a token in it).` }),
+  model: option("--model", string({ metavar: "M" }), { description: message`The served model every point must find in /v1/models.` }),
+  plan: option("--plan", string({ metavar: "FILE" }), { description: message`The plan: {schema: 1, points: [{id, workload: {file, rate_rps, requests}, client_argv, client_timeout_s, drain_timeout_s}]}.` }),
+  out: option("--out", string({ metavar: "DIR" }), { description: message`A new private output folder (an existing one is refused).` }),
+  apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for the runner's own probes (the client reads its own).` })),
+  readyPath: withDefault(option("--ready-path", string({ metavar: "PATH" }), { description: message`Readiness path.` }), "/ready"),
+  statePath: withDefault(option("--state-path", string({ metavar: "PATH" }), { description: message`Router state path answering {admission, resident}.` }), "/state"),
+  drainSource: withDefault(option("--drain-source", choice(["state", "metrics"] as const), { description: message`Where outstanding work is read: the router's state, or Prometheus gauges (every known running + waiting gauge summed).` }), "state" as const),
+  metricsPath: withDefault(option("--metrics-path", string({ metavar: "PATH" }), { description: message`Prometheus path for --drain-source metrics (TensorRT-LLM: /prometheus/metrics).` }), "/metrics"),
+  pollS: withDefault(option("--poll-s", float({ min: 0.01, max: 60, metavar: "S" }), { description: message`Drain poll interval, seconds.` }), 0.5),
+  json: option("--json", { description: message`Print the outcome as JSON.` }),
+};
+
+/** Parser for `ik bench points`. */
+export const benchPointsCommand = command("points", object(flags), {
+  brief: message`Ordered benchmark points against a running router/fleet: preflight, drain, external client per point, drain.`,
+  description: message`For each point: /ready and /v1/models, wait for zero admission and resident work, run client_argv directly (no shell; {base} {model} {point_id} {point_dir} {ik} substituted) with its timeout, then wait for the fleet to drain. A refused readiness, a model mismatch, a non-zero client exit (2: attainment or scheduling failed) or a drain timeout stops the sequence. Never stops the router or engines. Writes manifest.json and <point>/result.json, client.stdout, client.stderr.`,
+});
+
+/** The parsed flags of `ik bench points`. */
+export type BenchPointsFlags = InferValue<typeof benchPointsCommand>;
+
+/** Runs `ik bench points`. */
+export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): Promise<number> {
+  const rt = ctx.runtime;
+  const apiKey = f.apiKeyEnv !== undefined ? rt.env(f.apiKeyEnv) || undefined : undefined;
+  if (f.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${f.apiKeyEnv} is not set or empty`, `export ${f.apiKeyEnv}=... or drop the flag`);
+  const clean = makeSanitizer(f.base, apiKey);
+  try {
+    checkBaseUrl(f.base);
+    const ep = parseEndpoint(f.base, "--base");
+    for (const [flag, p] of [["--ready-path", f.readyPath], ["--state-path", f.statePath], ["--metrics-path", f.metricsPath]] as const) {
+      if (!p.startsWith("/")) throw usageError(flag, `'${p}' must start with /`);
+    }
+    const planPath = resolve(rt.cwd(), f.plan);
+    let planText: string;
+    try {
+      planText = await readFile(planPath, "utf8");
+    } catch (e) {
+      throw usageError("--plan", `cannot read ${f.plan}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "check the path");
+    }
+    const plan = parsePlan(planText, f.plan);
+    const out = resolve(rt.cwd(), f.out);
+    if (existsSync(out)) throw usageError("--out", `${f.out} already exists`, "give a new folder: a points run never writes into an old one");
+    const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
+    const invocation = ["ik", "bench", "points", "--base", "{base}", "--model", f.model, "--plan", f.plan, "--out", f.out,
+      ...(f.apiKeyEnv ? ["--api-key-env", f.apiKeyEnv] : []), "--ready-path", f.readyPath, "--drain-source", f.drainSource,
+      ...(f.drainSource === "state" ? ["--state-path", f.statePath] : ["--metrics-path", f.metricsPath])];
+    const outcome = await runPoints({
+      rt, ep, baseUrl: f.base, baseUrlTag: endpointTag(key.key, ep), model: f.model, apiKey, plan, planText, planPath: f.plan, outDir: out,
+      readyPath: f.readyPath, drain: { kind: f.drainSource, path: f.drainSource === "state" ? f.statePath : f.metricsPath }, invocation,
+      pollMs: f.pollS * 1000, signal: ctx.signal, progress: (l) => ctx.err(`bench points: ${escapeTerminalLine(clean(l))}\n`),
+    });
+    if (ctx.json) ctx.out(clean(JSON.stringify({ ...outcome, out_dir: out })) + "\n");
+    else {
+      const lines = outcome.points.map((p) => `  ${escapeTerminalLine(p.id)}: ${p.status}${p.reason ? ` (${escapeTerminalLine(clean(p.reason))})` : ""}`);
+      ctx.out(`bench points: ${outcome.status}${outcome.reason ? `: ${escapeTerminalLine(clean(outcome.reason))}` : ""}\n${lines.join("\n")}\n  ${escapeTerminalLine(out)}/manifest.json\n`);
+    }
+    switch (outcome.status) {
+      case "completed":
+        return ExitCode.OK;
+      case "preflight_failed":
+        return ExitCode.UNAVAILABLE;
+      case "interrupted":
+        return ExitCode.INTERRUPTED;
+      default:
+        return ExitCode.VERDICT_NEGATIVE;
+    }
+  } catch (e) {
+    throw sanitizedError(e, clean);
+  }
+}

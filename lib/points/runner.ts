@@ -1,0 +1,220 @@
+/**
+ * `ik bench points` (seed 004): ordered benchmark points against a running router or fleet.
+ * Preflight (readiness, the model, the drain source), then per point: /ready and /v1/models,
+ * wait for zero admission and resident work, the external client (argv, never a shell) with its
+ * timeout, and the drain after it. A refused readiness, a model mismatch, a non-zero client exit
+ * or a drain timeout stops the sequence; a non-zero exit still gets its drain attempt. The runner
+ * never stops the router or the engines. Output: a fresh private folder with manifest.json and,
+ * per point, result.json, client.stdout and client.stderr.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import process from "node:process";
+import { type Endpoint } from "../client/mod.ts";
+import { redactObject, redactUrlsInText } from "../evidence/mod.ts";
+import type { Runtime } from "../runtime/mod.ts";
+import { VERSION } from "../version.ts";
+import { checkModel, checkReady, type DrainSnapshot, type DrainSource, readDrain, waitDrained } from "./drain.ts";
+import { type Plan, substituteArgv } from "./plan.ts";
+
+/** What a points run needs. */
+export interface PointsConfig {
+  rt: Runtime;
+  ep: Endpoint;
+  /** The base URL as given (only its HMAC is stored). */
+  baseUrl: string;
+  baseUrlTag: string;
+  model: string;
+  apiKey?: string;
+  plan: Plan;
+  planText: string;
+  planPath: string;
+  outDir: string;
+  readyPath: string;
+  drain: DrainSource;
+  /** The command line, redacted, for manifest.json. */
+  invocation: string[];
+  pollMs: number;
+  signal?: AbortSignal;
+  progress: (line: string) => void;
+}
+
+/** How a run ended. */
+export interface PointsOutcome {
+  /** `completed` (every point ran), `preflight_failed`, `stopped` or `interrupted`. */
+  status: "completed" | "preflight_failed" | "stopped" | "interrupted";
+  /** Why it stopped, when it did. */
+  reason: string | null;
+  /** Per point: id and status. */
+  points: { id: string; status: string; reason?: string | null }[];
+}
+
+const sha256 = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+
+/**
+ * The digest of the running ik: the sha256 of the compiled binary, or, from source, of its
+ * sources (every .ts under lib/ plus cli.ts, mod.ts and package.json, each hashed, listed sorted).
+ */
+export function runnerDigest(rt: Runtime): { sha256: string; of: "binary" | "sources"; path: string; files?: number } {
+  const self = rt.selfArgv();
+  if (self.length === 1) return { sha256: sha256(readFileSync(self[0])), of: "binary", path: self[0] };
+  const script = self.find((a) => a.endsWith("cli.ts")) ?? self[self.length - 1];
+  const root = dirname(script);
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const n of readdirSync(d).sort()) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (n.endsWith(".ts")) files.push(p);
+    }
+  };
+  if (existsSync(join(root, "lib"))) walk(join(root, "lib"));
+  for (const f of ["cli.ts", "mod.ts", "package.json"]) if (existsSync(join(root, f))) files.push(join(root, f));
+  const lines = files.map((f) => `${sha256(readFileSync(f))}  ${relative(root, f)}`).sort().join("\n");
+  return { sha256: sha256(lines), of: "sources", path: root, files: files.length };
+}
+
+async function writeJson(rt: Runtime, path: string, v: unknown): Promise<void> {
+  await rt.files.writeText(path, JSON.stringify(redactObject(v), null, 2) + "\n", { mode: 0o600 });
+}
+
+/** Runs the client with its timeout: stdout and stderr to files, killed as a group at the timeout; polls the drain source meanwhile. */
+async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeoutMs: number) {
+  const t0 = performance.now();
+  const started = new Date().toISOString();
+  const g = cfg.rt.spawn(argv, { pipeStdout: true, logFile: join(pdir, "client.stderr") });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    g.killGroup("SIGTERM");
+    setTimeout(() => g.killGroup("SIGKILL"), 5000);
+  }, timeoutMs);
+  const onAbort = () => g.killGroup("SIGINT");
+  cfg.signal?.addEventListener("abort", onAbort, { once: true });
+  const during = { samples: 0, max_admission: 0, max_resident: 0, last: null as DrainSnapshot | null };
+  let running = true;
+  const sampler = (async () => {
+    while (running) {
+      const s = await readDrain(cfg.ep, cfg.drain, { apiKey: cfg.apiKey, timeoutMs: 2000 });
+      if (s.ok) {
+        during.samples++;
+        during.max_admission = Math.max(during.max_admission, s.admission ?? 0);
+        during.max_resident = Math.max(during.max_resident, s.resident ?? 0);
+        during.last = s;
+      }
+      await Promise.race([new Promise((r) => setTimeout(r, cfg.pollMs)), g.exited]);
+    }
+  })();
+  const out: Uint8Array[] = [];
+  try {
+    if (g.stdout) {
+      try {
+        for await (const c of g.stdout) out.push(c);
+      } catch { /* a client that could not start */ }
+    }
+    const st = await g.exited;
+    running = false;
+    await sampler;
+    const bytes = new Uint8Array(out.reduce((n, c) => n + c.length, 0));
+    let o = 0;
+    for (const c of out) {
+      bytes.set(c, o);
+      o += c.length;
+    }
+    await cfg.rt.files.writeText(join(pdir, "client.stdout"), new TextDecoder().decode(bytes), { mode: 0o600 });
+    return { exit_code: st.code, signal: st.signal, timed_out: timedOut, started_at: started, ended_at: new Date().toISOString(), seconds: Math.round(performance.now() - t0) / 1000, during };
+  } finally {
+    running = false;
+    clearTimeout(timer);
+    cfg.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** Runs the plan; writes manifest.json and each point's files. */
+export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
+  const rt = cfg.rt;
+  try {
+    process.umask(0o077);
+  } catch { /* not supported: files are still written 0600 and folders chmod 0700 */ }
+  await rt.files.mkdir(cfg.outDir);
+  await rt.files.chmod(cfg.outDir, 0o700);
+  const manifest: Record<string, unknown> = {
+    schema: 1, kind: "bench_points", tool: { name: "ik", version: VERSION }, started_at: new Date().toISOString(),
+    plan: cfg.plan, plan_sha256: sha256(cfg.planText), plan_file: cfg.planPath, runner_digest: runnerDigest(rt), model: cfg.model,
+    base_url: cfg.baseUrlTag, ready_path: cfg.readyPath, drain_source: cfg.drain, invocation: cfg.invocation,
+  };
+  const writeManifest = () => writeJson(rt, join(cfg.outDir, "manifest.json"), manifest);
+  await writeManifest();
+  const points: PointsOutcome["points"] = [];
+  const finish = async (o: PointsOutcome) => {
+    manifest.ended_at = new Date().toISOString();
+    manifest.outcome = o;
+    await writeManifest();
+    return o;
+  };
+  // Preflight: readiness, the model, and a drain source that answers.
+  const ready = await checkReady(cfg.ep, cfg.readyPath, cfg.apiKey);
+  const model = await checkModel(cfg.ep, cfg.model, cfg.apiKey);
+  const drain = await readDrain(cfg.ep, cfg.drain, { apiKey: cfg.apiKey });
+  manifest.preflight = { ready, model, drain };
+  const pre = !ready.ready ? `readiness ${cfg.readyPath}: ${ready.note}` : !model.ok ? `model: ${model.note}` : !drain.ok ? `drain source ${cfg.drain.kind} ${cfg.drain.path}: ${drain.note}` : null;
+  if (pre) {
+    cfg.progress(`preflight failed: ${pre}`);
+    return finish({ status: "preflight_failed", reason: pre, points: cfg.plan.points.map((p) => ({ id: p.id, status: "not_run" })) });
+  }
+  cfg.progress(`preflight ok: ready, '${cfg.model}' served, ${cfg.drain.kind} answers (admission ${drain.admission}, resident ${drain.resident})`);
+  for (const [i, p] of cfg.plan.points.entries()) {
+    const rest = () => cfg.plan.points.slice(i + 1).map((q) => ({ id: q.id, status: "not_run" }));
+    if (cfg.signal?.aborted) return finish({ status: "interrupted", reason: "interrupted", points: [...points, { id: p.id, status: "not_run" }, ...rest()] });
+    const pdir = join(cfg.outDir, p.id);
+    await rt.files.mkdir(pdir);
+    await rt.files.chmod(pdir, 0o700);
+    const result: Record<string, unknown> = { id: p.id, workload: p.workload, started_at: new Date().toISOString(), status: null, stop_reason: null };
+    const save = () => writeJson(rt, join(pdir, "result.json"), result);
+    const stop = async (status: string, reason: string) => {
+      result.status = status;
+      result.stop_reason = reason;
+      result.ended_at = new Date().toISOString();
+      await save();
+      cfg.progress(`point ${p.id}: ${status}: ${reason}`);
+      points.push({ id: p.id, status, reason });
+      return finish({ status: "stopped", reason: `point ${p.id}: ${reason}`, points: [...points, ...rest()] });
+    };
+    cfg.progress(`point ${i + 1}/${cfg.plan.points.length} ${p.id}: checking readiness`);
+    const r = await checkReady(cfg.ep, cfg.readyPath, cfg.apiKey);
+    const m = await checkModel(cfg.ep, cfg.model, cfg.apiKey);
+    result.readiness = r;
+    result.model = m;
+    if (!r.ready) return stop("readiness_refused", `${cfg.readyPath} ${r.note}`);
+    if (!m.ok) return stop("model_mismatch", m.note ?? "model not served");
+    const d0 = await waitDrained(cfg.ep, cfg.drain, { timeoutMs: p.drain_timeout_s * 1000, pollMs: cfg.pollMs, apiKey: cfg.apiKey, signal: cfg.signal });
+    result.drain_initial = d0;
+    if (!d0.drained) return stop("drain_timeout", `the fleet did not drain before the point within ${p.drain_timeout_s} s (admission ${d0.last?.admission ?? "?"}, resident ${d0.last?.resident ?? "?"}${d0.last?.note ? `; ${d0.last.note}` : ""})`);
+    const argv = substituteArgv(p.client_argv, { base: cfg.baseUrl, model: cfg.model, point_id: p.id, point_dir: pdir }, rt.selfArgv());
+    result.client_argv = argv.map((a) => redactUrlsInText(a.split(cfg.baseUrl).join("{base}")));
+    cfg.progress(`point ${p.id}: client running (timeout ${p.client_timeout_s} s)`);
+    const c = await runClient(cfg, argv, pdir, p.client_timeout_s * 1000);
+    result.client = { exit_code: c.exit_code, signal: c.signal, timed_out: c.timed_out, started_at: c.started_at, ended_at: c.ended_at, seconds: c.seconds, stdout: "client.stdout", stderr: "client.stderr" };
+    result.state_during = { samples: c.during.samples, max_admission: c.during.max_admission, max_resident: c.during.max_resident };
+    // A non-zero exit still gets its drain attempt.
+    const d1 = await waitDrained(cfg.ep, cfg.drain, { timeoutMs: p.drain_timeout_s * 1000, pollMs: cfg.pollMs, apiKey: cfg.apiKey, signal: cfg.signal });
+    result.drain_final = d1;
+    result.last_state = d1.last ?? c.during.last;
+    if (cfg.signal?.aborted) return stop("interrupted", "interrupted while the client ran");
+    if (c.timed_out) return stop("client_timeout", `the client ran past client_timeout_s ${p.client_timeout_s} and was killed`);
+    if (c.exit_code !== 0) {
+      const why = c.exit_code === 2 ? "attainment or scheduling failed; inspect summary.json" : c.exit_code === 127 || c.exit_code === null ? `the client could not run or was killed (${c.signal ?? `exit ${c.exit_code}`})` : `the client exited ${c.exit_code}`;
+      result.client = { ...(result.client as object), meaning: why };
+      return stop(c.exit_code === 2 ? "attainment_failed" : "client_failed", why);
+    }
+    if (!d1.drained) return stop("drain_timeout", `the fleet did not drain after the client within ${p.drain_timeout_s} s`);
+    result.status = "ok";
+    result.ended_at = new Date().toISOString();
+    await save();
+    points.push({ id: p.id, status: "ok" });
+    cfg.progress(`point ${p.id}: ok (client ${c.seconds} s, drained in ${d1.seconds} s)`);
+  }
+  return finish({ status: "completed", reason: null, points });
+}
