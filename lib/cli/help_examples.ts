@@ -29,6 +29,11 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik bench serve --base-url http://127.0.0.1:8000 --model m --extend serve_benchmark-20261201T090000Z-1a2b3c4d",
     "ik bench rounds engines.json --prompts set.jsonl --serve-args \"--max-tokens 128\"",
     "ik bench rounds engines.json --mode load --serve-args \"--concurrency 1,4,16 --slo-ttft-p95-ms 500\" --engines vllm,sglang",
+    "ik bench points --base http://127.0.0.1:18000 --model m --plan runs/benchmark-plan.json --out runs/benchmark-001",
+  ],
+  "load-trial": [
+    "ik load-trial prepare --out runs/lt --synth 512:128 --requests 200",
+    "ik load-trial run --base http://127.0.0.1:18000 --expected-model m --workload runs/lt/workload/workload.json --rate 1 --requests 200 --ttft 2 --tpot 0.0333 --attainment 0.95 --out runs/lt/r1",
   ],
   prompts: [
     "ik prompts validate prompts.jsonl",
