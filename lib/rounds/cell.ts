@@ -103,6 +103,8 @@ export interface Cell {
   resolved_config?: CellResolved;
   log_tail?: string;
   interrupted?: boolean;
+  /** Things a reader of this cell should know (e.g. a metric this round could not measure). */
+  notes?: string[];
 }
 
 function tail(path: string, n: number): string {
@@ -295,6 +297,10 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.metrics_source = "capacity record metrics (N* and the values at N*)";
     }
     cell.metrics = metrics;
+    const missing = cfg.mode === "single" && metrics.all ? ["ttft_ms", "tpot_ms", "decode_tok_s", "e2e_ms"].filter((k) => !metrics.all[k]) : [];
+    if (missing.length) {
+      cell.notes = [`no ${missing.join(", ")} this round: no ok request had two token events apart in time (one token, or every token in one network read); the summary has one round fewer for ${missing.length > 1 ? "them" : "it"}`];
+    }
     const complete = record !== null && record.complete !== false;
     if (complete && res.code === 0 && typeof record?.evidence_id === "string" && cfg.mode === "single") cfg.lastEvidence[label] = record.evidence_id;
     const [status, detail] = res.timedOut ? ["serve_failed", `bench serve ran past --serve-timeout-s ${cfg.serveTimeoutMs / 1000}`] as const : cellStatus(res.code, complete ? record : null, metrics);

@@ -4,6 +4,7 @@
  * one run of the command shows all of them, each naming the engine and the field (exit 65).
  * @module
  */
+import { knownEngineKind } from "../engines_host/resolved_config.ts";
 import { dirname } from "node:path";
 import { dataError, type IkError } from "../cli/errors.ts";
 
@@ -88,10 +89,12 @@ type Json = Record<string, unknown>;
 const isObject = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
 const LABEL_RE = /^[A-Za-z0-9._-]+$/;
 
-/** The kind a manifest `name` gives: one of {@link MANIFEST_KINDS} (case-insensitive), else `auto`. */
+/**
+ * The kind a manifest `name` gives: one of {@link MANIFEST_KINDS}, case and punctuation ignored
+ * ("vLLM", "llama.cpp", "TensorRT-LLM", "llama-server"), else `auto` (the child detects it).
+ */
 export function engineKindFromName(name: unknown): RoundsEngineKind {
-  const n = typeof name === "string" ? name.trim().toLowerCase() : "";
-  return (MANIFEST_KINDS as readonly string[]).includes(n) ? n as RoundsEngineKind : "auto";
+  return knownEngineKind(name) ?? "auto";
 }
 
 function urlPath(value: string): string {

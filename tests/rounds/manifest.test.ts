@@ -49,9 +49,9 @@ describe("parseManifest", () => {
     assert.equal(parseManifest(JSON.stringify({ engines: [good.engines[2]] }), "m.json").run_dir, ".");
   });
 
-  test("kind from name only for the four known kinds", () => {
-    assert.deepEqual(["vllm", "SGLang", "llamacpp", "trtllm", "llama.cpp", "mock", "", null].map(engineKindFromName),
-      ["vllm", "sglang", "llamacpp", "trtllm", "auto", "auto", "auto", "auto"]);
+  test("kind from name only for the four known kinds (case and punctuation ignored), else auto", () => {
+    assert.deepEqual(["vllm", "SGLang", "llamacpp", "trtllm", "llama.cpp", "TensorRT-LLM", "vLLM", "mock", "vllm-fork", "", null].map(engineKindFromName),
+      ["vllm", "sglang", "llamacpp", "trtllm", "llamacpp", "trtllm", "vllm", "auto", "auto", "auto", "auto"]);
   });
 
   test("unknown engine fields are warnings, not errors", () => {
