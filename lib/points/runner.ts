@@ -11,7 +11,6 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import process from "node:process";
 import { type Endpoint } from "../client/mod.ts";
 import { redactObject, redactUrlsInText } from "../evidence/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
@@ -135,9 +134,8 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
 /** Runs the plan; writes manifest.json and each point's files. */
 export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
   const rt = cfg.rt;
-  try {
-    process.umask(0o077);
-  } catch { /* not supported: files are still written 0600 and folders chmod 0700 */ }
+  // Not supported everywhere: files are written 0600 and folders chmod 0700 regardless.
+  rt.setUmask(0o077);
   await rt.files.mkdir(cfg.outDir);
   await rt.files.chmod(cfg.outDir, 0o700);
   const manifest: Record<string, unknown> = {

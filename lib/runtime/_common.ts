@@ -26,6 +26,7 @@ export function makeRuntime(
     pid: () => proc.pid,
     pidAlive: p.pidAlive,
     groupMembers: p.groupMembers,
+    setUmask: p.setUmask,
     exit: p.exitNow,
     onSignal: p.onSignal,
     isTerminal: p.isTerminal,

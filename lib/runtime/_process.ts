@@ -183,6 +183,16 @@ export function groupMembers(pgid: number): number[] {
   }
 }
 
+/** Sets this process's file-creation mask; false where the runtime cannot. */
+export function setUmask(mask: number): boolean {
+  try {
+    process.umask(mask);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** CPU time used by this process so far. */
 export function cpuUsage(): CpuUsage {
   const u = process.cpuUsage();

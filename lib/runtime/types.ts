@@ -115,6 +115,8 @@ export interface Runtime {
   pidAlive(pid: number): boolean;
   /** Live (non-zombie) pids in process group `pgid`; empty once the whole group is gone. */
   groupMembers(pgid: number): number[];
+  /** Sets the file-creation mask (e.g. 0o077 for private output); false where not supported. */
+  setUmask(mask: number): boolean;
   /** Exits now with `code`, after killing every spawned group. */
   exit(code: number): never;
   /** Registers `fn` for a signal; returns a function that removes it. */
