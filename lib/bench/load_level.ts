@@ -98,7 +98,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     : null;
   let inFlight = 0, failed = 0, sent = 0;
   let firstSend: number | null = null, lastSend: number | null = null;
-  const send = async (_i: number, due: number | null) => {
+  // `seq` numbers a level's requests in send order (the open loop's schedule index).
+  const send = async (seq: number, due: number | null) => {
     const { prompt, salt } = pick();
     inFlight++;
     sent++;
@@ -107,11 +108,11 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     lastSend = t;
     try {
       const { result, body } = await deps.runner.send(prompt, salt, due);
-      const row = requestRow(result, { level: spec.name, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) });
+      const row = requestRow(result, { level: spec.name, seq, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) });
       if (!row.ok) failed++;
       deps.journal.write(row);
-      deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, salt }));
-      deps.inputs.write({ id: prompt.id, level: spec.name, salt, body });
+      deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, seq, salt }));
+      deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
       acc.add(row, itlMs(result));
       counts.add(row, deps.runner.maxFor(prompt));
     } finally {

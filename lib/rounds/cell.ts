@@ -233,6 +233,11 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         saltPrefix: `ik-rounds-warmup-r${k}`, chatTemplateKwargs: cfg.chatTemplateKwargs, extraBody: cfg.extraBody, signal: cfg.signal,
       });
       cell.warmup = { ...w, errors: w.errors.map(redactUrlsInText) };
+      if (cfg.signal?.aborted) {
+        cell.status = "interrupted";
+        cell.interrupted = true;
+        return cell;
+      }
       if (w.ok === 0) {
         cell.status = "warmup_failed";
         cell.detail = `0 of ${w.n} warm-up requests succeeded${w.errors[0] ? `: ${redactUrlsInText(w.errors[0])}` : ""}`;

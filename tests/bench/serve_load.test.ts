@@ -53,6 +53,10 @@ describe("bench serve --mode load", { skip }, () => {
       const lv = measured.data.levels[0];
       const outLines = (await readFile(join(env.IK_RUNS_DIR, mid, "outputs", "vllm", "load-r4.jsonl"), "utf8")).trim().split("\n");
       assert.equal(outLines.length, lv.sent);
+      // Every request of a level carries its schedule index, 0..sent-1, in rows and outputs.
+      const rows = (await readFile(join(env.IK_RUNS_DIR, mid, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.level === "r4");
+      assert.deepEqual(rows.map((r) => r.seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
+      assert.deepEqual(outLines.map((l) => JSON.parse(l).seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
       assert.ok(lv.summary.itl_ms.n > 0 && lv.summary.send_lag_ms.n === lv.sent);
       assert.ok(Math.abs(lv.summary.tpot_ms.p50 - 2) < 0.5, `tpot ${lv.summary.tpot_ms.p50}`);
       assert.ok(typeof lv.event_loop_lag_ms.p99Ms === "number");
