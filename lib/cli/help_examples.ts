@@ -40,6 +40,26 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik prompts info builtin:default",
     "ik prompts synth --bucket short:128:64 --bucket long:2048:256 --per-bucket 16 --out synth.jsonl",
   ],
+  summarize: [
+    "ik summarize vllm --runs unit/runs.tsv --results unit/results --boots unit/boots.tsv --sb-data question.jsonl --decide \"A B\"",
+    "ik summarize vllm --runs r725/runs.tsv --results r725/results --container r725/container.log --sb-dir specbench/ --json",
+  ],
+  export: [
+    "ik export serve_benchmark-20261201T090000Z-1a2b3c4d --format vllm --out exported/",
+    "ik export runs/serve_benchmark-20261201T090000Z-1a2b3c4d/evidence.json --format csv --out sheets/",
+    "ik summarize vllm --runs exported/runs.tsv --results exported/",
+  ],
+  compare: [
+    "ik compare serve_benchmark-20261201T090000Z-1a2b3c4d serve_benchmark-20261201T091500Z-5e6f7a8b",
+    "ik compare runs/serve_benchmark-20261201T090000Z-1a2b3c4d runs/serve_benchmark-20261201T091500Z-5e6f7a8b --json",
+    "ik compare A_ID B_ID --allow-incomplete --resamples 5000 --seed 1",
+  ],
+  report: [
+    "ik report serve_benchmark-20261201T090000Z-1a2b3c4d",
+    "ik report capacity-20261201T090000Z-1a2b3c4d --html capacity.html",
+    "ik report runs/cmp --html rounds.html",
+    "ik report runs --out store.md",
+  ],
 };
 
 /** The help page argv asks for: the command named (after an optional `help`), or "" for the top. */

@@ -16,6 +16,10 @@ import { mockCommand, runMock } from "./mock.ts";
 import { promptsCommand, runPrompts } from "./prompts.ts";
 import { probeCommand, runProbe } from "./probe.ts";
 import { runSelftest, selftestCommand } from "./selftest.ts";
+import { runSummarize, summarizeCommand } from "./summarize.ts";
+import { exportCommand, runExport } from "./export.ts";
+import { compareCommand, runCompare } from "./compare.ts";
+import { reportCommand, runReport } from "./report.ts";
 
 /** `ik bench …`: the benchmark commands. */
 export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand), {
@@ -24,7 +28,7 @@ export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCo
 });
 
 /** The parser for every ik command. */
-export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand);
+export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand, summarizeCommand, exportCommand, compareCommand, reportCommand);
 
 /** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
 export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
@@ -34,6 +38,10 @@ export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, un
   bench: benchCommand,
   "load-trial": loadTrialCommand,
   prompts: promptsCommand,
+  summarize: summarizeCommand,
+  export: exportCommand,
+  compare: compareCommand,
+  report: reportCommand,
 };
 
 /** The parsed value of {@link cliParser}. */
@@ -61,5 +69,13 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
     case "prompts-info":
     case "prompts-synth":
       return runPrompts(ctx, args);
+    case "summarize-vllm":
+      return runSummarize(ctx, args);
+    case "export":
+      return runExport(ctx, args);
+    case "compare":
+      return runCompare(ctx, args);
+    case "report":
+      return runReport(ctx, args);
   }
 }

@@ -1,0 +1,68 @@
+/**
+ * `ik report RECORD|RUN_DIR`: a record, a bench rounds or bench points output dir, or a store
+ * root, as Markdown on stdout, or with `--html FILE` as one self-contained HTML page (no network;
+ * inline CSS, script and SVG): the summary, per-bucket tables with CIs, per level the
+ * latency–throughput curve with the SLO line and N*, the TTFT CDF, the limitations.
+ * @module
+ */
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { object } from "@optique/core/constructs";
+import { message } from "@optique/core/message";
+import { optional } from "@optique/core/modifiers";
+import type { InferValue } from "@optique/core/parser";
+import { argument, command, constant, option } from "@optique/core/primitives";
+import { string } from "@optique/core/valueparser";
+import { usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { storeRoot } from "../evidence/mod.ts";
+import { escapeTerminalLine } from "../report/escape.ts";
+import { renderHtml } from "../report_html/mod.ts";
+import { buildReport, docCharts, loadReportInput, renderMarkdown } from "../report_md/mod.ts";
+import { VERSION } from "../version.ts";
+import type { CommandContext } from "./context.ts";
+
+/** Parser for `ik report`. */
+export const reportCommand = command("report", object({
+  cmd: constant("report" as const),
+  target: argument(string({ metavar: "RECORD|RUN_DIR" }), {
+    description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json, a bench rounds output dir, a bench points output dir, or a store root.`,
+  }),
+  html: optional(option("--html", string({ metavar: "FILE" }), { description: message`Write one self-contained HTML page here (no network: inline CSS, script and SVG) instead of Markdown on stdout.` })),
+  out: optional(option("--out", string({ metavar: "FILE" }), { description: message`Write the Markdown here instead of stdout.` })),
+  json: option("--json", { description: message`Print one JSON object: what was read, where the report went, and the Markdown.` }),
+}), {
+  brief: message`Render a record, a rounds or points run, or a store as Markdown or one self-contained HTML file.`,
+  description: message`Content: the summary and identity; per-bucket tables with 95% CIs; for load runs, per level the latency–throughput curve (one point per level) with the SLO line and N* marked; the TTFT CDF; the limitations. A load run's capacity record and its measurement are reported together. Records are integrity-checked (a changed artifact is refused, exit 65); rounds and points dirs are read tolerantly: what is missing is said, not fatal.`,
+});
+
+/** The parsed flags of `ik report`. */
+export type ReportFlags = InferValue<typeof reportCommand>;
+
+/** Runs `ik report`. */
+export async function runReport(ctx: CommandContext, f: ReportFlags): Promise<number> {
+  const rt = ctx.runtime;
+  if (f.html !== undefined && f.out !== undefined) throw usageError("--out", "writes Markdown and --html writes HTML: not both", "give one of them");
+  const input = await loadReportInput(f.target, storeRoot((n) => rt.env(n), rt.cwd()), rt.cwd());
+  const doc = buildReport(input);
+  const charts = docCharts(doc).length;
+  const markdown = renderMarkdown(doc);
+  let written: string | null = null;
+  if (f.html !== undefined || f.out !== undefined) {
+    written = resolve(rt.cwd(), (f.html ?? f.out) as string);
+    const body = f.html !== undefined ? renderHtml(doc, `ik ${VERSION} report, generated ${new Date().toISOString()}`) : markdown;
+    try {
+      await writeFile(written, body, { mode: 0o644 });
+    } catch (e) {
+      throw usageError(f.html !== undefined ? "--html" : "--out", `cannot write ${written}: ${(e as { code?: string }).code ?? (e as Error).message}`, "give a writable path");
+    }
+  }
+  if (ctx.json) {
+    ctx.out(JSON.stringify({ kind: "report", input: { kind: input.kind, path: input.path }, format: f.html !== undefined ? "html" : "markdown", file: written, charts, markdown: f.html !== undefined ? undefined : markdown }) + "\n");
+  } else if (written === null) {
+    ctx.out(markdown);
+  } else {
+    ctx.out(`wrote ${escapeTerminalLine(written)} (${f.html !== undefined ? `HTML, ${charts} chart(s)` : "Markdown"}) from the ${input.kind} ${escapeTerminalLine(input.path)}\n`);
+  }
+  return ExitCode.OK;
+}

@@ -1,0 +1,138 @@
+/**
+ * `ik compare A B` as a pure function: two single-mode records that asked the same requests,
+ * paired round by round. Per bucket and metric: each record's median over rounds of the per-round
+ * medians, the ratio B / A of those medians, and a paired t-scaled bootstrap CI of the ratio on the
+ * log scale (lib/stats `pairedRatioCi`), over the round indexes both records have. A round that
+ * was slow for both does not widen the interval. The seed is fixed (default 0), so the same two
+ * records always give the same interval.
+ * @module
+ */
+import { CI_METHOD_T_CLUSTER, DEFAULT_RESAMPLES, median, pairedRatioCi } from "../stats/mod.ts";
+import { higherIsBetter } from "../rounds/directions.ts";
+import { COMPARE_METRICS, roundMedians } from "./round_medians.ts";
+
+/** One side of a comparison. */
+export interface CompareSide {
+  /** The record. */
+  record: Record<string, unknown>;
+  /** Its request rows. */
+  rows: readonly Record<string, unknown>[];
+}
+
+/** One bucket × metric of the comparison. */
+export interface CompareRow {
+  bucket: string;
+  metric: string;
+  unit: string;
+  /** True for rates, false for latencies. */
+  higher_is_better: boolean | null;
+  /** Median over A's paired rounds of its per-round medians. */
+  a_median: number | null;
+  /** The same for B. */
+  b_median: number | null;
+  /** b_median / a_median. */
+  ratio: number | null;
+  /** Paired 95% CI of the ratio; nulls under 2 pairs. */
+  ratio_ci95: [number | null, number | null];
+  /** Rounds both records have for this bucket and metric. */
+  n_pairs: number;
+  /** `B better`, `B worse`, `no clear difference` (the CI holds 1) or `n/a`. */
+  reading: string;
+  /** Per round: [A, B]. */
+  by_round: Record<number, [number, number]>;
+}
+
+/** A bucket with failed requests in either record. */
+export interface CompareFailure {
+  bucket: string;
+  a_failed: number;
+  a_requests: number;
+  b_failed: number;
+  b_requests: number;
+}
+
+/** What {@link compareRecords} returns (the `--json` object's core). */
+export interface Comparison {
+  rows: CompareRow[];
+  failures: CompareFailure[];
+  /** Round indexes of A, of B, and those both have. */
+  rounds: { a: number[]; b: number[]; paired: number[] };
+  resamples: number;
+  seed: number;
+  definitions: Record<string, string>;
+}
+
+/** Options of {@link compareRecords}. */
+export interface CompareOptions {
+  /** Bootstrap resamples (default 2000). */
+  resamples?: number;
+  /** Bootstrap seed (default 0). */
+  seed?: number;
+}
+
+function bucketOrder(record: Record<string, unknown>): string[] {
+  const data = record.data as { buckets?: Record<string, unknown> } | undefined;
+  return data?.buckets && typeof data.buckets === "object" ? Object.keys(data.buckets) : [];
+}
+
+/** How a ratio reads: which record is better, when the interval excludes 1. */
+export function readRatio(ci: [number | null, number | null], higher: boolean | null): string {
+  const [lo, hi] = ci;
+  if (lo === null || hi === null || higher === null) return "n/a";
+  if (lo <= 1 && hi >= 1) return "no clear difference";
+  const bHigher = lo > 1;
+  return bHigher === higher ? "B better" : "B worse";
+}
+
+/** The definitions printed with every comparison. */
+export const COMPARE_DEFINITIONS: Readonly<Record<string, string>> = {
+  per_round_value: "median over the round's ok requests in the bucket, from each record's requests artifact (observed)",
+  median: "median over the paired rounds of those per-round values (observed)",
+  ratio: "median(B) / median(A) over the rounds both records have, paired by round index (derived)",
+  ratio_ci95: "paired t-scaled bootstrap on the log scale: log ratio ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together (derived)",
+  reading: "B better / B worse when the 95% CI excludes 1 (lower is better for latencies, higher for tok/s); no clear difference otherwise",
+  failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered",
+  round_ci_unit: CI_METHOD_T_CLUSTER,
+};
+
+/**
+ * Compares B against A.
+ * @returns rows in bucket order (A's buckets, then B's new ones, `all` last) × metric
+ */
+export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOptions = {}): Comparison {
+  const resamples = opts.resamples ?? DEFAULT_RESAMPLES;
+  const seed = opts.seed ?? 0;
+  const ma = roundMedians(a.rows, bucketOrder(a.record));
+  const mb = roundMedians(b.rows, [...ma.buckets, ...bucketOrder(b.record)]);
+  const buckets = [...ma.buckets.filter((x) => x !== "all"), ...mb.buckets.filter((x) => x !== "all" && !ma.buckets.includes(x))];
+  if (ma.buckets.includes("all") || mb.buckets.includes("all")) buckets.push("all");
+  const rows: CompareRow[] = [];
+  for (const bucket of buckets) {
+    for (const [metric, unit] of COMPARE_METRICS) {
+      const va = ma.values.get(bucket)?.get(metric) ?? new Map<number, number>();
+      const vb = mb.values.get(bucket)?.get(metric) ?? new Map<number, number>();
+      if (!va.size && !vb.size) continue;
+      const paired = [...va.keys()].filter((k) => vb.has(k)).sort((x, y) => x - y);
+      const xa = paired.map((k) => va.get(k) as number), xb = paired.map((k) => vb.get(k) as number);
+      const higher = higherIsBetter(metric);
+      const r = paired.length ? pairedRatioCi(xa, xb, { resamples, seed }) : { ratio: null, ci: null, nPairs: 0 };
+      const ci: [number | null, number | null] = r.ci ? [r.ci[0], r.ci[1]] : [null, null];
+      rows.push({
+        bucket, metric, unit, higher_is_better: higher,
+        a_median: median(xa), b_median: median(xb), ratio: r.ratio, ratio_ci95: ci, n_pairs: r.nPairs,
+        reading: readRatio(ci, higher),
+        by_round: Object.fromEntries(paired.map((k, i) => [k, [xa[i], xb[i]]])),
+      });
+    }
+  }
+  const failures: CompareFailure[] = [];
+  for (const bucket of buckets) {
+    const fa = ma.failures.get(bucket) ?? { failed: 0, total: 0 }, fb = mb.failures.get(bucket) ?? { failed: 0, total: 0 };
+    if (fa.failed || fb.failed) failures.push({ bucket, a_failed: fa.failed, a_requests: fa.total, b_failed: fb.failed, b_requests: fb.total });
+  }
+  return {
+    rows, failures,
+    rounds: { a: ma.rounds, b: mb.rounds, paired: ma.rounds.filter((k) => mb.rounds.includes(k)) },
+    resamples, seed, definitions: { ...COMPARE_DEFINITIONS },
+  };
+}

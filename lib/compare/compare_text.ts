@@ -1,0 +1,51 @@
+/**
+ * The human form of `ik compare`: who A and B are, one line per bucket × metric with the ratio
+ * B / A and its paired 95% CI, then failures and notes. Record text goes through
+ * escapeTerminalLine (a record field can hold anything). Pure.
+ * @module
+ */
+import { escapeTerminalLine } from "../report/escape.ts";
+import { formatValue } from "../rounds/format.ts";
+import type { Comparison } from "./compare_records.ts";
+
+const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
+
+function side(name: string, f: Record<string, unknown>): string {
+  const bits = [f.evidence_id, f.engine, f.engine_version, f.model].filter((x) => x !== null && x !== undefined).map((x) => String(x));
+  const label = f.label ? ` (label ${String(f.label)})` : "";
+  return `  ${name}  ${escapeTerminalLine(bits.join(" "))}${escapeTerminalLine(label)}${f.complete ? "" : " INCOMPLETE"}`;
+}
+
+/**
+ * Renders a comparison for a terminal.
+ * @param facts {@link sideFacts} of A and B
+ * @param notes lines shown under the table
+ */
+export function renderComparison(c: Comparison, facts: [Record<string, unknown>, Record<string, unknown>], notes: readonly string[]): string {
+  const lines = [
+    `compare: B / A, paired by round over ${c.rounds.paired.length} round(s) (A has ${c.rounds.a.length}, B ${c.rounds.b.length}); ${c.resamples} resamples, seed ${c.seed}`,
+    side("A", facts[0]),
+    side("B", facts[1]),
+    "",
+  ];
+  const table = [["bucket", "metric", "A median", "B median", "B/A", "95% CI", "pairs", "reading"]];
+  for (const r of c.rows) {
+    const ci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
+    table.push([
+      escapeTerminalLine(r.bucket), r.metric, `${formatValue(r.a_median)} ${r.unit}`, `${formatValue(r.b_median)} ${r.unit}`,
+      formatValue(r.ratio), ci, String(r.n_pairs), r.reading,
+    ]);
+  }
+  const widths = table[0].map((_, j) => Math.max(...table.map((row) => row[j].length)));
+  for (const row of table) lines.push(row.map((cell, j) => (j === row.length - 1 ? cell : pad(cell, widths[j]))).join("  ").trimEnd());
+  if (!c.rows.length) lines.push("(no ok request in either record: nothing to compare)");
+  if (c.failures.length) {
+    lines.push("", "failed requests (left out of the latencies):");
+    for (const f of c.failures) lines.push(`  ${escapeTerminalLine(f.bucket)}: A ${f.a_failed}/${f.a_requests}, B ${f.b_failed}/${f.b_requests}`);
+  }
+  const all = [...notes];
+  if (c.rounds.paired.length < 2) all.push("fewer than 2 paired rounds: no interval (run more rounds, e.g. --rounds 3)");
+  if (all.length) lines.push("", "notes:", ...all.map((n) => `  - ${escapeTerminalLine(n)}`));
+  lines.push("", "B/A < 1: B is lower (better for latencies, worse for tok/s). A ratio's 95% CI is a paired t-scaled bootstrap over rounds on the log scale.");
+  return lines.join("\n") + "\n";
+}

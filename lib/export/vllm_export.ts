@@ -1,0 +1,54 @@
+/**
+ * `ik export --format vllm`: a load record's levels as `vllm bench serve` result files, one
+ * `<tag>.json` per level, plus a runs.tsv so `ik summarize vllm --runs DIR/runs.tsv --results DIR`
+ * reads the export back (there are no container logs, so its FLAGS say so and it is never
+ * PUBLISHABLE). Pure: the source in, file names and texts out.
+ * @module
+ */
+import { usageError } from "../cli/errors.ts";
+import type { ExportSource, Obj } from "./record_source.ts";
+import { type VllmExportMeta, vllmLevelResult } from "./vllm_level_file.ts";
+
+/** A file to write: its name inside the output directory and its text. */
+export interface ExportFile {
+  name: string;
+  text: string;
+}
+
+const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[.]+/, "_");
+
+/** The record-wide facts of a load record. */
+export function exportMeta(src: ExportSource): VllmExportMeta {
+  const r = src.record, data = obj(r.data), args = obj(obj(r.request).args), wl = obj(obj(r.identity).workload);
+  const model = String(obj(obj(r.identity).model).id ?? args.model ?? "");
+  return {
+    evidenceId: src.evidenceId, label: String(data.label ?? args.label ?? "ik"), model,
+    tokenizer: typeof args.tokenizer === "string" && args.tokenizer ? args.tokenizer : model,
+    api: String(args.api ?? obj(data.request_profile).api ?? "chat"), createdUtc: String(r.created_utc ?? ""),
+    levelKind: data.level_kind === "concurrency" ? "concurrency" : "rate", closedLoop: data.open_loop === false,
+    burstiness: typeof wl.burstiness === "number" ? wl.burstiness : 1, slo: wl.slo != null,
+  };
+}
+
+/**
+ * The files of a vLLM export.
+ * @throws IkError 64 for a single-mode record: its requests ran one at a time, in rounds over
+ *   buckets, and no `vllm bench serve` result describes that
+ */
+export function vllmExportFiles(src: ExportSource): ExportFile[] {
+  if (src.mode !== "load") {
+    throw usageError("--format vllm", `${src.evidenceId} is a ${src.mode}-mode record: its requests ran one at a time in rounds over buckets, which no vllm bench serve result describes`, "use --format csv or --format jsonl for it, or export a --mode load record");
+  }
+  const meta = exportMeta(src);
+  const dataset = safe(`${meta.label}-${meta.closedLoop ? "closed-loop" : meta.levelKind}`);
+  const files: ExportFile[] = [];
+  const runs = ["tag\tdataset\tconc\tserial_lo\tserial_hi\twarmups\tcatfile\trc\tcontainer"];
+  for (const lv of src.levels) {
+    const tag = safe(`${meta.label}-${lv.name}`);
+    files.push({ name: `${tag}.json`, text: JSON.stringify(vllmLevelResult(meta, lv)) });
+    runs.push([tag, dataset, String(lv.level), "0", "0", "0", "-", "0", "-"].join("\t"));
+  }
+  files.push({ name: "runs.tsv", text: runs.join("\n") + "\n" });
+  return files;
+}

@@ -1,0 +1,149 @@
+/**
+ * One load level as a `vllm bench serve --save-result --save-detailed` result file
+ * (../shared/spec/vllm-result-format.md): vLLM's keys and units (seconds in the arrays, ms in the
+ * percentile blocks), the per-request arrays in request (send) order with failed requests inside
+ * them as vLLM writes them (0 output tokens, 0.0 TTFT and latency, no ITLs, the error text), and
+ * every aggregate recomputed from those arrays vLLM's way (TPOT per request = (latency − ttft) /
+ * (output_len − 1) for output_len > 1, ITLs pooled, linear-interpolation percentiles). The
+ * string-valued `ik_*` keys (vLLM's `--metadata` slot) say what was measured how.
+ * @module
+ */
+import type { ExportLevel, Obj } from "./record_source.ts";
+import { vllmBlock } from "./vllm_stats.ts";
+
+/** Percentiles written in every block (median_* is also written, as vLLM always does). */
+export const EXPORT_PERCENTILES = [50, 90, 95, 99] as const;
+
+/** The record-wide facts every level file carries. */
+export interface VllmExportMeta {
+  evidenceId: string;
+  label: string;
+  model: string;
+  tokenizer: string;
+  /** "chat" or "completions". */
+  api: string;
+  /** When the record was made (ISO), written as vLLM's local-time `date` but in UTC. */
+  createdUtc: string;
+  levelKind: "rate" | "concurrency";
+  closedLoop: boolean;
+  burstiness: number;
+  /** True when the run had an SLO (then request_goodput is ik's goodput). */
+  slo: boolean;
+}
+
+/** The ik_* notes of a file. */
+export const IK_NOTES = {
+  ik_percentiles: "linear interpolation between order statistics (numpy.percentile default), recomputed from the per-request arrays; ik's own records use nearest rank",
+  ik_timings: "ttfts: send to ik's first token event; latencies: ik's e2e_ms (send to end of stream, so a latency can exceed ttft + sum(itls) by the stream's tail, where vLLM's client stops at the last token chunk); itls: gaps between ik's token events; start_times: ik's monotonic send clock (s, arbitrary epoch); queue_times: ik's send lag behind the schedule (0 when closed loop)",
+} as const;
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** `date` as vLLM formats it ("%Y%m%d-%H%M%S"), from an ISO time, in UTC. */
+export function vllmDate(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
+}
+
+/** One request in vLLM's terms. */
+interface VReq {
+  ok: boolean;
+  inp: number;
+  out: number;
+  ttft: number;
+  latency: number;
+  itl: number[];
+  start: number;
+  queue: number;
+  text: string;
+  error: string;
+}
+
+function toVllm(row: Obj, doc: Obj | null): VReq {
+  const ok = row.ok === true;
+  const ev = doc && doc.timings && Array.isArray((doc.timings as Obj).event_ms) ? ((doc.timings as Obj).event_ms as unknown[]).map(Number) : [];
+  const itl: number[] = [];
+  if (ok) for (let i = 1; i < ev.length; i++) itl.push((ev[i] - ev[i - 1]) / 1000);
+  const lag = num(row.send_lag_ms);
+  return {
+    ok,
+    inp: num(row.prompt_tokens) ?? 0,
+    out: ok ? num(row.n_tokens) ?? 0 : 0,
+    ttft: ok ? (num(row.ttft_ms) ?? 0) / 1000 : 0,
+    latency: ok ? (num(row.e2e_ms) ?? 0) / 1000 : 0,
+    itl,
+    start: Number(row.t_send_ns) / 1e9,
+    queue: lag !== null && lag > 0 ? lag / 1000 : 0,
+    text: ok && typeof doc?.text === "string" ? doc.text : "",
+    error: ok ? "" : String(row.error ?? row.error_kind ?? "failed"),
+  };
+}
+
+/**
+ * vLLM's peak figures: the most chunks received in one whole second after the first request
+ * started, and the peak of overlapping [start, end) request intervals, over successful requests.
+ */
+export function peakStats(reqs: readonly { start: number; ttft: number; latency: number; itl: readonly number[] }[]): { maxTokS: number; maxConcurrent: number } {
+  if (!reqs.length) return { maxTokS: 0, maxConcurrent: 0 };
+  let first = Infinity, last = -Infinity;
+  for (const r of reqs) {
+    first = Math.min(first, r.start);
+    last = Math.max(last, r.start + r.latency);
+  }
+  const buckets = new Float64Array(Math.ceil(last - first) + 1);
+  for (const r of reqs) {
+    let t = r.start + r.ttft;
+    const stamp = (x: number) => {
+      const b = Math.trunc(x - first);
+      if (b >= 0 && b < buckets.length) buckets[b]++;
+    };
+    stamp(t);
+    for (const g of r.itl) stamp((t += g));
+  }
+  const edges = reqs.flatMap((r) => [[r.start, 1], [r.start + r.latency, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let cur = 0, peak = 0;
+  for (const [, d] of edges) peak = Math.max(peak, (cur += d));
+  return { maxTokS: buckets.reduce((a, b) => Math.max(a, b), 0), maxConcurrent: peak };
+}
+
+/** Builds one level's result object (key order as vLLM writes it). */
+export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
+  const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i]));
+  const good = reqs.filter((r) => r.ok);
+  const summary = (lv.entry.summary ?? {}) as Obj;
+  const duration = num(summary.window_s) ?? 0;
+  const per = (x: number) => (duration > 0 ? x / duration : null);
+  const totalIn = good.reduce((a, r) => a + r.inp, 0), totalOut = reqs.reduce((a, r) => a + r.out, 0);
+  const peaks = peakStats(good);
+  const endpoint = meta.api === "completions" ? "openai" : "openai-chat";
+  const out: Obj = {
+    date: vllmDate(meta.createdUtc), endpoint_type: endpoint, backend: endpoint, label: meta.label, model_id: meta.model, tokenizer_id: meta.tokenizer,
+    num_prompts: reqs.length,
+    ik_evidence_id: meta.evidenceId, ik_level: lv.name,
+    ik_arrivals: meta.closedLoop
+      ? `closed loop: ${lv.level} workers back to back (vLLM's --max-concurrency ${lv.level} at request_rate inf)`
+      : `open loop: ${meta.burstiness === 1 ? "Poisson" : `gamma (burstiness ${meta.burstiness})`} arrivals at request_rate${meta.levelKind === "concurrency" ? ` (ik concurrency level ${lv.level} offered as N / e2e_ref)` : ""}`,
+    ...IK_NOTES,
+    request_rate: meta.closedLoop ? "inf" : num(lv.entry.target_rate_rps) ?? "inf",
+    burstiness: meta.burstiness,
+    max_concurrency: meta.closedLoop ? lv.level : null,
+    duration, completed: good.length, failed: reqs.length - good.length, total_input_tokens: totalIn, total_output_tokens: totalOut,
+    request_throughput: per(good.length), request_goodput: meta.slo ? num(summary.goodput_rps) : null,
+    output_throughput: per(totalOut), total_token_throughput: per(totalIn + totalOut),
+    input_lens: reqs.map((r) => r.inp), output_lens: reqs.map((r) => r.out), ttfts: reqs.map((r) => r.ttft), itls: reqs.map((r) => r.itl),
+    latencies: reqs.map((r) => r.latency), start_times: reqs.map((r) => r.start), queue_times: reqs.map((r) => r.queue),
+    generated_texts: reqs.map((r) => r.text), errors: reqs.map((r) => r.error),
+    max_output_tokens_per_s: peaks.maxTokS, max_concurrent_requests: peaks.maxConcurrent, rtfx: 0,
+  };
+  const tpots = good.filter((r) => r.out > 1).map((r) => (r.latency - r.ttft) / (r.out - 1));
+  Object.assign(
+    out,
+    vllmBlock(good.map((r) => r.ttft), "ttft", EXPORT_PERCENTILES),
+    vllmBlock(tpots, "tpot", EXPORT_PERCENTILES),
+    vllmBlock(good.flatMap((r) => r.itl), "itl", EXPORT_PERCENTILES),
+    vllmBlock(good.map((r) => r.latency), "e2el", EXPORT_PERCENTILES),
+  );
+  return out;
+}

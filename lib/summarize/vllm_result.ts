@@ -1,0 +1,57 @@
+/**
+ * One `vllm bench serve --save-result` file, with the version drift of
+ * ../shared/spec/vllm-result-format.md smoothed over: an appended (`--append-result`) file holds
+ * several objects and the last is the run's; `request_rate` may be the string `"inf"`; legacy
+ * `benchmark_serving.py` wrote `request_goodput:` with a trailing colon.
+ * @module
+ */
+import { JsonTextError, parseJsonValues } from "./lenient_json.ts";
+
+/** A result object (keys as vLLM wrote them, after the normalisation above). */
+export type VllmResult = Record<string, unknown>;
+
+/** A read result, or why there is none. */
+export type ReadResult =
+  | { ok: true; result: VllmResult; appended: number }
+  | { ok: false; reason: string };
+
+/**
+ * Parses a result file's text.
+ * @returns the (last) result object and how many objects the file held, or the reason it is unusable
+ */
+export function readVllmResult(text: string): ReadResult {
+  let values: unknown[];
+  try {
+    values = parseJsonValues(text);
+  } catch (e) {
+    if (e instanceof JsonTextError) return { ok: false, reason: `line ${e.line}: ${e.message}` };
+    throw e;
+  }
+  if (!values.length) return { ok: false, reason: "the file is empty" };
+  const last = values[values.length - 1];
+  if (last === null || typeof last !== "object" || Array.isArray(last)) {
+    return { ok: false, reason: Array.isArray(last) ? "a JSON array (a `vllm bench sweep` summary.json?), not one result object" : "not a JSON object" };
+  }
+  const result: VllmResult = { ...(last as VllmResult) };
+  if (result.request_goodput == null && result["request_goodput:"] !== undefined) result.request_goodput = result["request_goodput:"];
+  if (typeof result.request_rate === "string" && /^\+?inf(inity)?$/i.test(result.request_rate)) result.request_rate = Infinity;
+  return { ok: true, result, appended: values.length };
+}
+
+/**
+ * The first of `keys` that holds a number (vLLM names the 50th percentile both `p50_*` and
+ * `median_*`, and fields moved between versions).
+ */
+export function pickNumber(res: VllmResult, ...keys: string[]): number | null {
+  for (const k of keys) {
+    const v = res[k];
+    if (typeof v === "number") return v;
+  }
+  return null;
+}
+
+/** The array under `key`, or null when absent or not an array. */
+export function pickArray(res: VllmResult, key: string): unknown[] | null {
+  const v = res[key];
+  return Array.isArray(v) ? v : null;
+}

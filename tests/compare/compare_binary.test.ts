@@ -1,0 +1,116 @@
+/**
+ * `ik compare` end to end through dist/ik, on records made by `ik bench serve` against two
+ * `ik mock` servers (TPOT 5 ms and 8 ms), loopback only (~10 s, both runtimes):
+ * - every ratio equals median-of-per-round-medians B / A computed here from requests.jsonl; TPOT's
+ *   is the mocks' 8/5; the CI holds the ratio; the same output twice;
+ * - refusals, one line on stderr, exit 65: a record with another --max-tokens (naming it), an
+ *   incomplete record (accepted with --allow-incomplete), a record whose rows were changed.
+ */
+import assert from "node:assert/strict";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+
+let dir: string, runs: string;
+const mocks: IkProcess[] = [];
+const ids: Record<string, string> = {};
+
+async function mock(tpotMs: number): Promise<string> {
+  const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", String(tpotMs)]);
+  mocks.push(m);
+  const hit = await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  return hit[1];
+}
+
+async function serve(base: string, maxTokens = 8): Promise<string> {
+  const r = await runIk(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "3", "--max-tokens", String(maxTokens), "--warmup", "0",
+    "--buckets", "very_short,short", "--json"], { env: { IK_RUNS_DIR: runs }, timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout).evidence_id;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ik-compare-"));
+  runs = join(dir, "runs");
+  const [fast, slow] = await Promise.all([mock(5), mock(8)]);
+  ids.a = await serve(fast);
+  ids.b = await serve(slow);
+  ids.c = await serve(fast, 12);
+});
+
+after(async () => {
+  await Promise.all(mocks.map((m) => m.stop()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+const compare = (...args: string[]) => runIk(["compare", ...args], { env: { IK_RUNS_DIR: runs }, timeoutMs: 30_000 });
+
+async function rowsOf(id: string): Promise<Record<string, any>[]> {
+  return (await readFile(join(runs, id, "requests.jsonl"), "utf8")).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+function med(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function perRound(rows: Record<string, any>[], bucket: string, metric: string): Map<number, number> {
+  const by = new Map<number, number[]>();
+  for (const r of rows) if (r.ok && (bucket === "all" || r.bucket === bucket)) by.set(r.round, [...(by.get(r.round) ?? []), r[metric]]);
+  return new Map([...by].map(([k, v]) => [k, med(v)]));
+}
+
+describe("ik compare (dist/ik, two mocks)", () => {
+  test("ratios match an independent computation from the rows; TPOT ratio is 8/5; deterministic", async () => {
+    const r = await compare(ids.a, ids.b, "--json");
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.kind, "compare");
+    assert.deepEqual(out.rounds.paired, [0, 1, 2]);
+    const [ra, rb] = [await rowsOf(ids.a), await rowsOf(ids.b)];
+    assert.deepEqual([...new Set(out.rows.map((x: any) => x.bucket))], ["very_short", "short", "all"]);
+    for (const row of out.rows) {
+      const pa = perRound(ra, row.bucket, row.metric), pb = perRound(rb, row.bucket, row.metric);
+      const want = med([...pb.values()]) / med([...pa.values()]);
+      assert.ok(Math.abs(row.ratio - want) < 1e-9, `${row.bucket} ${row.metric}: ${row.ratio} vs ${want}`);
+      assert.ok(row.ratio_ci95[0] <= row.ratio && row.ratio <= row.ratio_ci95[1], JSON.stringify(row));
+    }
+    const tpot = out.rows.find((x: any) => x.bucket === "all" && x.metric === "tpot_ms");
+    assert.ok(Math.abs(tpot.ratio - 1.6) < 0.05, String(tpot.ratio));
+    assert.equal(tpot.reading, "B worse");
+    const again = await compare(ids.a, ids.b, "--json");
+    assert.equal(again.stdout, r.stdout);
+    const text = await compare(join(runs, ids.a), join(runs, ids.b, "evidence.json"));
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^compare: B \/ A, paired by round over 3 round\(s\)/);
+    assert.match(text.stdout, /\nall +tpot_ms +[\d.]+ ms +[\d.]+ ms +1\.[56]\d* +[\d.]+ - [\d.]+ +3 +B worse\n/);
+  });
+
+  test("refuses another request set, naming the flag (exit 65, one line)", async () => {
+    const r = await compare(ids.a, ids.c);
+    assert.equal(r.code, 65);
+    assert.equal(r.stdout, "");
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /^ik: compare: .* did not ask the same requests: request_set differs \(A [0-9a-f]{12}, B [0-9a-f]{12}\): --max-tokens 8 vs 12;/);
+  });
+
+  test("refuses an incomplete record unless --allow-incomplete; refuses changed rows", async () => {
+    const store2 = join(dir, "copy");
+    await cp(join(runs, ids.b), join(store2, ids.b), { recursive: true });
+    const ev = join(store2, ids.b, "evidence.json");
+    const rec = JSON.parse(await readFile(ev, "utf8"));
+    await writeFile(ev, JSON.stringify({ ...rec, complete: false }));
+    const r = await compare(ids.a, join(store2, ids.b));
+    assert.equal(r.code, 65);
+    assert.match(r.stderr, /^ik: compare B: .* is incomplete \(its run was interrupted\); pass --allow-incomplete/);
+    const ok = await compare(ids.a, join(store2, ids.b), "--allow-incomplete");
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /B is incomplete \(interrupted\); compared anyway/);
+    await writeFile(join(store2, ids.b, "requests.jsonl"), (await readFile(join(runs, ids.b, "requests.jsonl"), "utf8")).replace(/"ttft_ms":\d/, '"ttft_ms":9'));
+    const bad = await compare(ids.a, join(store2, ids.b), "--allow-incomplete");
+    assert.equal(bad.code, 65);
+    assert.match(bad.stderr, /requests\.jsonl' \(requests\) changed/);
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * `ik export` end to end through the binary, against `ik mock` (2 tokens per event, every 7th
+ * request an HTTP 500, every 5th cut off mid-stream after some tokens): a load record's levels as vLLM result files (arrays as vLLM writes them,
+ * failed requests inside, percentiles recomputed by linear interpolation, max_concurrency only
+ * for closed loop), read back by `ik summarize vllm` with table values equal to the record's;
+ * CSV and JSONL of load and single records; `--format vllm` of a single record refused (64); an
+ * altered record refused (65). ~15 s.
+ */
+import assert from "node:assert/strict";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runIk } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { linearPercentile } from "../../lib/export/mod.ts";
+import { fixed } from "../../lib/summarize/mod.ts";
+import { close } from "../summarize/_unit.ts";
+
+let mock: MockProc;
+let dir: string;
+let env: Record<string, string>;
+let loadCapacity: Record<string, any>;
+
+const bench = (extra: string[]) =>
+  runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--warmup", "0", "--max-tokens", "16", "--json", ...extra], { env, timeoutMs: 60_000 });
+
+/** Splits one CSV line (RFC 4180 quotes). */
+function csvSplit(line: string): string[] {
+  const out: string[] = [];
+  let cur = "", q = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (q) {
+      if (ch === '"' && line[i + 1] === '"') (cur += '"', i++);
+      else if (ch === '"') q = false;
+      else cur += ch;
+    } else if (ch === '"') q = true;
+    else if (ch === ",") (out.push(cur), (cur = ""));
+    else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+
+const jsonl = (t: string) => t.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+
+before(async () => {
+  mock = await startMock(["--ttft-ms", "5", "--tpot-ms", "1", "--tokens-per-event", "2", "--fault", "http500@7", "--fault", "truncate@5"]);
+  dir = await mkdtemp(join(tmpdir(), "ik-export-"));
+  env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") };
+  const r = await bench(["--mode", "load", "--rates", "20,40", "--duration-s", "1"]);
+  assert.equal(r.code, 0, r.stderr);
+  loadCapacity = JSON.parse(r.stdout);
+});
+after(async () => {
+  await mock.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function measured(id: string): Promise<{ record: Record<string, any>; rows: Record<string, any>[] }> {
+  const d = join(dir, "runs", id);
+  return { record: JSON.parse(await readFile(join(d, "evidence.json"), "utf8")), rows: jsonl(await readFile(join(d, "requests.jsonl"), "utf8")) };
+}
+
+describe("ik export --format vllm", () => {
+  test("one vLLM result file per level, read back by ik summarize vllm with the record's values", async () => {
+    const out = join(dir, "vllm-out");
+    const e = await runIk(["export", loadCapacity.evidence_id, "--format", "vllm", "--out", out, "--json"], { env, timeoutMs: 30_000 });
+    assert.equal(e.code, 0, e.stderr);
+    assert.match(e.stderr, /is a derived capacity record: exporting its measurement serve_benchmark-/);
+    const { record, rows } = await measured(loadCapacity.data.measurement);
+    const levels = record.data.levels as Record<string, any>[];
+    assert.deepEqual(JSON.parse(e.stdout).files.map((f: string) => f.slice(out.length + 1)), [...levels.map((l) => `vllm-${l.name}.json`), "runs.tsv"]);
+    let failedSeen = 0;
+    for (const lv of levels) {
+      const f = JSON.parse(await readFile(join(out, `vllm-${lv.name}.json`), "utf8"));
+      const mine = rows.filter((r) => r.level === lv.name).sort((a, b) => a.t_send_ns - b.t_send_ns);
+      const ok = mine.filter((r) => r.ok);
+      const s = lv.summary;
+      assert.equal(f.num_prompts, s.n_requests);
+      assert.equal(f.completed, s.n_ok);
+      assert.equal(f.failed, s.n_failed);
+      assert.equal(f.request_rate, lv.target_rate_rps);
+      assert.equal(f.max_concurrency, null);
+      assert.equal(f.duration, s.window_s);
+      assert.equal(f.total_output_tokens, s.output_tokens);
+      close(f.output_throughput, s.output_tok_s, "output_throughput");
+      close(f.request_throughput, s.achieved_rps, "request_throughput");
+      assert.match(f.ik_percentiles, /linear interpolation/);
+      for (const k of ["input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times", "generated_texts", "errors"]) {
+        assert.equal(f[k].length, mine.length, k);
+      }
+      mine.forEach((r, i) => {
+        if (r.ok) {
+          assert.equal(f.errors[i], "");
+          assert.equal(f.output_lens[i], r.n_tokens);
+          assert.equal(f.ttfts[i], r.ttft_ms / 1000);
+          assert.equal(f.latencies[i], r.e2e_ms / 1000);
+          assert.equal(f.itls[i].length, r.n_token_events - 1);
+          assert.equal(f.start_times[i], r.t_send_ns / 1e9);
+        } else {
+          failedSeen++;
+          assert.ok(f.errors[i].length > 0);
+          assert.deepEqual([f.output_lens[i], f.ttfts[i], f.latencies[i], f.itls[i]], [0, 0, 0, []]);
+        }
+      });
+      for (const p of [50, 90, 95, 99]) {
+        close(f[`p${p}_ttft_ms`], linearPercentile(ok.map((r) => r.ttft_ms / 1000), p)! * 1000, `p${p} ttft`);
+        close(f[`p${p}_e2el_ms`], linearPercentile(ok.map((r) => r.e2e_ms / 1000), p)! * 1000, `p${p} e2el`);
+        const tpots = ok.filter((r) => r.n_tokens > 1).map((r) => (r.e2e_ms - r.ttft_ms) / 1000 / (r.n_tokens - 1));
+        close(f[`p${p}_tpot_ms`], linearPercentile(tpots, p)! * 1000, `p${p} tpot`);
+      }
+    }
+    assert.ok(failedSeen > 0, "the mock's faults should have failed some requests");
+    // a request cut off mid-stream has tokens in ik's row, but vLLM writes 0 for a failed request
+    assert.ok(rows.some((r) => !r.ok && r.n_tokens > 0), "no failed row with tokens: the truncate fault did not bite");
+    // read back
+    const back = await runIk(["summarize", "vllm", "--runs", join(out, "runs.tsv"), "--results", out, "--json"], { env, timeoutMs: 30_000 });
+    assert.equal(back.code, 0, back.stderr);
+    const sum = JSON.parse(back.stdout);
+    const text = (await runIk(["summarize", "vllm", "--runs", join(out, "runs.tsv"), "--results", out], { env, timeoutMs: 30_000 })).stdout;
+    for (const lv of levels) {
+      const r = sum.runs.find((x: any) => x.tag === `vllm-${lv.name}`);
+      const s = lv.summary;
+      const ok = rows.filter((x) => x.level === lv.name && x.ok);
+      assert.equal(r.completed, s.n_ok);
+      assert.equal(r.failed, s.n_failed);
+      assert.equal(r.conc, lv.level);
+      close(r.out_tps, s.output_tok_s, "out_tps");
+      close(r.req_s, s.achieved_rps, "req_s");
+      close(r.duration, s.window_s, "duration");
+      close(r.ttft_p50, linearPercentile(ok.map((x) => x.ttft_ms), 50), "ttft_p50");
+      close(r.ttft_p99, linearPercentile(ok.map((x) => x.ttft_ms), 99), "ttft_p99");
+      close(r.e2el_p50_s, linearPercentile(ok.map((x) => x.e2e_ms), 50)! / 1000, "e2el_p50_s");
+      close(r.client_out, s.output_tokens, "client_out");
+      // 2 tokens per event: the client-side tau is (n - 1) / (events - 1) summed
+      close(r.tau_client, ok.reduce((a, x) => a + x.n_tokens - 1, 0) / ok.reduce((a, x) => a + x.n_token_events - 1, 0), "tau_client");
+      assert.ok(r.tau_client > 1.8, String(r.tau_client));
+      assert.ok(sum.flags.includes(`vllm-${lv.name}: ${s.n_failed} failed requests`), sum.flags.join("\n"));
+      assert.ok(sum.flags.some((x: string) => x.startsWith(`vllm-${lv.name}: no container log found`)));
+      const row = `| ${lv.level} | ${s.n_ok} | ${fixed(s.output_tok_s, 1)} | ${fixed(s.achieved_rps, 2)} | `;
+      assert.ok(text.includes(row), `${row}\n${text}`);
+    }
+  });
+
+  test("closed loop: max_concurrency N and request_rate inf", async () => {
+    const r = await bench(["--mode", "load", "--closed-loop", "--concurrency", "2", "--duration-s", "1"]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = join(dir, "closed");
+    const e = await runIk(["export", JSON.parse(r.stdout).data.measurement, "--format", "vllm", "--out", out], { env, timeoutMs: 30_000 });
+    assert.equal(e.code, 0, e.stderr);
+    const f = JSON.parse(await readFile(join(out, "vllm-c2.json"), "utf8"));
+    assert.equal(f.max_concurrency, 2);
+    assert.equal(f.request_rate, "inf");
+    assert.match(f.ik_arrivals, /^closed loop: 2 workers/);
+    assert.ok(f.max_concurrent_requests <= 2 && f.max_concurrent_requests >= 1);
+    assert.match(await readFile(join(out, "runs.tsv"), "utf8"), /^vllm-c2\tvllm-closed-loop\t2\t/m);
+  });
+
+  test("a single-mode record: --format vllm refused (64); csv one row per bucket; jsonl every row", async () => {
+    const r = await bench(["--limit-per-bucket", "1", "--rounds", "1", "--resamples", "100"]);
+    assert.equal(r.code, 0, r.stderr);
+    const rec = JSON.parse(r.stdout);
+    const v = await runIk(["export", rec.evidence_id, "--format", "vllm", "--out", join(dir, "single")], { env, timeoutMs: 30_000 });
+    assert.equal(v.code, 64);
+    assert.equal(v.stderr.trim().split("\n").length, 1);
+    assert.match(v.stderr, /^ik: --format vllm: .* is a single-mode record: .*; use --format csv or --format jsonl/);
+    const c = await runIk(["export", join(dir, "runs", rec.evidence_id, "evidence.json"), "--format", "csv", "--out", join(dir, "single")], { env, timeoutMs: 30_000 });
+    assert.equal(c.code, 0, c.stderr);
+    const lines = (await readFile(join(dir, "single", `${rec.evidence_id}.csv`), "utf8")).trimEnd().split("\r\n");
+    const head = csvSplit(lines[0]);
+    assert.equal(lines.length - 1, Object.keys(rec.data.buckets).length);
+    assert.ok(lines.slice(1).every((l) => csvSplit(l).length === head.length));
+    assert.equal(csvSplit(lines[1])[head.indexOf("percentile_method")], "nearest rank (ik); CIs over rounds");
+    for (const line of lines.slice(1)) {
+      const cells = csvSplit(line);
+      const b = rec.data.buckets[cells[head.indexOf("bucket")]];
+      // a bucket whose only request failed has no TTFT: an empty cell
+      assert.equal(cells[head.indexOf("ttft_ms_median")], b.ttft_ms ? String(b.ttft_ms.median) : "");
+      assert.equal(Number(cells[head.indexOf("n_requests")]), b.n_requests);
+    }
+    const j = await runIk(["export", rec.evidence_id, "--format", "jsonl", "--out", join(dir, "single")], { env, timeoutMs: 30_000 });
+    assert.equal(j.code, 0, j.stderr);
+    const got = jsonl(await readFile(join(dir, "single", `${rec.evidence_id}.requests.jsonl`), "utf8"));
+    const { rows } = await measured(rec.evidence_id);
+    assert.deepEqual(got, rows.map((x) => ({ evidence_id: rec.evidence_id, ...x })));
+  });
+
+  test("csv of a load record: one row per level with the record's numbers", async () => {
+    const id = loadCapacity.data.measurement;
+    const c = await runIk(["export", id, "--format", "csv", "--out", join(dir, "csv")], { env, timeoutMs: 30_000 });
+    assert.equal(c.code, 0, c.stderr);
+    const lines = (await readFile(join(dir, "csv", `${id}.csv`), "utf8")).trimEnd().split("\r\n");
+    const head = csvSplit(lines[0]);
+    const { record } = await measured(id);
+    assert.equal(lines.length - 1, record.data.levels.length);
+    record.data.levels.forEach((lv: any, i: number) => {
+      const cells = csvSplit(lines[i + 1]);
+      assert.equal(cells[head.indexOf("name")], lv.name);
+      assert.equal(Number(cells[head.indexOf("n_ok")]), lv.summary.n_ok);
+      assert.equal(Number(cells[head.indexOf("ttft_ms_p95")]), lv.summary.ttft_ms.p95);
+      assert.equal(Number(cells[head.indexOf("output_tok_s")]), lv.summary.output_tok_s);
+    });
+  });
+
+  test("an altered record is refused (65); an unknown RECORD too", async () => {
+    const id = loadCapacity.data.measurement;
+    const copy = join(dir, "altered", id);
+    await cp(join(dir, "runs", id), copy, { recursive: true });
+    const p = join(copy, "requests.jsonl");
+    await writeFile(p, (await readFile(p, "utf8")).replace('"ok":true', '"ok":false'));
+    const r = await runIk(["export", copy, "--format", "vllm", "--out", join(dir, "x")], { env, timeoutMs: 30_000 });
+    assert.equal(r.code, 65);
+    assert.match(r.stderr, /^ik: export .*: .*requests\.jsonl.* changed/);
+    const u = await runIk(["export", "nope", "--format", "csv", "--out", join(dir, "x")], { env, timeoutMs: 30_000 });
+    assert.equal(u.code, 65);
+    assert.match(u.stderr, /^ik: export nope: 'nope' is neither a record directory, an evidence\.json, nor an evidence id; /);
+    for (const x of [r, u]) assert.equal(x.stderr.trim().split("\n").length, 1, x.stderr);
+  });
+});
