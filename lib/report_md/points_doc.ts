@@ -54,8 +54,9 @@ export function pointsBlocks(input: PointsInput): Block[] {
     kind: "table",
     head: ["point", "rate rps (asked/achieved)", "requests", "status", "client exit", "attainment (target)", "valid", "TTFT p50/p95 ms", "TPOT p95 ms", "drain before", "drain after"],
     rows: input.points.map((p) => {
+      const listed = (Array.isArray(outcome.points) ? outcome.points : []).map(obj).find((q) => q.id === p.id);
       const r = obj(p.result), s = obj(p.clientSummary), c = obj(r.client), w = obj(r.workload ?? obj(p.planned).workload), pc = obj(s.percentiles);
-      return [p.id, `${num(w.rate_rps)}/${num(s.achieved_rate_rps)}`, text(w.requests ?? s.requested), text(r.status ?? (p.result ? null : "no result.json")),
+      return [p.id, `${num(w.rate_rps)}/${num(s.achieved_rate_rps)}`, text(w.requests ?? s.requested), text(r.status ?? (p.result ? null : listed?.status === "not_run" ? "not run" : "no result.json")),
         c.exit_code === undefined ? "-" : text(c.exit_code), s.attainment === undefined ? "-" : `${num(s.attainment)} (${num(s.attainment_target)})`,
         s.valid === undefined ? "-" : s.valid ? "yes" : "NO", `${num(obj(pc.ttft_ms).p50)}/${num(obj(pc.ttft_ms).p95)}`, num(obj(pc.tpot_ms).p95),
         drain(r.drain_initial), drain(r.drain_final)];
