@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../_helpers/ports.ts";
 import { after, before, describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { launchEngine, LaunchError, resolveProgram, stopGroup, waitReady } from "../../lib/engines_host/server.ts";
@@ -18,13 +18,6 @@ import { runtimeExec } from "../../lib/commands/_exec.ts";
 let dir: string;
 const env = () => ({ PATH: runtime.env("PATH") ?? "/usr/bin:/bin", HOME: dir });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-  const p = (s.address() as { port: number }).port;
-  await new Promise((ok) => s.close(ok));
-  return p;
-}
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), "ik-server-"));

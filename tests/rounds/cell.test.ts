@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../_helpers/ports.ts";
 import { after, before, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
 import type { ExecFn } from "../../lib/gpu/mod.ts";
@@ -26,13 +26,6 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-  const p = (s.address() as { port: number }).port;
-  await new Promise((ok) => s.close(ok));
-  return p;
-}
 
 function spec(port: number): EngineSpec {
   return {

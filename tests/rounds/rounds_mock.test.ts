@@ -13,9 +13,10 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePorts } from "../_helpers/ports.ts";
 import { after, before, describe, test } from "node:test";
 import { ikBin, runIk } from "../_helpers/ik.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
@@ -24,18 +25,6 @@ import { roundOrders } from "../../lib/rounds/williams.ts";
 const BUN = runtime.name === "bun";
 let dir: string;
 
-async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const s = createServer();
-    await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-    servers.push(s);
-    ports.push((s.address() as { port: number }).port);
-  }
-  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
-  return ports;
-}
 
 /** Processes whose command line holds `marker`, other than pgrep itself. */
 function survivors(marker: string): string[] {
