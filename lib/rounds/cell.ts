@@ -207,6 +207,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
     cell.ready = { ...ready, url_path: spec.ready_check };
     if (cfg.signal?.aborted) {
       cell.status = "interrupted";
+      cell.detail = "ik was interrupted; the engine was stopped";
       cell.interrupted = true;
       return cell;
     }
@@ -235,6 +236,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.warmup = { ...w, errors: w.errors.map(redactUrlsInText) };
       if (cfg.signal?.aborted) {
         cell.status = "interrupted";
+        cell.detail = "ik was interrupted; the engine was stopped";
         cell.interrupted = true;
         return cell;
       }
@@ -277,6 +279,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
     cell.prometheus = { ...delta, path: mpath.path, before_note: before.note, after_note: after.note };
     if (cfg.signal?.aborted) {
       cell.status = "interrupted";
+      cell.detail = "ik was interrupted; the engine was stopped";
       cell.interrupted = true;
       return cell;
     }
