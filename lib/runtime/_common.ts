@@ -1,7 +1,7 @@
 /** Builds a {@link Runtime} from a runtime-specific serve() plus the shared node: built-in parts. */
 import { files } from "./_files.ts";
 import * as p from "./_process.ts";
-import type { Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 
 /** Assembles a Runtime around a serve implementation. */
 export function makeRuntime(
@@ -10,6 +10,7 @@ export function makeRuntime(
   serve: (handler: Handler, opts: ServeOptions) => Promise<Served>,
   selfArgv: () => string[],
   args: () => string[],
+  clockSync: () => Promise<ClockSync> = () => Promise.resolve({ source: "unavailable", reason: "this build has no FFI to call adjtimex" }),
 ): Runtime {
   const proc = p.process;
   return {
@@ -27,6 +28,7 @@ export function makeRuntime(
     pidAlive: p.pidAlive,
     groupMembers: p.groupMembers,
     setUmask: p.setUmask,
+    clockSync: () => clockSync().catch((e) => ({ source: "unavailable" as const, reason: String((e as Error)?.message ?? e).slice(0, 200) })),
     exit: p.exitNow,
     onSignal: p.onSignal,
     isTerminal: p.isTerminal,

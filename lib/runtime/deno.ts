@@ -1,7 +1,8 @@
 /** Deno's serve: `onListen` (else it prints to stdout) and an AbortSignal (shutdown() waits on open streams). */
 import { makeRuntime } from "./_common.ts";
 import { process } from "./_process.ts";
-import type { Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
 
 async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const ac = new AbortController();
@@ -27,9 +28,32 @@ async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   return { port: addr.port, hostname: addr.hostname, close };
 }
 
+/** adjtimex(2) with modes = 0 through Deno.dlopen (needs --allow-ffi; without it the reason says so). */
+function clockSync(): Promise<ClockSync> {
+  if (Deno.build.os !== "linux") return Promise.resolve({ source: "unavailable", reason: `adjtimex is Linux only (this is ${Deno.build.os})` });
+  let last = "";
+  for (const lib of LIBC_CANDIDATES) {
+    let h;
+    try {
+      h = Deno.dlopen(lib, { adjtimex: { parameters: ["buffer"], result: "i32" } } as const);
+    } catch (e) {
+      last = String((e as Error)?.message ?? e);
+      if (/permission|allow-ffi|requires ffi/i.test(last)) break;
+      continue;
+    }
+    try {
+      const buf = new Uint8Array(TIMEX_SIZE);
+      return Promise.resolve(decodeTimex(h.symbols.adjtimex(buf) as number, buf));
+    } finally {
+      h.close();
+    }
+  }
+  return Promise.resolve({ source: "unavailable", reason: `adjtimex could not be called (${last.slice(0, 120)})` });
+}
+
 /** Creates the Deno runtime. */
 export function denoRuntime(): Runtime {
   const compiled = Deno.build && (Deno as unknown as { mainModule?: string }).mainModule?.includes("/deno-compile-");
   const self = (): string[] => compiled ? [Deno.execPath()] : [Deno.execPath(), "run", "-A", process.argv[1]];
-  return makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args]);
+  return makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync);
 }

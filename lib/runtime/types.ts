@@ -59,6 +59,14 @@ export interface ProcessGroup {
   killGroup(signal?: string): void;
 }
 
+/**
+ * The kernel's clock-sync state (adjtimex, read-only), or why it could not be read. Errors are the
+ * daemon's own bounds in ms; `unsynced` is the kernel's STA_UNSYNC flag (or TIME_ERROR).
+ */
+export type ClockSync =
+  | { source: "adjtimex"; state: number; state_name: string; unsynced: boolean; est_error_ms: number; max_error_ms: number; status_flags: number }
+  | { source: "unavailable"; reason: string };
+
 /** Process CPU time consumed so far, in microseconds. */
 export interface CpuUsage {
   userUs: number;
@@ -115,6 +123,8 @@ export interface Runtime {
   pidAlive(pid: number): boolean;
   /** Live (non-zombie) pids in process group `pgid`; empty once the whole group is gone. */
   groupMembers(pgid: number): number[];
+  /** The kernel's clock-sync state (Linux adjtimex through the runtime's FFI); never throws. */
+  clockSync(): Promise<ClockSync>;
   /** Sets the file-creation mask (e.g. 0o077 for private output); false where not supported. */
   setUmask(mask: number): boolean;
   /** Exits now with `code`, after killing every spawned group. */
