@@ -124,6 +124,7 @@ function checkEngine(e: unknown, i: number, taken: Map<string, number>, out: Man
   if (e.name !== undefined && e.name !== null && typeof e.name !== "string") problem("name", "must be a string");
   if (!label) problem("label", "missing: give a label (or a name)");
   else if (!LABEL_RE.test(label)) problem("label", "may only use letters, digits, '-', '_' and '.'");
+  else if (label.length > 64) problem("label", `is ${label.length} characters; at most 64 (it names files and the child's --label)`);
   else if (taken.has(label)) problem("label", `also the label of engines[${taken.get(label)}]; labels must be unique`);
   else taken.set(label, i);
   const launch = e.launch;

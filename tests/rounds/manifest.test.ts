@@ -49,6 +49,12 @@ describe("parseManifest", () => {
     assert.equal(parseManifest(JSON.stringify({ engines: [good.engines[2]] }), "m.json").run_dir, ".");
   });
 
+  test("a label over 64 characters is refused (it names files and the child's --label)", () => {
+    const { problems } = checkManifest({ engines: [{ label: "x".repeat(65), launch: ["a"], port: 1 }] }, "m.json");
+    assert.ok(problems.some((p) => p.field === "label" && /at most 64/.test(p.message)), JSON.stringify(problems));
+    assert.equal(checkManifest({ engines: [{ label: "x".repeat(64), launch: ["a"], port: 1 }] }, "m.json").problems.length, 0);
+  });
+
   test("kind from name only for the four known kinds (case and punctuation ignored), else auto", () => {
     assert.deepEqual(["vllm", "SGLang", "llamacpp", "trtllm", "llama.cpp", "TensorRT-LLM", "vLLM", "mock", "vllm-fork", "", null].map(engineKindFromName),
       ["vllm", "sglang", "llamacpp", "trtllm", "llamacpp", "trtllm", "vllm", "auto", "auto", "auto", "auto"]);
