@@ -120,6 +120,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
+    clock: x.clock ?? null,
     definitions: {
       level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
       achieved_rps: "ok requests / window", offered_rate_rps: "requests sent / send window (first to last send), beside the target",
@@ -127,6 +128,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
       client_limited: `send lag p99 > 5 ms or the event loop blocked > 10 ms`,
+      clock: "anchor: one reading of (performance.timeOrigin + performance.now(), performance.now()) in ms: a row's wall time = t_*_ns / 1e6 + (wall_ms - mono_ms); sync: the kernel's adjtimex state (unsynced flag, estimated and maximum error), the bound this host's wall clock claims",
     },
   };
   if (x.runDir) {

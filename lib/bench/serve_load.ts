@@ -49,6 +49,12 @@ export interface LoadRun {
   isLocal: boolean;
   signal?: AbortSignal;
   onProgress?: (p: LevelProgress) => void;
+  /**
+   * This host's clock at the start: a sub-millisecond (wall, monotonic) anchor, so rows' monotonic
+   * stamps can be put on the wall axis (performance.timeOrigin + now), and the kernel's clock-sync
+   * state (adjtimex); recorded as data.clock.
+   */
+  clock?: { anchor: { wall_ms: number; mono_ms: number }; sync: Record<string, unknown> };
   /** A gauge sampler per level (the server's own view), when available. */
   samplerFor?: (levelName: string) => { start(): void; stop(): Promise<Record<string, unknown>> };
 }

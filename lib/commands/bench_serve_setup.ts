@@ -197,8 +197,11 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   });
   const common = { runner, set, prompts: set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
     engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
+  const mono = performance.now();
+  const clock = mode === null ? null : { anchor: { wall_ms: performance.timeOrigin + mono, mono_ms: mono }, sync: await rt.clockSync() as unknown as Record<string, unknown> };
   const load = mode === null ? null : {
     ...common,
+    clock: clock ?? undefined,
     samplerFor: () => {
       const g = new GaugeSampler();
       return {

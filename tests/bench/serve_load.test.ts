@@ -53,6 +53,13 @@ describe("bench serve --mode load", { skip }, () => {
       const lv = measured.data.levels[0];
       const outLines = (await readFile(join(env.IK_RUNS_DIR, mid, "outputs", "vllm", "load-r4.jsonl"), "utf8")).trim().split("\n");
       assert.equal(outLines.length, lv.sent);
+      // The clock anchor puts monotonic stamps on the wall axis; the sync state is the kernel's.
+      const clk = measured.data.clock;
+      assert.ok(Math.abs(clk.anchor.wall_ms - Date.now()) < 120_000, JSON.stringify(clk.anchor));
+      assert.ok(["adjtimex", "unavailable"].includes(clk.sync.source), JSON.stringify(clk.sync));
+      const firstRow = JSON.parse((await readFile(join(env.IK_RUNS_DIR, mid, "requests.jsonl"), "utf8")).split("\n")[0]);
+      const wallOfSend = firstRow.t_send_ns / 1e6 + (clk.anchor.wall_ms - clk.anchor.mono_ms);
+      assert.ok(wallOfSend >= clk.anchor.wall_ms && wallOfSend - clk.anchor.wall_ms < 60_000, "a row's send maps to a wall time after the anchor");
       // Every request of a level carries its schedule index, 0..sent-1, in rows and outputs.
       const rows = (await readFile(join(env.IK_RUNS_DIR, mid, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.level === "r4");
       assert.deepEqual(rows.map((r) => r.seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
