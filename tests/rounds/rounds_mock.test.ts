@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -321,5 +321,38 @@ describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (h
     assert.equal(nStar.length, 2);
     assert.ok(out.summary.rows.some((x: { metric: string }) => x.metric === "usd_per_1m_output_tokens_at_n_star"));
     assert.match(await readFile(join(run, "rounds", "summary.md"), "utf8"), /Arrival schedule: the same for every engine \(--ref-e2e-ms/);
+  });
+  test("GPU paths through the binary with a fake nvidia-smi on PATH: baseline before launch, the wait after the stop, the GPU named in the record (~6 s)", async () => {
+    const ik = ikBin();
+    const [port] = await freePorts(1);
+    const bin = join(dir, "fake-bin");
+    await mkdir(bin, { recursive: true });
+    const calls = join(dir, "smi-calls");
+    await writeFile(calls, "0");
+    // The real formats of both queries ik makes; the engine's 30 GiB stay held for two readings after the stop.
+    await writeFile(join(bin, "nvidia-smi"), `#!/bin/sh
+case "$*" in
+  *memory.used,name*)
+    n=$(cat ${calls}); n=$((n+1)); echo $n > ${calls}
+    if [ $n -ge 2 ] && [ $n -le 3 ]; then echo "30720, NVIDIA H200"; else echo "612, NVIDIA H200"; fi ;;
+  *index,name,memory.total*) echo "0, NVIDIA H200, 143771, 612, 570.124.06, GPU-5d3c1f2e-0000-4000-8000-000000000001" ;;
+  *) exit 9 ;;
+esac
+`);
+    await chmod(join(bin, "nvidia-smi"), 0o755);
+    await writeFile(join(dir, "gpu.json"), JSON.stringify({ engines: [{ label: "g", name: "vllm", launch: [ik, "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "2"], port }] }));
+    const run = join(dir, "gpu");
+    const r = await runIk(["bench", "rounds", join(dir, "gpu.json"), "--prompts", join(dir, "two.jsonl"), "--rounds", "1", "--serve-args", "--max-tokens 4 --warmup 0",
+      "--run-dir", run, "--gpu-lock", join(dir, "lockG"), "--poll-s", "0.1"], { env: { IK_RUNS_DIR: join(dir, "runs-gpu"), IK_KEY_FILE: join(dir, "key"), PATH: `${bin}:${runtime.env("PATH")}` }, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr.slice(-2000));
+    const c = await readJson(join(run, "rounds", "g.r1.json"));
+    assert.equal(c.status, "ok");
+    assert.equal(c.gpu_memory.skipped, false);
+    assert.equal(c.gpu_memory.ok, true);
+    assert.deepEqual(c.gpu_memory.baseline, [612]);
+    assert.deepEqual(c.gpu_memory.last, [612]);
+    assert.ok(c.gpu_memory.waitedMs > 0, "it waited while the memory was still held");
+    const rec = await readJson(join(dir, "runs-gpu", c.serve.evidence_id, "evidence.json"));
+    assert.match(JSON.stringify(rec.identity), /NVIDIA H200/);
   });
 });
