@@ -11,6 +11,7 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { type Endpoint, rootUrl } from "../client/endpoint.ts";
 import { listModels } from "../client/mod.ts";
 import { readCappedText } from "../client/read_capped.ts";
+import { isDrainedPath } from "../scrape/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
@@ -122,10 +123,9 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
   let polls = 0;
   let last: string | null = null;
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-  const exitedNow = () => engine.exit;
   while (true) {
     const seconds = () => Math.round(performance.now() - t0) / 1000;
-    const ex = exitedNow();
+    const ex = engine.exit;
     if (ex) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex), exit: ex };
     if (opts.signal?.aborted) return { status: "timeout", seconds: seconds(), polls, last: "interrupted" };
     polls++;
@@ -142,7 +142,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
       clearTimeout(timer);
     }
     if (performance.now() - t0 >= opts.timeoutMs) {
-      const ex2 = exitedNow();
+      const ex2 = engine.exit;
       if (ex2) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex2), exit: ex2 };
       return { status: "timeout", seconds: seconds(), polls, last };
     }
@@ -235,7 +235,7 @@ export interface MetricsText {
  * For trtllm it never GETs `/metrics` (a JSON queue drained on each read). Never throws.
  */
 export async function scrapeText(ep: Endpoint, path: string, kind: string, opts: { timeoutMs?: number } = {}): Promise<MetricsText> {
-  if (kind === "trtllm" && /^\/*metrics\/*(\?.*)?$/i.test(path.trim())) {
+  if (kind === "trtllm" && isDrainedPath(path)) {
     return { text: null, path, status: 0, note: "not available: ik never GETs TensorRT-LLM's /metrics (a JSON queue drained on each read); set metrics_path /prometheus/metrics" };
   }
   const ac = new AbortController();

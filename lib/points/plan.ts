@@ -8,6 +8,7 @@
  * through a shell.
  * @module
  */
+import { flagValue } from "../cli/argv_words.ts";
 import { dataError, usageError } from "../cli/errors.ts";
 import { isSecretKey } from "../evidence/mod.ts";
 
@@ -66,15 +67,6 @@ function* strings(v: unknown, path: string): Generator<[string, string]> {
   if (typeof v === "string") yield [path, v];
   else if (Array.isArray(v)) for (let i = 0; i < v.length; i++) yield* strings(v[i], `${path}[${i}]`);
   else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) yield* strings(x, path ? `${path}.${k}` : k);
-}
-
-function flagValue(argv: readonly string[], flag: string): string | null {
-  let found: string | null = null;
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === flag) found = argv[i + 1] ?? "";
-    else if (argv[i].startsWith(flag + "=")) found = argv[i].slice(flag.length + 1);
-  }
-  return found;
 }
 
 /** Whether `client_argv` runs `ik load-trial run` (the running ik via {ik}, or any program named ik). */

@@ -106,23 +106,13 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
       await Promise.race([new Promise((r) => setTimeout(r, cfg.pollMs)), g.exited]);
     }
   })();
-  const out: Uint8Array[] = [];
   try {
-    if (g.stdout) {
-      try {
-        for await (const c of g.stdout) out.push(c);
-      } catch { /* a client that could not start */ }
-    }
+    // A client that could not start closes its pipe with an error (Bun: AbortError): no output.
+    const stdout = g.stdout ? await new Response(g.stdout).text().catch(() => "") : "";
     const st = await g.exited;
     running = false;
     await sampler;
-    const bytes = new Uint8Array(out.reduce((n, c) => n + c.length, 0));
-    let o = 0;
-    for (const c of out) {
-      bytes.set(c, o);
-      o += c.length;
-    }
-    await cfg.rt.files.writeText(join(pdir, "client.stdout"), new TextDecoder().decode(bytes), { mode: 0o600 });
+    await cfg.rt.files.writeText(join(pdir, "client.stdout"), stdout, { mode: 0o600 });
     return { exit_code: st.code, signal: st.signal, timed_out: timedOut, started_at: started, ended_at: new Date().toISOString(), seconds: Math.round(performance.now() - t0) / 1000, during };
   } finally {
     running = false;

@@ -21,7 +21,7 @@ import type { EngineKind } from "../engines/mod.ts";
 import { redactObject, redactUrlsInText } from "../evidence/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
-import { type CellMetrics, type CellResolved, cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, roundMetricsFromRows } from "./cell_metrics.ts";
+import { type CellMetrics, type CellResolved, cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, roundMetricsFromRows, ROW_METRICS } from "./cell_metrics.ts";
 import { metricsPathOf } from "./engine_select.ts";
 import type { EngineSpec } from "./manifest.ts";
 import { serveArgv } from "./serve_argv.ts";
@@ -150,17 +150,10 @@ async function runServe(cfg: CellConfig, argv: string[], stderrPath: string): Pr
   }, cfg.serveTimeoutMs);
   const onAbort = () => g.killGroup("SIGINT");
   cfg.signal?.addEventListener("abort", onAbort, { once: true });
-  const chunks: Uint8Array[] = [];
   try {
-    if (g.stdout) for await (const c of g.stdout) chunks.push(c);
+    const stdout = g.stdout ? await new Response(g.stdout).text().catch(() => "") : "";
     const st = await g.exited;
-    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let o = 0;
-    for (const c of chunks) {
-      all.set(c, o);
-      o += c.length;
-    }
-    return { code: st.code, stdout: new TextDecoder().decode(all), timedOut, seconds: Math.round(performance.now() - t0) / 1000 };
+    return { code: st.code, stdout, timedOut, seconds: Math.round(performance.now() - t0) / 1000 };
   } finally {
     clearTimeout(timer);
     cfg.signal?.removeEventListener("abort", onAbort);
@@ -305,7 +298,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.metrics_source = "capacity record metrics (N* and the values at N*)";
     }
     cell.metrics = metrics;
-    const missing = cfg.mode === "single" && metrics.all ? ["ttft_ms", "tpot_ms", "decode_tok_s", "e2e_ms"].filter((k) => !metrics.all[k]) : [];
+    const missing = cfg.mode === "single" && metrics.all ? ROW_METRICS.map(([k]) => k).filter((k) => !metrics.all[k]) : [];
     if (missing.length) {
       cell.notes = [`no ${missing.join(", ")} this round: no ok request had two token events apart in time (one token, or every token in one network read); the summary has one round fewer for ${missing.length > 1 ? "them" : "it"}`];
     }

@@ -21,7 +21,8 @@ import { resolvedSummary } from "./cell_metrics.ts";
 import { selectEngines } from "./engine_select.ts";
 import { parseManifest } from "./manifest.ts";
 import { roundsMarkdown } from "./markdown.ts";
-import { hasFlag, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy, shellSplit } from "./serve_argv.ts";
+import { hasFlag, shellSplit } from "../cli/argv_words.ts";
+import { RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
 import { type RoundsSummary, summarize } from "./summary.ts";
 import { type RoundDesign, roundOrders } from "./williams.ts";
 

@@ -25,7 +25,7 @@ export type {
   GaugeSource,
   GaugeValues,
 } from "./engine_gauges.ts";
-export { SCRAPE_TIMEOUT_MS, scrapeOnce } from "./scrape_once.ts";
+export { isDrainedPath, SCRAPE_TIMEOUT_MS, scrapeOnce } from "./scrape_once.ts";
 export type { ScrapeOptions, ScrapeResult } from "./scrape_once.ts";
 export {
   GaugeSampler,

@@ -76,7 +76,7 @@ function cut(s: string, n = 200): string {
 }
 
 /** Whether a path is trtllm's drained JSON `/metrics` (ignoring a trailing slash and a query). */
-function isDrainedPath(path: string): boolean {
+export function isDrainedPath(path: string): boolean {
   return /^\/*metrics\/*(\?.*)?$/i.test(path.trim());
 }
 

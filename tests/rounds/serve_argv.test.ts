@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
-import { dropFlag, flagValue, resolveJsonSetting, scheduleFixedBy, type ServeContext, serveArgv, shellSplit } from "../../lib/rounds/serve_argv.ts";
+import { dropFlag, flagValue, shellSplit } from "../../lib/cli/argv_words.ts";
+import { resolveJsonSetting, scheduleFixedBy, type ServeContext, serveArgv } from "../../lib/rounds/serve_argv.ts";
 import { cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, resolvedSummary, roundMetricsFromRows } from "../../lib/rounds/cell_metrics.ts";
 
 const ctx = (o: Partial<ServeContext> = {}): ServeContext => ({
