@@ -8,7 +8,7 @@
  */
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
-import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag } from "../executors/mod.ts";
+import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
@@ -39,6 +39,13 @@ export interface LevelSpec {
   seed: number[];
   /** The pacer's early wake-up (default DEFAULT_SPIN_MARGIN_MS; benchmarks vary it). */
   spinMarginMs?: number;
+  /** The level's start on the monotonic clock (sharded runs: from the wall timetable; default when it begins). */
+  t0Ms?: number;
+  /**
+   * A sharded run's slice: only the requests with seq mod s = k are sent, but every seq's prompt
+   * and salt is drawn in order, so each shard's picks equal one process's.
+   */
+  shard?: { k: number; s: number };
 }
 
 /** Live counters, for the progress line. */
@@ -67,6 +74,8 @@ export interface LevelDeps {
   onProgress?: (p: LevelProgress) => void;
   /** Samples the server's gauges during the level (started before the first send). */
   sampler?: { start(): void; stop(): Promise<Record<string, unknown>> };
+  /** Called when the level has sent its last request (requests may still be running). */
+  onSendsDone?: () => void;
 }
 
 /** A finished level, as the record keeps it. */
@@ -78,6 +87,9 @@ export interface LevelResult {
   send_window_s: number | null;
   planned: number | null;
   sent: number;
+  /** Sharded runs: the level's start on this shard's monotonic clock, and every seq the schedule has (all shards). */
+  t0_mono_ms?: number | null;
+  planned_all?: number | null;
   summary: LevelSummary;
   event_loop_lag_ms: LoopLag;
   server: Record<string, unknown> | null;
@@ -93,14 +105,34 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const acc = new LevelAccumulator(deps.slo);
   const counts = new CountTally();
   const pick = deps.pool.picker(spec.seed, spec.name);
-  const offsets = spec.ratePerS !== null
+  const allOffsets = spec.ratePerS !== null
     ? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed })
     : null;
+  const shard = spec.shard && spec.shard.s > 1 ? spec.shard : null;
+  // A shard sends seq k, k+s, k+2s, ...: its own offsets, and the seq each one stands for.
+  const seqOf = (i: number) => (shard ? i * shard.s + shard.k : i);
+  let offsets: ArrayLike<number> | null = allOffsets;
+  if (allOffsets && shard) {
+    const own = new Float64Array(Math.max(0, Math.ceil((allOffsets.length - shard.k) / shard.s)));
+    for (let i = 0; i < own.length; i++) own[i] = allOffsets[seqOf(i)];
+    offsets = own;
+  }
+  let picked = 0;
+  // Every seq's pick is drawn in order (the skipped ones too), so prompts and salts match one process.
+  const pickFor = (seq: number) => {
+    while (picked < seq) {
+      pick();
+      picked++;
+    }
+    picked++;
+    return pick();
+  };
   let inFlight = 0, failed = 0, sent = 0;
   let firstSend: number | null = null, lastSend: number | null = null;
+  const shardTag = spec.shard ? `${spec.shard.k}/${spec.shard.s}` : null;
   // `seq` numbers a level's requests in send order (the open loop's schedule index).
   const send = async (seq: number, due: number | null) => {
-    const { prompt, salt } = pick();
+    const { prompt, salt } = pickFor(seq);
     inFlight++;
     sent++;
     const t = performance.now();
@@ -108,7 +140,9 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     lastSend = t;
     try {
       const { result, body } = await deps.runner.send(prompt, salt, due);
-      const row = requestRow(result, { level: spec.name, seq, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) });
+      const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) };
+      if (shardTag) extra.shard = shardTag;
+      const row = requestRow(result, extra);
       if (!row.ok) failed++;
       deps.journal.write(row);
       deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, seq, salt }));
@@ -127,8 +161,21 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   }), 1000);
   (tick as unknown as { unref?: () => void }).unref?.();
   try {
-    if (offsets) await runOpenLoop((i, due) => send(i, due), { offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs });
-    else await runClosedLoop((i) => send(i, null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: spec.maxRequests, signal: deps.signal });
+    if (offsets) {
+      await runOpenLoop((i, due) => send(seqOf(i), due), {
+        offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms,
+        onSendsDone: () => {
+          // The seqs after this shard's last one are drawn too, so the next level's picks match.
+          if (allOffsets && !deps.signal?.aborted) while (picked < allOffsets.length) (pick(), picked++);
+          deps.onSendsDone?.();
+        },
+      });
+    } else {
+      if (spec.t0Ms !== undefined) await waitUntil(spec.t0Ms, undefined, { signal: deps.signal });
+      const cap = spec.maxRequests === null ? null : shard ? Math.max(0, Math.ceil((spec.maxRequests - shard.k) / shard.s)) : spec.maxRequests;
+      await runClosedLoop((i) => send(seqOf(i), null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: cap, signal: deps.signal });
+      deps.onSendsDone?.();
+    }
   } finally {
     clearInterval(tick);
   }
@@ -149,6 +196,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     send_window_s: window,
     planned: offsets?.length ?? null,
     sent,
+    ...(spec.shard ? { t0_mono_ms: spec.t0Ms ?? null, planned_all: allOffsets?.length ?? null } : {}),
     summary,
     event_loop_lag_ms: loop,
     server,

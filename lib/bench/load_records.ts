@@ -143,8 +143,16 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   }) as unknown as Record<string, unknown>;
 }
 
-/** The derived capacity record, stored as its own record (it cites the measured one). */
-export async function buildCapacityRecord(x: LoadRecordInput, measured: Record<string, unknown>, storeRoot: string): Promise<Record<string, unknown>> {
+/**
+ * The derived capacity record, stored as its own record (it cites the measured one).
+ * @param adjust edits the record before it is written (a partial merge states its bound)
+ */
+export async function buildCapacityRecord(
+  x: LoadRecordInput,
+  measured: Record<string, unknown>,
+  storeRoot: string,
+  adjust?: (rec: Record<string, unknown>) => void,
+): Promise<Record<string, unknown>> {
   const star = x.closedLoop ? { value: null, reason: "closed-loop stress test: N* not computed" } : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks })));
   const at = x.levels.find((l) => l.level === star.value) ?? null;
   const s = at?.summary ?? null;
@@ -200,6 +208,7 @@ export async function buildCapacityRecord(x: LoadRecordInput, measured: Record<s
     },
     complete: !x.interrupted,
   }) as unknown as Record<string, unknown>;
+  adjust?.(rec);
   await run.finish(rec);
   return rec;
 }

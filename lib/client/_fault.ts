@@ -20,6 +20,7 @@ export const CLIENT_FAULT_NAMES: readonly string[] = [
   "no-count-mismatch",
   "ttft-plus-5ms",
   "tpot-plus-5pct",
+  "clock-skew-50ms",
 ];
 
 /** `kfirst-ignored`: k_first is always 1, even when the first event streamed several ids. */
@@ -41,6 +42,14 @@ export const FAULT_TTFT_PLUS_5MS: boolean =
 /** `tpot-plus-5pct`: TPOT is 5% higher (and decode tok/s its inverse). */
 export const FAULT_TPOT_PLUS_5PCT: boolean =
   (typeof __IK_CLIENT_FAULT__ === "string" ? __IK_CLIENT_FAULT__ : "") === "tpot-plus-5pct";
+
+/**
+ * `clock-skew-50ms`: a sharded load run paces its sends 50 ms ahead of the wall timetable (as a
+ * shard whose clock ran 50 ms fast would) while its recorded clock anchor stays true, so the mock's
+ * request log shows the shift and `ik merge` must name the shard. 0 in every other build.
+ */
+export const FAULT_CLOCK_SKEW_MS: number =
+  (typeof __IK_CLIENT_FAULT__ === "string" ? __IK_CLIENT_FAULT__ : "") === "clock-skew-50ms" ? 50 : 0;
 
 /**
  * A request header a fault build sends (`x-ik-client-fault: NAME`), so a mock or a log shows the

@@ -19,6 +19,8 @@ import { renderSingleRecord } from "../report/serve_table.ts";
 import { prepareServe } from "./bench_serve_setup.ts";
 import { runSingle } from "../bench/serve_single.ts";
 import { runLoad } from "../bench/serve_load.ts";
+import { runShardedLoad } from "../shard/sharded_load.ts";
+import { renderSlice } from "../report/slice_text.ts";
 import { renderCapacity } from "../report/capacity_table.ts";
 import { progressPrinter } from "../report/load_progress.ts";
 import type { CommandContext } from "./context.ts";
@@ -115,7 +117,22 @@ const flags = {
     description: message`Let --extend build on an interrupted (incomplete) record.`,
   }), false),
   gpuName: optional(option("--gpu-name", string({ metavar: "NAME" }), { description: message`GPU model, when the server is not on this machine (else read with nvidia-smi).` })),
-  gpuCount: withDefault(option("--gpu-count", integer({ min: 1, max: 4096, metavar: "N" }), { description: message`GPUs behind the server.` }), 1),
+  gpuCount: optional(option("--gpu-count", integer({ min: 1, max: 4096, metavar: "N" }), { description: message`GPUs behind the server (default 1; required with --shard).` })),
+  shard: optional(option("--shard", string({ metavar: "K/S|auto" }), {
+    description: message`Load: run slice K of S of one shared schedule (send the requests with seq mod S = K) and write a slice record for 'ik merge'; auto reads srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS or an Indexed Job's JOB_COMPLETION_INDEX (with --shards).`,
+  })),
+  shards: optional(option("--shards", integer({ min: 1, max: 100000, metavar: "S" }), {
+    description: message`With --shard auto on Kubernetes: the number of shards (the Job's completions).`,
+  })),
+  startAt: optional(option("--start-at", string({ metavar: "EPOCH_MS" }), {
+    description: message`With --shard: wall-clock start of the first level, milliseconds since the Unix epoch, the same for every shard.`,
+  })),
+  levelGapS: optional(option("--level-gap-s", float({ min: 0, max: MAX_DURATION_S, metavar: "S" }), {
+    description: message`With --shard: pause between levels of the timetable, seconds (default 10; at least e2e_ref).`,
+  })),
+  group: optional(option("--group", string({ metavar: "ID" }), {
+    description: message`With --shard: the group id every slice of this run carries (default: --start-at plus the Slurm job step, or the Job's uid in $IK_JOB_UID).`,
+  })),
   json: option("--json", { description: message`Print the record as one JSON object on stdout.` }),
 };
 
@@ -131,6 +148,22 @@ export type BenchServeFlags = InferValue<typeof benchServeCommand>;
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {
   const prep = await prepareServe(ctx, f);
+  if (prep.load && prep.shard) {
+    try {
+      const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
+      const { slice, dir, interrupted } = await runShardedLoad({ ...prep.load, shard: prep.shard, signal: ctx.signal, onProgress: progress.update });
+      progress.done();
+      if (ctx.json) ctx.out(prep.clean(JSON.stringify(slice)) + "\n");
+      else ctx.out(prep.clean(renderSlice(slice, dir)));
+      if (interrupted) {
+        ctx.err(`ik: bench serve: interrupted; the slice ${slice.evidence_id} is marked incomplete\n`);
+        return ExitCode.INTERRUPTED;
+      }
+      return ExitCode.OK;
+    } catch (e) {
+      throw prep.sanitizeError(e);
+    }
+  }
   if (prep.load) {
     try {
       const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));

@@ -5,6 +5,7 @@
  * engine kind (flag or detected), the server check, the GPU identity, and --extend.
  * @module
  */
+import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { IkError, usageError } from "../cli/errors.ts";
@@ -23,6 +24,9 @@ import { applyPin, intakePin } from "../bench/intake_pin.ts";
 import { Runner } from "../bench/runner.ts";
 import type { SingleRun } from "../bench/serve_single.ts";
 import type { LoadRun } from "../bench/serve_load.ts";
+import { DEFAULT_LEVEL_GAP_S } from "../shard/schedule.ts";
+import { resolveShard } from "../shard/shard_spec.ts";
+import type { ShardRun } from "../shard/sharded_load.ts";
 import { checkServer } from "../bench/server_check.ts";
 import { GaugeSampler } from "../scrape/mod.ts";
 import { runtimeExec } from "./_exec.ts";
@@ -51,6 +55,8 @@ function list(values: readonly string[]): string[] {
 export interface PreparedServe {
   run: Omit<SingleRun, "signal" | "progress">;
   load: Omit<LoadRun, "signal" | "onProgress"> | null;
+  /** Set for a sharded load run (--shard). */
+  shard: ShardRun | null;
   clean: Sanitize;
   sanitizeError(e: unknown): unknown;
 }
@@ -70,6 +76,11 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   const conc = numbers(f.concurrency, "--concurrency", true);
   const rates = numbers(f.rates, "--rates", false);
   const slo = f.sloTtftP95Ms !== undefined || f.sloTpotP95Ms !== undefined || f.sloE2eP95Ms !== undefined;
+  const shardOnly = [["--shards", f.shards !== undefined], ["--start-at", f.startAt !== undefined], ["--level-gap-s", f.levelGapS !== undefined], ["--group", f.group !== undefined]] as const;
+  if (f.shard === undefined) {
+    const given = shardOnly.filter(([, g]) => g).map(([n]) => n);
+    if (given.length) throw usageError(given[0], "is for a sharded load run", "add --shard K/S (or --shard auto), or drop it");
+  } else if (f.mode !== "load") throw usageError("--shard", "is for --mode load", "add --mode load");
   if (f.mode === "single") {
     const loadOnly = [["--concurrency", conc.length > 0], ["--rates", rates.length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
       ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined]] as const;
@@ -84,7 +95,50 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   if (conc.length && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
     throw usageError("--ref-requests", "--concurrency needs --ref-requests >= 1 (to measure the unloaded e2e) or --ref-e2e-ms");
   }
+  if (f.shard !== undefined) {
+    if (f.startAt === undefined) throw usageError("--shard", "needs --start-at EPOCH_MS, the same for every shard", "e.g. --start-at $(( $(date +%s%3N) + 60000 ))");
+    if (f.failOnSlo) throw usageError("--fail-on-slo", "cannot be used with --shard: a slice has no verdict", "give --fail-on-slo to ik merge");
+    if (f.gpuName === undefined || f.gpuCount === undefined) {
+      throw usageError(f.gpuName === undefined ? "--gpu-name" : "--gpu-count", "is required with --shard (every slice must name the same GPUs)", "give --gpu-name and --gpu-count");
+    }
+    if (conc.length && !f.closedLoop && f.refE2eMs === undefined) {
+      throw usageError("--concurrency", "with --shard needs --ref-e2e-ms: the shards cannot share reference requests", "measure it once (an unsharded run's e2e_ref_ms) and give it to every shard");
+    }
+    if (f.runDir !== undefined) throw usageError("--run-dir", "cannot be used with --shard (the shards would write the same files)", "run ik merge, then ik export");
+    if (f.shards !== undefined && f.shard.trim() !== "auto") throw usageError("--shards", "is for --shard auto on Kubernetes", "drop it, --shard K/S says S");
+  }
   return conc.length ? { kind: "concurrency", grid: conc } : { kind: "rate", grid: rates };
+}
+
+const GROUP = /^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$/;
+
+/** The shard, the start time and the group id of a sharded run (usage errors, 64). */
+async function shardRun(ctx: CommandContext, f: BenchServeFlags): Promise<ShardRun | null> {
+  if (f.shard === undefined) return null;
+  const rt = ctx.runtime;
+  const spec = resolveShard(f.shard, (k) => rt.env(k), f.shards ?? null);
+  const raw = (f.startAt ?? "").trim();
+  if (!/^[0-9]{12,14}$/.test(raw)) throw usageError("--start-at", `'${f.startAt}' is not milliseconds since the Unix epoch`, "e.g. --start-at $(( $(date +%s%3N) + 60000 ))");
+  const startAtMs = Number(raw);
+  const keyFile = rt.env("IK_KEY_FILE");
+  if (!keyFile) throw usageError("--shard", "needs IK_KEY_FILE: every shard must tag the endpoint with the same key", "put one key file on the shared filesystem (or a Kubernetes Secret) and export IK_KEY_FILE=PATH");
+  let keyText: string;
+  try {
+    keyText = await readFile(resolve(rt.cwd(), keyFile), "utf8");
+  } catch {
+    throw usageError("IK_KEY_FILE", `${keyFile} cannot be read: each shard would make its own key`, "create it once where every shard can read it, e.g. openssl rand -hex 32 > FILE; chmod 600 FILE");
+  }
+  if (!/^[0-9a-f]{64}$/i.test(keyText.trim())) {
+    throw usageError("IK_KEY_FILE", `${keyFile} is not a key ik reads (64 hex characters): each shard would fall back to a key of its own`, "write one with: openssl rand -hex 32 > FILE");
+  }
+  let groupId: string, groupSource: string;
+  if (f.group !== undefined) {
+    if (!GROUP.test(f.group)) throw usageError("--group", `'${f.group}' must be 1-128 characters of letters, digits and _ . : + -`);
+    [groupId, groupSource] = [f.group, "--group"];
+  } else if (spec.schedulerId) [groupId, groupSource] = [`${startAtMs}-${spec.schedulerId}`, "slurm"];
+  else if (rt.env("IK_JOB_UID") && GROUP.test(rt.env("IK_JOB_UID") as string)) [groupId, groupSource] = [`${startAtMs}-${rt.env("IK_JOB_UID")}`, "kubernetes"];
+  else [groupId, groupSource] = [String(startAtMs), "start-at"];
+  return { spec, startAtMs, levelGapS: f.levelGapS ?? DEFAULT_LEVEL_GAP_S, groupId, groupSource };
 }
 
 /** Resolves the flags; usage (64), data (65) and unavailable (69) errors are thrown as IkError. */
@@ -102,6 +156,8 @@ export async function prepareServe(ctx: CommandContext, f: BenchServeFlags): Pro
 async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string | undefined, clean: Sanitize): Promise<PreparedServe> {
   const rt = ctx.runtime;
   const mode = checkModeFlags(f);
+  const shard = await shardRun(ctx, f);
+  const gpuCount = f.gpuCount ?? 1;
   const ep = parseEndpoint(f.baseUrl);
   if (ep.note) ctx.err(`ik bench serve: note: ${escapeTerminalLine(clean(ep.note))}\n`);
   if (f.apiKeyEnv !== undefined && !apiKey) {
@@ -159,7 +215,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     resamples: f.resamples,
     extend: f.extend ?? null,
     gpu_name: f.gpuName ?? null,
-    gpu_count: f.gpuCount,
+    gpu_count: gpuCount,
   };
   if (mode) {
     Object.assign(args, {
@@ -169,6 +225,11 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
       slo_e2e_p95_ms: f.sloE2eP95Ms ?? null, slo_max_fail: f.sloMaxFail, sweep_all: f.sweepAll, closed_loop: f.closedLoop,
       fail_on_slo: f.failOnSlo, gpu_price_usd_h: f.gpuPriceUsdH ?? null,
     });
+    if (shard) {
+      Object.assign(args, {
+        shard: f.shard, shards: f.shards ?? null, start_at: shard.startAtMs, level_gap_s: shard.levelGapS, group: shard.groupId, sweep_all: true,
+      });
+    }
     delete args.rounds;
     delete args.extend;
   }
@@ -176,9 +237,9 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
   const isLocal = isLoopback(ep);
   let gpu: Record<string, unknown>;
-  if (f.gpuName) gpu = { name: f.gpuName, count: f.gpuCount, source: "--gpu-name" };
-  else if (isLocal) gpu = gpuIdentity(await queryGpus(runtimeExec(rt))) ?? { count: f.gpuCount };
-  else gpu = { count: f.gpuCount };
+  if (f.gpuName) gpu = { name: f.gpuName, count: gpuCount, source: "--gpu-name" };
+  else if (isLocal) gpu = gpuIdentity(await queryGpus(runtimeExec(rt))) ?? { count: gpuCount };
+  else gpu = { count: gpuCount };
   const runner = new Runner({
     ep,
     api: f.api,
@@ -210,11 +271,12 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
       };
     }, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
-    warmup: f.warmup, sweepAll: f.sweepAll, gpuCount: f.gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
+    warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },
   };
   return {
     load,
+    shard,
     run: {
       runner,
       set,

@@ -20,6 +20,7 @@ import { runSummarize, summarizeCommand } from "./summarize.ts";
 import { exportCommand, runExport } from "./export.ts";
 import { compareCommand, runCompare } from "./compare.ts";
 import { reportCommand, runReport } from "./report.ts";
+import { mergeCommand, runMerge } from "./merge.ts";
 
 /** `ik bench …`: the benchmark commands. */
 export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand), {
@@ -28,7 +29,7 @@ export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCo
 });
 
 /** The parser for every ik command. */
-export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand, summarizeCommand, exportCommand, compareCommand, reportCommand);
+export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand, summarizeCommand, exportCommand, compareCommand, reportCommand, mergeCommand);
 
 /** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
 export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
@@ -42,6 +43,7 @@ export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, un
   export: exportCommand,
   compare: compareCommand,
   report: reportCommand,
+  merge: mergeCommand,
 };
 
 /** The parsed value of {@link cliParser}. */
@@ -77,5 +79,7 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runCompare(ctx, args);
     case "report":
       return runReport(ctx, args);
+    case "merge":
+      return runMerge(ctx, args);
   }
 }

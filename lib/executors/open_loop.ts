@@ -17,6 +17,17 @@ export interface OpenLoopOptions {
   timers?: PacerTimers;
   /** Early wake-up before each deadline, in ms. */
   spinMarginMs?: number;
+  /**
+   * The level's start on the clock (default: now). A sharded run passes the monotonic time its
+   * wall-clock timetable puts the level at, so every shard offsets from the same instant.
+   */
+  t0Ms?: number;
+  /**
+   * Called once the last request has been handed to send (or sending stopped), before the
+   * requests still running are awaited: a sharded run starts its next level then, so levels may
+   * overlap.
+   */
+  onSendsDone?: () => void;
 }
 
 /** What a level's sending did. */
@@ -38,7 +49,7 @@ export async function runOpenLoop(
   opts: OpenLoopOptions,
 ): Promise<OpenLoopOutcome> {
   const timers = opts.timers ?? REAL_TIMERS;
-  const t0 = timers.clock();
+  const t0 = opts.t0Ms ?? timers.clock();
   const inFlight = new Set<Promise<unknown>>();
   let sent = 0;
   let lastSend: number | null = null;
@@ -51,6 +62,7 @@ export async function runOpenLoop(
     inFlight.add(p);
     sent++;
   }
+  opts.onSendsDone?.();
   await Promise.all(inFlight);
   return { t0Ms: t0, sent, lastSendMs: lastSend };
 }

@@ -39,6 +39,7 @@ test("a source run has no fault: the name is empty, every flag off, no marker he
       fault.FAULT_TPOT_PLUS_5PCT,
     ]
   ) assert.equal(flag, false);
+  assert.equal(fault.FAULT_CLOCK_SKEW_MS, 0);
   assert.equal(fault.FAULT_HEADER, null);
   const f = fakeFetch(() => streamingResponse([new TextEncoder().encode(chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE)]));
   await streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", {}, { fetch: f.fetch });
@@ -53,7 +54,8 @@ test("build.sh knows exactly the client's fault names, and refuses any other wit
     "no-count-mismatch",
     "ttft-plus-5ms",
     "tpot-plus-5pct",
-  ], "the selftest mutation test relies on these names");
+    "clock-skew-50ms",
+  ], "the selftest mutation test and the merge skew test rely on these names");
   for (const bad of ["bogus", "KFIRST-IGNORED", "kfirst"]) {
     const r = spawnSync("bash", ["scripts/build.sh", "--fault", bad, "--outfile", join(tmpdir(), "ik-never-built")], {
       cwd: ROOT,

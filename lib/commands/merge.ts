@@ -1,0 +1,55 @@
+/**
+ * `ik merge DIR...`: joins the slices of one sharded load run (`ik bench serve --shard`) into one
+ * measured record and one capacity record, N*, cost, SLO and goodput computed once from all rows.
+ * Refuses (65, naming the first difference) slices of different runs, a duplicate or out-of-range
+ * shard, a seq seen twice or on the wrong shard, and a missing, killed or interrupted shard unless
+ * --allow-partial. --fail-on-slo exits 2 when no level met the SLO.
+ * @module
+ */
+import { object } from "@optique/core/constructs";
+import { message } from "@optique/core/message";
+import { multiple, optional } from "@optique/core/modifiers";
+import type { InferValue } from "@optique/core/parser";
+import { argument, command, constant, option } from "@optique/core/primitives";
+import { string } from "@optique/core/valueparser";
+import { resolve } from "node:path";
+import { usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { storeRoot } from "../evidence/mod.ts";
+import { checkGroup, findSlices, writeMerged } from "../merge/mod.ts";
+import { renderCapacity } from "../report/capacity_table.ts";
+import { renderShardSkew } from "../report/shard_skew.ts";
+import type { CommandContext } from "./context.ts";
+
+/** Parser for `ik merge`. */
+export const mergeCommand = command("merge", object({
+  cmd: constant("merge" as const),
+  dirs: multiple(argument(string({ metavar: "DIR" }), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), { min: 1 }),
+  group: optional(option("--group", string({ metavar: "ID" }), { description: message`Merge only this group's slices (when the directories hold several runs).` })),
+  allowPartial: option("--allow-partial", {
+    description: message`Merge although shards are missing, killed (only a .staging journal) or interrupted: the record is complete: false, names them, drops their requests from the offered load and states N* as a lower bound.`,
+  }),
+  failOnSlo: option("--fail-on-slo", { description: message`Exit 2 when no level met the SLO (N* or rate* is null).` }),
+  json: option("--json", { description: message`Print the capacity record as one JSON object on stdout (its data.measurement is the merged measured record).` }),
+}), {
+  brief: message`Join a sharded load run's slices (bench serve --shard) into one measured and one capacity record.`,
+  description: message`Every slice must come from one run: the same group id, schedule hash, request set, seed, grid, SLO, model, GPUs, price, timeouts, gap, --start-at and ik build, each shard K of S once, every seq once and on shard seq mod S. Rows are put on one clock through each shard's (wall, monotonic) anchor, ITL comes from the outputs files, and every level is computed in canonical (level, seq) order: merging one process's run split by seq gives that run's numbers. Per shard it reports the send lag against the shared wall timetable and names a shard more than 5 ms off the others, or whose host clock is unsynced or claims more than 5 ms error.`,
+});
+
+/** The parsed flags of `ik merge`. */
+export type MergeFlags = InferValue<typeof mergeCommand>;
+
+/** Runs `ik merge`. */
+export async function runMerge(ctx: CommandContext, f: MergeFlags): Promise<number> {
+  const rt = ctx.runtime;
+  if (f.group !== undefined && !f.group.trim()) throw usageError("--group", "is empty");
+  const found = await findSlices(f.dirs.map((d) => resolve(rt.cwd(), d)));
+  const group = checkGroup(found, { group: f.group, allowPartial: f.allowPartial });
+  const root = storeRoot((n) => rt.env(n), rt.cwd());
+  const out = await writeMerged(group, root, { allow_partial: f.allowPartial });
+  if (ctx.json) ctx.out(JSON.stringify(out.capacity) + "\n");
+  else ctx.out(renderCapacity(out.capacity, out.measured) + renderShardSkew(out.measured));
+  if (out.partial) ctx.err(`ik: merge: PARTIAL: ${group.missing.length + group.killed.length} shard(s) absent, ${group.interrupted.length} interrupted; the records ${out.measured.evidence_id} and ${out.capacity.evidence_id} are complete: false\n`);
+  const star = (out.capacity.data as Record<string, unknown>)[out.starKey];
+  return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
+}

@@ -1,0 +1,140 @@
+/**
+ * One shard of a sharded load run (issue 12): the same seeded, numbered schedule as every other
+ * shard, on one wall-clock timetable, sending only the requests with seq mod S = K.
+ *
+ * - Warm-up requests are tagged per shard (`ik-warm-s<K>-<i>`) and must end before `--start-at`,
+ *   else the shard refuses (64): a warm-up still running would load the first level.
+ * - Level j starts at its wall time (start-at + earlier durations + j × gap), turned into this
+ *   host's monotonic clock once through the (wall, monotonic) anchor; every level runs (the
+ *   shards cannot agree to stop), and the next level starts on time even while requests of the
+ *   last one are still running (merge counts them as overlapping).
+ * - Only shard 0 samples the server's gauges.
+ * - It writes a slice record: no N*, no cost, no SLO verdict (lib/shard/slice_record.ts). A
+ *   `shard.json` is written into the staging directory first, so a shard killed mid-run is still
+ *   recognisable to `ik merge`.
+ * @module
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { unavailableError, usageError } from "../cli/errors.ts";
+import { FAULT_CLOCK_SKEW_MS } from "../client/_fault.ts";
+import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { waitUntil } from "../executors/mod.ts";
+import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
+import { type LevelResult, runLevel } from "../bench/load_level.ts";
+import { PromptPool } from "../bench/prompt_pool.ts";
+import { levelName, type LoadRun } from "../bench/serve_load.ts";
+import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHash } from "./schedule.ts";
+import type { ShardSpec } from "./shard_spec.ts";
+import { buildSliceRecord } from "./slice_record.ts";
+
+/** What makes a load run one shard of a group. */
+export interface ShardRun {
+  spec: ShardSpec;
+  /** Wall-clock start of the first level, ms since the epoch. */
+  startAtMs: number;
+  levelGapS: number;
+  groupId: string;
+  /** Where the group id came from (`--group`, `slurm`, `kubernetes`, `start-at`). */
+  groupSource: string;
+}
+
+/** The planned levels of a sharded run (open loop), as every shard computes them. */
+export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "seed">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {
+  return cfg.grid.map((level, i) => {
+    const ratePerS = cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRefMs as number);
+    const seed = levelSeed(cfg.seed, i);
+    return {
+      name: levelName(cfg.levelKind, level), level, ratePerS, seed,
+      offsetsMs: arrivalOffsetsMs({ ratePerS, durationS: cfg.durationS, burstiness: cfg.burstiness, maxRequests: cfg.maxRequestsPerLevel, seed }),
+    };
+  });
+}
+
+/** A sharded run's outcome. */
+export interface ShardOutcome {
+  slice: Record<string, unknown>;
+  dir: string;
+  interrupted: boolean;
+}
+
+/** Runs this process's shard and writes its slice record. */
+export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promise<ShardOutcome> {
+  const { spec, startAtMs, levelGapS } = cfg.shard;
+  const clock = cfg.clock;
+  if (!clock) throw new Error("a sharded run needs the clock anchor");
+  const wallNow = () => performance.timeOrigin + performance.now();
+  const aborted = () => cfg.signal?.aborted === true;
+  const e2eRef = cfg.closedLoop || cfg.levelKind === "rate" ? null : cfg.refE2eMs;
+  const starts = levelStartsMs(startAtMs, cfg.grid.map(() => cfg.durationS), levelGapS, e2eRef);
+  const lead = startAtMs - wallNow();
+  if (lead <= 0) throw usageError("--start-at", `${startAtMs} is ${(-lead / 1000).toFixed(1)} s in the past`, "give every shard the same time in the future, e.g. now + 60 s in ms since the epoch");
+  const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
+  // The hash is computed over a pool of its own: the run's pool must start unused.
+  const hash = planned ? scheduleHash(plannedRequests(new PromptPool(cfg.prompts), planned)) : null;
+
+  const order = new PromptPool(cfg.prompts).order(levelSeed(cfg.seed, 10_000));
+  const warm: number[] = [];
+  for (let i = 0; i < cfg.warmup && !aborted(); i++) {
+    const { result } = await cfg.runner.send(order[i % order.length], `ik-warm-s${spec.k}-${i}`);
+    if (result.ok && result.tDoneMs !== null) warm.push(result.tDoneMs - result.tSendMs);
+  }
+  const late = wallNow() - startAtMs;
+  if (late >= 0 && !aborted()) {
+    throw unavailableError("--start-at", `the warm-up of shard ${spec.k}/${spec.s} ended ${late.toFixed(0)} ms after --start-at ${startAtMs}`, "give a later --start-at, or a smaller --warmup");
+  }
+
+  const id = newEvidenceId("serve_benchmark");
+  const run = await StagedRun.create(cfg.storeRoot, id);
+  await writeFile(join(run.dir, "shard.json"), JSON.stringify({
+    evidence_id: id, group_id: cfg.shard.groupId, shard: `${spec.k}/${spec.s}`, k: spec.k, s: spec.s, start_at_ms: startAtMs,
+  }) + "\n", { mode: 0o600 });
+  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);
+  // Shard wall time = monotonic + this offset; the fault build paces as if the wall clock ran ahead.
+  const wallMinusMono = clock.anchor.wall_ms - clock.anchor.mono_ms;
+  const files: { rel: string; role: string }[] = [];
+  const runPool = new PromptPool(cfg.prompts);
+  const levelPools: PromptPool[] = [runPool];
+  const running: Promise<LevelResult>[] = [];
+  for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
+    const level = cfg.grid[i];
+    const name = levelName(cfg.levelKind, level);
+    const t0 = starts[i] - wallMinusMono - FAULT_CLOCK_SKEW_MS;
+    await waitUntil(t0 - 1, undefined, { signal: cfg.signal });
+    if (aborted()) break;
+    const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
+    const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
+    const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
+    const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
+    files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
+    let sendsDone!: () => void;
+    const sending = new Promise<void>((r) => (sendsDone = r));
+    // Closed loop has no global schedule: its prompt pool starts afresh every level on every shard.
+    const pool = cfg.closedLoop ? new PromptPool(cfg.prompts) : runPool;
+    if (pool !== runPool) levelPools.push(pool);
+    const p = runLevel({
+      index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
+      maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
+    }, {
+      runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
+      signal: cfg.signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
+    }).finally(async () => {
+      sendsDone();
+      await outputs.close();
+      await inputs.close();
+    });
+    running.push(p);
+    await Promise.race([sending, p]);
+  }
+  const levels = await Promise.all(running);
+  await journal.close();
+  const mono = performance.now();
+  const anchorEnd = { wall_ms: performance.timeOrigin + mono, mono_ms: mono };
+  const interrupted = aborted() || levels.length < cfg.grid.length;
+  const slice = await buildSliceRecord({
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: [], warmupE2eMs: warm, needRef: false,
+    salted: levelPools.reduce((a, q) => a + q.salted, 0), interrupted,
+  }, { ...cfg.shard, levelStartsMs: starts, scheduleHash: hash, anchorEnd, planned: planned?.map((l) => ({ name: l.name, level: l.level, rate_rps: l.ratePerS, n: l.offsetsMs.length })) ?? null });
+  const dir = await run.finish(slice);
+  return { slice, dir, interrupted };
+}
