@@ -205,8 +205,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number): Promise
       const nextNs = (next - refOff) * 1e6;
       for (const r of bucket.rows) if ((r.t_end_ns as number) > nextNs) overlapping++;
     }
+    // The worst shard's event-loop monitor (the one that blocked longest) stands for the level.
     const lags = entries.map((e) => obj(e.event_loop_lag_ms) as unknown as LoopLag);
-    const worst = (f: keyof LoopLag) => lags.reduce<number | null>((a, l) => (typeof l[f] === "number" && (a === null || (l[f] as number) > a) ? l[f] as number : a), null);
+    const worst = lags.reduce<LoopLag | null>((a, l) => (a === null || (l.maxMs ?? -1) > (a.maxMs ?? -1) ? l : a), null);
     const shard0 = levelEntries.get(0)?.get(name);
     levels.push({
       level: grid[j], name,
@@ -215,7 +216,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number): Promise
       send_window_s: window,
       planned, planned_all: n, sent,
       summary: acc.summary(gpuCount),
-      event_loop_lag_ms: { samples: lags.reduce((a, l) => a + (l.samples ?? 0), 0), p50Ms: worst("p50Ms"), p99Ms: worst("p99Ms"), maxMs: worst("maxMs") },
+      event_loop_lag_ms: worst ?? { samples: 0, p50Ms: null, p99Ms: null, maxMs: null },
       server: shard0 ? (shard0.server as Record<string, unknown> | null) ?? null : { available: false, note: "shard 0, the only one that scrapes, is missing" },
       client_limited: why.length ? why.join("; ") : null,
       interrupted: entries.length < g.slices.length || entries.some((e) => e.interrupted === true),

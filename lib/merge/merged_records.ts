@@ -103,7 +103,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     durationS: numOrNull(args.duration_s) ?? 0, maxRequestsPerLevel: numOrNull(args.max_requests_per_level), burstiness: numOrNull(args.burstiness) ?? 1,
     refRequests: 0, refE2eMs: numOrNull(args.ref_e2e_ms), warmup: 0, slo, sweepAll: true, gpuCount, gpuPriceUsdH: numOrNull(args.gpu_price_usd_h),
     server: { limitations: [...notes, ...((carried.server_limitations as string[]) ?? [])], info: d.server as never },
-    gpu: obj(identity.gpu), engine: identity.engine as never, args: { ...args, shard: undefined, shards: undefined, merged_slices: S, ...invocation },
+    gpu: obj(identity.gpu), engine: identity.engine as never, args: { ...args, ...invocation },
     keyNote: typeof carried.key_note === "string" ? carried.key_note : null, isLocal: d.base_url_kind === "local",
     clock: d.clock as never,
     evidenceId: id, run, levels: merged.levels, files, e2eRefMs: numOrNull(d.e2e_ref_ms), referenceE2eMs: [],
@@ -119,7 +119,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     slices: merged.shards,
   };
   Object.assign(measured, {
-    identity: { ...obj(measured.identity), workload: { ...wl, shards: S } },
+    identity: { ...obj(measured.identity), workload: wl },
     complete: !partial && !interrupted,
   });
   const md = obj(measured.data);

@@ -1,0 +1,235 @@
+/**
+ * Sharded load through dist/ik against one `ik mock` batching simulator (B=4, A=10 ms), issue 12:
+ *
+ * - one process (`--shard 0/1`) merged, and the same run split by seq after the fact and merged,
+ *   give the same records field by field (ids, timestamps, artifact hashes and provenance aside);
+ * - a real Slurm step (`srun -n 4 --kill-on-bad-exit=0 --output=…-%t.json … --shard auto`) and an
+ *   Indexed-Job simulation (3 processes with JOB_COMPLETION_INDEX started 1 s apart) each merge to
+ *   the reference's schedule hash and (level, seq, prompt, salt) multiset, the same rate* with the
+ *   SLO at least 30 % from the measured p95s, and the low-load median TTFT within [A, 1.5A + 5];
+ * - a shard built with the clock-skew-50ms fault is seen 50 ms early in the mock's own request log
+ *   and named by the merge; the others are not;
+ * - a SIGKILLed shard (and a SIGTERMed one) are refused, then merged with --allow-partial.
+ *
+ * Bun only (CONTRACTS.md CI time): about 100 s.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
+import { ikBin, ROOT, runArgv, startArgv } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { comparable, jsonl, loadArgs, merge, mergedRecords, type Obj, readSliceDir, runLocalShards, shardEnv, startAt } from "./_sharded.ts";
+import { splitSlice } from "./_sharded.ts";
+
+const skip = runtime.name !== "bun" ? "heavy end-to-end sharded tests run under Bun only" : false;
+const A = 10; // simulator step, ms
+const SLO_TTFT = 100; // ms: the r4 level sits far below it, r100 (twice the capacity of 50 req/s) far above
+const GRID = ["--rates", "4,100", "--duration-s", "3", "--level-gap-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", String(SLO_TTFT)];
+
+let dir = "";
+let mock: MockProc;
+let env: Record<string, string> = {};
+let refSliceDir = "";
+let ref: { capacity: Obj; measured: Obj; dir: string };
+
+const levels = (m: Obj) => (m.data as Obj).levels as Obj[];
+const summary = (l: Obj) => l.summary as Record<string, { p50: number; p95: number }>;
+
+async function freshStore(name: string): Promise<Record<string, string>> {
+  const runs = join(dir, name);
+  await mkdir(runs, { recursive: true });
+  return { ...env, IK_RUNS_DIR: runs };
+}
+
+async function slicesIn(store: string): Promise<string[]> {
+  return (await readdir(store)).filter((n) => n.startsWith("serve_benchmark-")).map((n) => join(store, n));
+}
+
+/** The (level, seq, prompt, salt) multiset of a merged record, from its own rows. */
+async function multiset(recDir: string): Promise<string[]> {
+  return jsonl(await readFile(join(recDir, "requests.jsonl"), "utf8")).map((r) => `${r.level}\t${r.seq}\t${r.id}\t${r.salt}`).sort();
+}
+
+/** What every sharded run must share with the reference process. */
+async function checkAgainstReference(got: { capacity: Obj; measured: Obj; dir: string }, s: number) {
+  const gm = (got.measured.data as Obj).merge as Obj, rm_ = (ref.measured.data as Obj).merge as Obj;
+  assert.equal(gm.shards, s);
+  assert.equal(gm.schedule_hash, rm_.schedule_hash, "schedule hash of the merged run = one process's");
+  assert.deepEqual(await multiset(got.dir), await multiset(ref.dir), "same (level, seq, prompt, salt) multiset");
+  assert.equal((got.capacity.data as Obj).rate_star_rps, 4);
+  assert.equal((ref.capacity.data as Obj).rate_star_rps, 4);
+  for (const m of [got.measured, ref.measured]) {
+    const [lo, hi] = levels(m).map(summary);
+    assert.ok(lo.ttft_ms.p95 <= 0.7 * SLO_TTFT && hi.ttft_ms.p95 >= 1.3 * SLO_TTFT, `SLO ${SLO_TTFT} not 30 % away: p95 ${lo.ttft_ms.p95} / ${hi.ttft_ms.p95}`);
+    assert.ok(lo.ttft_ms.p50 >= A && lo.ttft_ms.p50 <= 1.5 * A + 5, `low-load median TTFT ${lo.ttft_ms.p50} ms not in [${A}, ${1.5 * A + 5}]`);
+  }
+  assert.equal(got.measured.complete, true);
+  for (const sl of gm.slices as Obj[]) assert.ok(Math.abs(sl.median_offset_ms as number) <= 5, JSON.stringify(sl));
+}
+
+describe("sharded load and ik merge through dist/ik", { skip }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ik-shard-"));
+    env = await shardEnv(dir);
+    mock = await startMock(["--engine", "vllm", "--max-batch", "4", "--step-ms", String(A), "--request-log"]);
+    const store = await freshStore("ref");
+    const [r] = await runLocalShards(1, loadArgs(mock.base, startAt(2500), GRID), { env: store, staggerMs: 0, jobIndex: false });
+    assert.equal(r.code, 0, r.stderr);
+    refSliceDir = join(store.IK_RUNS_DIR, JSON.parse(r.stdout).evidence_id);
+    const m = await merge([refSliceDir], env, join(dir, "ref-merged"));
+    assert.equal(m.code, 0, m.stderr);
+    ref = await mergedRecords(m, join(dir, "ref-merged"));
+  });
+  after(async () => {
+    await mock?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("a slice carries no N*, cost or verdict; one process split by seq merges to its own record, field by field", async () => {
+    const slice = await readSliceDir(refSliceDir);
+    assert.equal(slice.kind, "serve_benchmark");
+    assert.deepEqual(slice.metrics, []);
+    assert.match((slice.limitations as string[])[0], /^SLICE 0\/1 of group \d+: .*not a result/);
+    for (const l of levels(slice)) for (const k of ["slo_ok", "slo_checks", "goodput_rps"]) assert.ok(!(k in (l.summary as Obj)), k);
+    assert.match(String((slice.data as Obj).schedule_hash), /^[0-9a-f]{64}$/);
+    const split = join(dir, "split");
+    const dirs = await splitSlice(refSliceDir, 3, split);
+    const m = await merge(dirs, env, join(dir, "split-merged"));
+    assert.equal(m.code, 0, m.stderr);
+    const got = await mergedRecords(m, join(dir, "split-merged"));
+    assert.deepEqual(comparable(got.measured), comparable(ref.measured));
+    assert.deepEqual(comparable(got.capacity), comparable(ref.capacity));
+    assert.equal(((got.measured.data as Obj).merge as Obj).shards, 3);
+    // Not vacuous: the records hold the numbers.
+    assert.ok(summary(levels(got.measured)[0]).ttft_ms.p50 > 0);
+    assert.ok(((got.measured.metrics as Obj[]).length) > 10);
+  });
+
+  test("Slurm: srun -n 4 --shard auto, each shard's stdout a slice, merged exact against one process", async () => {
+    const slurmLocal = resolve(ROOT, "..", "shared", "tools", "slurm-local");
+    let sinfo = spawnSync("sinfo", ["-h", "-o", "%t"], { encoding: "utf8", env: { ...runtime.envAll(), SLURM_CONF: "/tmp/ik-slurm/slurm.conf" } });
+    if (sinfo.status !== 0 && existsSync(slurmLocal)) {
+      spawnSync(slurmLocal, ["up"], { encoding: "utf8", timeout: 240_000 });
+      sinfo = spawnSync("sinfo", ["-h", "-o", "%t"], { encoding: "utf8", env: { ...runtime.envAll(), SLURM_CONF: "/tmp/ik-slurm/slurm.conf" } });
+    }
+    if (sinfo.status !== 0 && runtime.env("CI") !== "true") return void console.error("no Slurm here (../shared/tools/slurm-local up): test not run");
+    assert.equal(sinfo.status, 0, `Slurm is not up: ${sinfo.stderr}`);
+    const store = await freshStore("slurm");
+    const out = join(dir, "slurm-out");
+    await mkdir(out, { recursive: true });
+    const start = startAt(6000);
+    const r = await runArgv(["srun"], ["-n", "4", "--kill-on-bad-exit=0", `--output=${out}/slice-%t.json`, `--error=${out}/slice-%t.err`,
+      ikBin(), ...loadArgs(mock.base, start, GRID), "--shard", "auto"], { env: { ...store, SLURM_CONF: "/tmp/ik-slurm/slurm.conf" }, timeoutMs: 90_000 });
+    assert.equal(r.code, 0, `${r.stderr}\n${await readFile(`${out}/slice-0.err`, "utf8").catch(() => "")}`);
+    const groups = new Set<string>();
+    for (let t = 0; t < 4; t++) {
+      const rec = JSON.parse(await readFile(`${out}/slice-${t}.json`, "utf8"));
+      const d = rec.data as Obj;
+      assert.deepEqual([(d.shard as Obj).k, (d.shard as Obj).s, (d.shard as Obj).source], [t, 4, "slurm"]);
+      assert.match(String((d.shard as Obj).read), /SLURM_PROCID=\d .*SLURM_STEP_NUM_TASKS=4/);
+      groups.add(String((d.group as Obj).id));
+    }
+    assert.equal(groups.size, 1);
+    assert.match([...groups][0], new RegExp(`^${start}-\\d+\\.\\d+$`), "group = --start-at + SLURM_JOB_ID.SLURM_STEP_ID");
+    const m = await merge([store.IK_RUNS_DIR], env, join(dir, "slurm-merged"));
+    assert.equal(m.code, 0, m.stderr);
+    await checkAgainstReference(await mergedRecords(m, join(dir, "slurm-merged")), 4);
+  });
+
+  test("Indexed Job simulation: 3 processes with JOB_COMPLETION_INDEX started 1 s apart merge exact against one process", async () => {
+    const store = await freshStore("k8s");
+    const runs = await runLocalShards(3, loadArgs(mock.base, startAt(7000), GRID), { env: store, staggerMs: 1000, jobIndex: true });
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const ks = runs.map((r) => ((JSON.parse(r.stdout).data as Obj).shard as Obj));
+    assert.deepEqual(ks.map((s) => [s.k, s.s, s.source]), [[0, 3, "kubernetes"], [1, 3, "kubernetes"], [2, 3, "kubernetes"]]);
+    const m = await merge([store.IK_RUNS_DIR], env, join(dir, "k8s-merged"));
+    assert.equal(m.code, 0, m.stderr);
+    await checkAgainstReference(await mergedRecords(m, join(dir, "k8s-merged")), 3);
+  });
+
+  test("a shard whose clock runs 50 ms ahead (fault build) is early in the mock's request log and named by the merge", async () => {
+    const faulty = join(dir, "ik-clock-skew");
+    const b = spawnSync("bash", ["scripts/build.sh", "--fault", "clock-skew-50ms", "--outfile", faulty], { cwd: ROOT, encoding: "utf8", timeout: 180_000 });
+    assert.equal(b.status, 0, b.stderr);
+    const store = await freshStore("skew");
+    const logFrom = mock.proc.stdout().length;
+    const rate = 15, durationS = 3, start = startAt(4000);
+    const runs = await runLocalShards(3, loadArgs(mock.base, start, ["--rates", String(rate), "--duration-s", String(durationS), "--max-tokens", "4"]), {
+      env: store, staggerMs: 0, jobIndex: false, bin: (k) => (k === 1 ? faulty : undefined),
+    });
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const m = await merge([store.IK_RUNS_DIR], env, join(dir, "skew-merged"));
+    assert.equal(m.code, 0, m.stderr);
+    const got = await mergedRecords(m, join(dir, "skew-merged"));
+    const lims = (got.measured.limitations as string[]).filter((l) => /sent (early|late) by/.test(l));
+    assert.equal(lims.length, 1, lims.join("\n"));
+    assert.match(lims[0], /^shard 1\/3 sent early by (4\d|5\d)\.\d ms/);
+    const sl = ((got.measured.data as Obj).merge as Obj).slices as Obj[];
+    assert.ok((sl[1].median_offset_ms as number) < -40 && (sl[1].median_offset_ms as number) > -60, JSON.stringify(sl[1]));
+    // The mock's own wall receive times: each request matched to the merged row sent nearest before it.
+    const clock = (got.measured.data as Obj).clock as { anchor: { wall_ms: number; mono_ms: number } };
+    const off = clock.anchor.wall_ms - clock.anchor.mono_ms;
+    const offsets = arrivalOffsetsMs({ ratePerS: rate, durationS, seed: levelSeed(0, 0) });
+    const rows = jsonl(await readFile(join(got.dir, "requests.jsonl"), "utf8")).map((r) => ({ shard: r.shard as string, send: (r.t_send_ns as number) / 1e6 + off, due: start + offsets[r.seq as number] }));
+    rows.sort((a, b) => a.send - b.send);
+    const recv = [...mock.proc.stdout().slice(logFrom).matchAll(/recv_wall_ms=([0-9.]+)/g)].map((x) => Number(x[1]));
+    const early: Record<string, number[]> = {};
+    for (const w of recv) {
+      const r = rows.filter((x) => x.send <= w + 0.5 && w - x.send < 20).at(-1);
+      if (r) (early[r.shard] ??= []).push(w - r.due);
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    assert.ok(early["1/3"]?.length >= 10 && early["0/3"]?.length >= 10, JSON.stringify(Object.fromEntries(Object.entries(early).map(([k, v]) => [k, v.length]))));
+    assert.ok(med(early["1/3"]) < -40 && med(early["1/3"]) > -60, `the mock received shard 1 at ${med(early["1/3"]).toFixed(1)} ms from its due time`);
+    assert.ok(Math.abs(med(early["0/3"])) < 10 && Math.abs(med(early["2/3"])) < 10, `shards 0 and 2 at ${med(early["0/3"])}, ${med(early["2/3"])} ms`);
+  });
+
+  test("a SIGKILLed and a SIGTERMed shard: merge refuses (65) naming them, --allow-partial merges the rest as a lower bound", async () => {
+    const store = await freshStore("partial");
+    const start = startAt(3500);
+    const args = loadArgs(mock.base, start, ["--rates", "10,20", "--duration-s", "3", "--level-gap-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", String(SLO_TTFT)]);
+    const procs = [0, 1, 2, 3].map((k) => startArgv([ikBin()], [...args, "--shard", `${k}/4`], { env: store }));
+    await new Promise((r) => setTimeout(r, start + 1500 - startAt(0)));
+    // bench serve re-executes itself (a raised fetch connection limit): kill the measuring child too, at once.
+    spawnSync("pkill", ["-KILL", "-P", String(procs[2].pid)]);
+    process.kill(procs[2].pid, "SIGKILL");
+    await procs[3].stop("SIGTERM");
+    const ends = await Promise.all(procs.map((p) => p.exited));
+    assert.equal(ends[2].signal, "SIGKILL");
+    assert.equal(ends[3].code, 130, procs[3].stderr());
+    assert.equal(ends[0].code, 0, procs[0].stderr());
+    const staging = await readdir(join(store.IK_RUNS_DIR, ".staging"));
+    assert.equal(staging.length, 1, "the killed shard left its staging directory");
+    const refused = await merge([store.IK_RUNS_DIR], env, join(dir, "partial-merged"));
+    assert.equal(refused.code, 65, refused.stderr);
+    assert.match(refused.stderr, /shard 2\/4 left only a \.staging journal/);
+    const m = await merge([store.IK_RUNS_DIR], env, join(dir, "partial-merged"), ["--allow-partial"]);
+    assert.equal(m.code, 0, m.stderr);
+    const got = await mergedRecords(m, join(dir, "partial-merged"));
+    assert.equal(got.measured.complete, false);
+    assert.equal(got.capacity.complete, false);
+    const mg = (got.measured.data as Obj).merge as Obj;
+    assert.deepEqual(mg.killed, [2]);
+    assert.deepEqual(mg.interrupted, [3]);
+    assert.ok(Math.abs((mg.present_share as number) - 0.75) < 0.05, String(mg.present_share));
+    const [l0] = levels(got.measured);
+    assert.equal(l0.target_rate_rps, 10 * (l0.planned as number) / (l0.planned_all as number), "the absent shard's seqs are dropped from the target rate");
+    assert.ok((l0.planned as number) < (l0.planned_all as number));
+    const aborted = levels(got.measured).reduce((a, l) => a + (l.aborted as number), 0);
+    assert.ok(aborted >= 1, "the SIGTERMed shard's running requests were aborted");
+    for (const l of levels(got.measured)) assert.ok(!("aborted" in ((l.summary as Obj).failures_by_kind as Obj)), "aborted rows are kept out");
+    assert.match((got.measured.limitations as string[]).join("\n"), /PARTIAL: shards 2\/4 \(killed: only a \.staging journal\)/);
+    const cd = got.capacity.data as Obj;
+    assert.equal(cd.rate_star_rps_bound, "lower");
+    assert.equal(cd.rate_star_rps_lower_bound, (cd.rate_star_rps as number) * (mg.present_share as number));
+    assert.match((got.capacity.limitations as string[])[0], /^PARTIAL/);
+  });
+});
+
+if (skip) test("sharded load through dist/ik (skipped)", { skip }, () => {});
