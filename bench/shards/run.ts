@@ -356,6 +356,8 @@ async function main(): Promise<void> {
     out(`| ${name} | ${a?.sent ?? "n/a"} | ${mark(a?.p99)} | ${b?.sent ?? "n/a"} (${per}) | ${mark(b?.p99)} | ${b?.shard ?? ""} | ${f(two.merged.get(name)?.p99, 3)} | ${f(one.merged.get(name)?.achieved, 0)} / ${f(two.merged.get(name)?.achieved, 0)} | ${one.merged.get(name)?.failed ?? "n/a"} / ${two.merged.get(name)?.failed ?? "n/a"} | ${f(one.merged.get(name)?.ttftP99, 1)} / ${f(two.merged.get(name)?.ttftP99, 1)} |`);
   }
   out();
+  out(`"sent" per shard from each slice; "2-shard merged p99" = the merged record's level send lag p99 over both shards; "achieved", "failed" and "TTFT p99" from the merged records' levels (achieved = completions over the level's window). A TTFT p99 far above a few ms marks the mock (sharing the cores${pin ? " unless pinned apart" : ""}) falling behind, not the pacer; "✗" = send lag p99 > ${LAG_BOUND_MS} ms. The grid is coarse: a ceiling lies between its level and the next.`);
+  out();
   const cText = (c: { rate: number | null; all: boolean; firstFail: number | null }) =>
     c.rate === null ? `none (p99 > ${LAG_BOUND_MS} ms already at ${c.firstFail} req/s)` : c.all ? `≥ ${c.rate} req/s (no level of the grid failed)` : `${c.rate} req/s (first failing level ${c.firstFail} req/s)`;
   const ratio = c1.rate && c2.rate ? c2.rate / c1.rate : null;

@@ -1,0 +1,148 @@
+/**
+ * Every refusal of `ik merge` through dist/ik (exit 65, one line naming the first difference):
+ * slices of one short `--shard 0/1` run against `ik mock`, split by seq into three slices, each
+ * case changing one thing in one slice (artifacts re-hashed, so the integrity check passes and the
+ * merge's own rule must catch it). Bun only: about 15 s.
+ */
+import assert from "node:assert/strict";
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { jsonl, loadArgs, merge, type Obj, runLocalShards, shardEnv, splitSlice, startAt } from "./_sharded.ts";
+
+const skip = runtime.name !== "bun" ? "end-to-end merge tests run under Bun only" : false;
+let dir = "";
+let env: Record<string, string> = {};
+let mock: MockProc;
+let sliceDir = "";
+let n = 0;
+
+const args = (r: Obj) => (r.request as Obj).args as Obj;
+const data = (r: Obj) => r.data as Obj;
+
+/** Splits the run into 3 slices with `edit` applied to shard 1, merges them, and returns the run. */
+async function mergeEdited(edit: (rec: Obj, dir: string) => void | Promise<void>, extra: string[] = [], take = (d: string[]) => d) {
+  const root = join(dir, `case-${n++}`);
+  const dirs = await splitSlice(sliceDir, 3, root, async (rec, k, d) => {
+    if (k === 1) await edit(rec, d);
+  });
+  return merge(take(dirs), env, join(root, "merged"), extra);
+}
+
+describe("ik merge refusals", { skip }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ik-merge-"));
+    env = await shardEnv(dir);
+    mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1"]);
+    const [r] = await runLocalShards(1, loadArgs(mock.base, startAt(2000), ["--rates", "20,30", "--duration-s", "1", "--level-gap-s", "0.5", "--max-tokens", "4", "--slo-ttft-p95-ms", "500"]), {
+      env, staggerMs: 0, jobIndex: false,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    sliceDir = join(env.IK_RUNS_DIR, JSON.parse(r.stdout).evidence_id);
+  });
+  after(async () => {
+    await mock?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("the unedited split merges (exit 0): every refusal below is the edit's doing", async () => {
+    const r = await mergeEdited(() => {});
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  const cases: [string, (rec: Obj) => void, RegExp][] = [
+    ["a different group id", (r) => ((data(r).group as Obj).id = "another-run"), /different group ids: '\d+' .* and 'another-run'/],
+    ["a different schedule hash", (r) => (data(r).schedule_hash = "0".repeat(64)), /different schedule hash: "0000/],
+    ["a different request set", (r) => (((r.identity as Obj).workload as Obj).request_set = { sha256: "x" }), /different request set/],
+    ["a different seed", (r) => (args(r).seed = 7), /different seed: 7 here, 0 in shard 0\/3/],
+    ["a different grid", (r) => (args(r).rates = [20, 40]), /different grid/],
+    ["a different SLO", (r) => (args(r).slo_ttft_p95_ms = 250), /different SLO/],
+    ["a different model", (r) => (args(r).model = "other-model"), /different model: "other-model"/],
+    ["a different gpu count", (r) => (args(r).gpu_count = 8), /different gpu count: 8/],
+    ["a different gpu price", (r) => (args(r).gpu_price_usd_h = 2.5), /different gpu price: 2.5/],
+    ["a different timeout", (r) => (args(r).timeout_s = 5), /different timeouts/],
+    ["a different gap", (r) => (data(r).level_gap_s = 2), /different level gap: 2/],
+    ["a different start-at", (r) => (data(r).start_at_ms = (data(r).start_at_ms as number) + 1), /different --start-at/],
+    ["a different ik version", (r) => ((r.tool as Obj).version = "0.0.1"), /different ik version: "0\.0\.1/],
+    ["a different endpoint", (r) => (args(r).base_url = "hmac-sha256:" + "1".repeat(64)), /different endpoint/],
+    ["a duplicate K", (r) => ((data(r).shard as Obj).k = 0), /shard 0\/3 appears twice/],
+    ["an out-of-range K", (r) => ((data(r).shard as Obj).k = 3), /shard index 3 is out of range 0\.\.2/],
+    ["a slice of another S", (r) => ((data(r).shard as Obj).s = 4), /shard 1\/4 is one of 4 shards/],
+  ];
+  for (const [what, edit, re] of cases) {
+    test(`refuses ${what} (65)`, async () => {
+      const r = await mergeEdited(edit);
+      assert.equal(r.code, 65, `${r.stderr}${r.stdout}`);
+      assert.match(r.stderr, re);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    });
+  }
+
+  test("refuses a seq seen twice, and a seq on a shard other than seq mod S", async () => {
+    const twice = await mergeEdited(async (_rec, d) => {
+      const rows = await readFile(join(d, "requests.jsonl"), "utf8");
+      await appendFile(join(d, "requests.jsonl"), rows.split("\n")[0] + "\n");
+    });
+    assert.equal(twice.code, 65);
+    assert.match(twice.stderr, /seq \d+ of level r20 is seen twice/);
+    const wrong = await mergeEdited(async (_rec, d) => {
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8"));
+      rows[0].seq = (rows[0].seq as number) + 1;
+      await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
+    });
+    assert.equal(wrong.code, 65);
+    assert.match(wrong.stderr, /seq \d+ of level r20 is on shard 1\/3, but seq mod 3 = 2/);
+  });
+
+  test("refuses a changed artifact (integrity) and a missing shard; --allow-partial takes the missing one", async () => {
+    const root = join(dir, "integrity");
+    const dirs = await splitSlice(sliceDir, 3, root);
+    await appendFile(join(dirs[2], "requests.jsonl"), "{}\n");
+    const bad = await merge(dirs, env, join(root, "m"));
+    assert.equal(bad.code, 65);
+    assert.match(bad.stderr, /requests\.jsonl' \(requests\) changed: sha256/);
+    const missing = await mergeEdited(() => {}, [], (d) => [d[0], d[2]]);
+    assert.equal(missing.code, 65);
+    assert.match(missing.stderr, /shard 1\/3 is missing \(1 of 3 missing: 1\)/);
+    const partial = await mergeEdited(() => {}, ["--allow-partial"], (d) => [d[0], d[2]]);
+    assert.equal(partial.code, 0, partial.stderr);
+    const cap = JSON.parse(partial.stdout);
+    assert.equal(cap.complete, false);
+    assert.equal(cap.data.rate_star_rps_bound, "lower");
+  });
+
+  test("a directory with no slice, and a record that is not a slice, are refused (65); a store with two runs needs --group", async () => {
+    const empty = join(dir, "empty");
+    await mkdir(empty, { recursive: true });
+    const r = await merge([empty], env, join(dir, "m-empty"));
+    assert.equal(r.code, 65);
+    assert.match(r.stderr, /holds no slice record/);
+    const two = join(dir, "two");
+    await splitSlice(sliceDir, 2, two);
+    await splitSlice(sliceDir, 2, two, (rec) => void ((data(rec).group as Obj).id = "second-run"));
+    const both = await merge([two], env, join(dir, "m-two"));
+    assert.equal(both.code, 65);
+    assert.match(both.stderr, /different group ids/);
+    const picked = await merge([two], env, join(dir, "m-two"), ["--group", "second-run"]);
+    assert.equal(picked.code, 0, picked.stderr);
+    const notSlice = await merge([join(dir, "m-two", JSON.parse(picked.stdout).data.measurement)], env, join(dir, "m-x"));
+    assert.equal(notSlice.code, 65);
+    assert.match(notSlice.stderr, /not a slice record \(kind serve_benchmark, no data\.slice\)/);
+  });
+
+  test("--fail-on-slo exits 2 when no level met the SLO", async () => {
+    const r = await mergeEdited(() => {}, ["--fail-on-slo"]);
+    assert.equal(r.code, 0, r.stderr);
+    // The same slices with an SLO nothing meets: every slice edited alike.
+    const root = join(dir, "strict");
+    const dirs = await splitSlice(sliceDir, 3, root, (rec) => void (args(rec).slo_ttft_p95_ms = 0.001));
+    const fail = await merge(dirs, env, join(root, "m"), ["--fail-on-slo"]);
+    assert.equal(fail.code, 2, fail.stderr);
+    assert.equal(JSON.parse(fail.stdout).data.rate_star_rps, null);
+  });
+});
+
+if (skip) test("ik merge refusals (skipped)", { skip }, () => {});

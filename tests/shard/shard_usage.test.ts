@@ -1,0 +1,96 @@
+/**
+ * `bench serve --shard` refusals through dist/ik: usage errors (64) before anything is sent, a
+ * --start-at already past (64), and a warm-up that does not end before --start-at (69), the
+ * scheduler-variable refusals of `--shard auto`, each one line naming what was read. Bun only:
+ * about 10 s.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { runIk } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { loadArgs, shardEnv, startAt } from "./_sharded.ts";
+
+const skip = runtime.name !== "bun" ? "end-to-end tests run under Bun only" : false;
+let dir = "";
+let env: Record<string, string> = {};
+let mock: MockProc;
+
+
+function serve(args: string[], extraEnv: Record<string, string> = {}) {
+  const e: Record<string, string> = { ...env, ...extraEnv };
+  return runIk(args, { env: e, timeoutMs: 30_000 });
+}
+
+describe("bench serve --shard refusals", { skip }, () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ik-shard-usage-"));
+    env = await shardEnv(dir);
+    mock = await startMock(["--engine", "vllm", "--ttft-ms", "1500", "--tpot-ms", "1"]);
+  });
+  after(async () => {
+    await mock?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const base = () => loadArgs(mock.base, startAt(60_000), ["--rates", "2", "--duration-s", "1"]);
+  const drop = (args: string[], flag: string) => {
+    const i = args.indexOf(flag);
+    return i < 0 ? args : [...args.slice(0, i), ...args.slice(i + 2)];
+  };
+
+  const usage: [string, () => string[], RegExp, Record<string, string>?][] = [
+    ["--shard without --start-at", () => [...drop(base(), "--start-at"), "--shard", "0/2"], /ik: --shard: needs --start-at EPOCH_MS/],
+    ["--start-at without --shard", () => base(), /ik: --start-at: is for a sharded load run/],
+    ["--fail-on-slo with --shard", () => [...base(), "--shard", "0/2", "--fail-on-slo", "--slo-ttft-p95-ms", "100"], /ik: --fail-on-slo: cannot be used with --shard/],
+    ["no --gpu-name", () => [...drop(base(), "--gpu-name"), "--shard", "0/2"], /ik: --gpu-name: is required with --shard/],
+    ["no --gpu-count", () => [...drop(base(), "--gpu-count"), "--shard", "0/2"], /ik: --gpu-count: is required with --shard/],
+    ["a concurrency grid without --ref-e2e-ms", () => [...drop(base(), "--rates"), "--concurrency", "2", "--shard", "0/2"], /ik: --concurrency: with --shard needs --ref-e2e-ms/],
+    ["--run-dir", () => [...base(), "--shard", "0/2", "--run-dir", join(dir, "rd")], /ik: --run-dir: cannot be used with --shard/],
+    ["a malformed --shard", () => [...base(), "--shard", "2/2"], /ik: --shard: '2\/2' needs 0 <= K < S/],
+    ["a --start-at in seconds", () => [...drop(base(), "--start-at"), "--start-at", "1796140544", "--shard", "0/2"], /ik: --start-at: '1796140544' is not milliseconds since the Unix epoch/],
+    ["--shard in single mode", () => ["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--shard", "0/2"], /ik: --shard: is for --mode load/],
+    ["no IK_KEY_FILE", () => [...base(), "--shard", "0/2"], /ik: --shard: needs IK_KEY_FILE/, { IK_KEY_FILE: "" }],
+    ["a key file that is not 64 hex", () => [...base(), "--shard", "0/2"], /ik: IK_KEY_FILE: .* is not a key ik reads \(64 hex characters\)/, { IK_KEY_FILE: "BAD" }],
+    ["--shard auto outside any scheduler", () => [...base(), "--shard", "auto"], /ik: --shard auto: found neither Slurm .* nor Kubernetes/],
+    ["--shard auto in an sbatch script without srun", () => [...base(), "--shard", "auto"], /ik: --shard auto: no SLURM_STEP_ID \(SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=2 SLURM_JOB_ID=9\)/,
+      { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_JOB_ID: "9" }],
+    ["--shard auto in a Slurm job array", () => [...base(), "--shard", "auto"], /ik: --shard auto: this is a Slurm job array/,
+      { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", SLURM_JOB_ID: "9", SLURM_ARRAY_JOB_ID: "9", SLURM_ARRAY_TASK_ID: "1" }],
+    ["--shard auto with both Slurm and Kubernetes variables", () => [...base(), "--shard", "auto", "--shards", "2"], /ik: --shard auto: both Slurm .* and Kubernetes .* variables are set/,
+      { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", JOB_COMPLETION_INDEX: "1" }],
+    ["--shard auto on Kubernetes without --shards", () => [...base(), "--shard", "auto"], /ik: --shard auto: a Kubernetes Indexed Job \(JOB_COMPLETION_INDEX=1\) does not say how many shards/,
+      { JOB_COMPLETION_INDEX: "1" }],
+  ];
+  for (const [what, argv, re, extra] of usage) {
+    test(`refuses ${what} (64)`, async () => {
+      const e = { ...extra };
+      if (e.IK_KEY_FILE === "BAD") {
+        e.IK_KEY_FILE = join(dir, "bad.key");
+        await writeFile(e.IK_KEY_FILE, "not a key\n");
+      }
+      const r = await serve(argv(), e);
+      assert.equal(r.code, 64, r.stderr);
+      assert.match(r.stderr, re);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    });
+  }
+
+  test("a --start-at already past is refused (64); a warm-up still running at --start-at is refused (69)", async () => {
+    const past = await serve([...loadArgs(mock.base, startAt(-5000), ["--rates", "2", "--duration-s", "1"]), "--shard", "0/2"]);
+    assert.equal(past.code, 64, past.stderr);
+    assert.match(past.stderr, /ik: --start-at: \d+ is [0-9.]+ s in the past/);
+    // The mock answers after 1.5 s; the start is 1 s away.
+    const args = loadArgs(mock.base, startAt(1000), ["--rates", "2", "--duration-s", "1"]);
+    const i = args.indexOf("--warmup");
+    args[i + 1] = "1";
+    const late = await serve([...args, "--shard", "1/2"]);
+    assert.equal(late.code, 69, late.stderr);
+    assert.match(late.stderr, /ik: --start-at: the warm-up of shard 1\/2 ended \d+ ms after --start-at/);
+  });
+});
+
+if (skip) test("bench serve --shard refusals (skipped)", { skip }, () => {});
