@@ -30,6 +30,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik bench rounds engines.json --prompts set.jsonl --serve-args \"--max-tokens 128\"",
     "ik bench rounds engines.json --mode load --serve-args \"--concurrency 1,4,16 --slo-ttft-p95-ms 500\" --engines vllm,sglang",
     "ik bench points --base http://127.0.0.1:18000 --model m --plan runs/benchmark-plan.json --out runs/benchmark-001",
+    "srun -n 4 --kill-on-bad-exit=0 --output=slice-%t.json ik bench serve --mode load --shard auto --start-at 1796140800000 --base-url http://gpu01:8000 --model m --rates 8,16 --gpu-name H100 --gpu-count 8 --json",
   ],
   "load-trial": [
     "ik load-trial prepare --out runs/lt --synth 512:128 --requests 200",
@@ -53,6 +54,11 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik compare serve_benchmark-20261201T090000Z-1a2b3c4d serve_benchmark-20261201T091500Z-5e6f7a8b",
     "ik compare runs/serve_benchmark-20261201T090000Z-1a2b3c4d runs/serve_benchmark-20261201T091500Z-5e6f7a8b --json",
     "ik compare A_ID B_ID --allow-incomplete --resamples 5000 --seed 1",
+  ],
+  merge: [
+    "ik merge /shared/ik/runs --group run-1796140800000",
+    "ik merge runs/serve_benchmark-20261201T090000Z-1a2b3c4d runs/serve_benchmark-20261201T090001Z-5e6f7a8b --json",
+    "ik merge /shared/ik/runs --allow-partial --fail-on-slo",
   ],
   report: [
     "ik report serve_benchmark-20261201T090000Z-1a2b3c4d",

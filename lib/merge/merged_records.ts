@@ -82,7 +82,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     const ab = merged.levels.reduce((a, l) => a + l.aborted, 0);
     notes.push(`shard ${x.k}/${S} was interrupted (complete: false)${ab ? `: ${ab} aborted request(s) kept out of the SLO and every percentile, failure-adjusted ones included` : ""}`);
   }
-  for (const s of g.slices) {
+  for (const s of S > 1 ? g.slices : []) {
     const c = clockLimitation(obj(obj(s.data.clock).sync), `shard ${s.k}/${S}`);
     if (c) notes.push(c);
   }

@@ -50,7 +50,8 @@ export async function buildSliceRecord(x: LoadRecordInput, parts: SliceParts): P
     ...(rec.limitations as string[]),
   ];
   if (x.closedLoop) limitations.splice(1, 0, `closed loop sharded: every shard runs N workers of its own, so ${spec.s} x N are in flight fleet-wide; no global schedule (no hash, no equality claim)`);
-  const clock = clockLimitation(x.clock?.sync, `shard ${tag}`);
+  // One shard alone shares no axis with another host: its clock's sync state bounds nothing here.
+  const clock = spec.s > 1 ? clockLimitation(x.clock?.sync, `shard ${tag}`) : null;
   if (clock) limitations.splice(1, 0, clock);
   return {
     ...rec,

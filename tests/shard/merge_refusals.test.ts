@@ -133,6 +133,21 @@ describe("ik merge refusals", { skip }, () => {
     assert.match(notSlice.stderr, /not a slice record \(kind serve_benchmark, no data\.slice\)/);
   });
 
+  test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
+    const root = join(dir, "lagging");
+    const dirs = await splitSlice(sliceDir, 3, root, async (_rec, k, d) => {
+      if (k !== 2) return;
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map((x) => ({ ...x, send_lag_ms: 8 }));
+      await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
+    });
+    const r = await merge(dirs, env, join(root, "m"));
+    assert.equal(r.code, 0, r.stderr);
+    const measured = JSON.parse(await readFile(join(root, "m", JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+    assert.match(measured.limitations.join("\n"), /the client may have limited these levels: r20 \(shard 2\/3 send lag p99 8\.0 ms > 5 ms\)/);
+    assert.doesNotMatch(measured.limitations.join("\n"), /shard [01]\/3 send lag/);
+    assert.match(JSON.parse(r.stdout).limitations.join("\n"), /the client may have limited the measurement at .*shard 2\/3/);
+  });
+
   test("--fail-on-slo exits 2 when no level met the SLO", async () => {
     const r = await mergeEdited(() => {}, ["--fail-on-slo"]);
     assert.equal(r.code, 0, r.stderr);

@@ -5,7 +5,7 @@
  * about 10 s.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -62,6 +62,8 @@ describe("bench serve --shard refusals", { skip }, () => {
       { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", SLURM_JOB_ID: "9", SLURM_ARRAY_JOB_ID: "9", SLURM_ARRAY_TASK_ID: "1" }],
     ["--shard auto with both Slurm and Kubernetes variables", () => [...base(), "--shard", "auto", "--shards", "2"], /ik: --shard auto: both Slurm .* and Kubernetes .* variables are set/,
       { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", JOB_COMPLETION_INDEX: "1" }],
+    ["a --level-gap-s below the reference e2e", () => [...drop(base(), "--rates"), "--concurrency", "2", "--ref-e2e-ms", "3000", "--level-gap-s", "1", "--shard", "0/2"],
+      /ik: --level-gap-s: 1 s is below the reference e2e 3000 ms/],
     ["--shard auto on Kubernetes without --shards", () => [...base(), "--shard", "auto"], /ik: --shard auto: a Kubernetes Indexed Job \(JOB_COMPLETION_INDEX=1\) does not say how many shards/,
       { JOB_COMPLETION_INDEX: "1" }],
   ];
@@ -90,6 +92,66 @@ describe("bench serve --shard refusals", { skip }, () => {
     const late = await serve([...args, "--shard", "1/2"]);
     assert.equal(late.code, 69, late.stderr);
     assert.match(late.stderr, /ik: --start-at: the warm-up of shard 1\/2 ended \d+ ms after --start-at/);
+  });
+});
+
+describe("sharded levels overlap, closed loop", { skip }, () => {
+  let odir = "";
+  let oenv: Record<string, string> = {};
+  let slow: MockProc;
+  before(async () => {
+    odir = await mkdtemp(join(tmpdir(), "ik-shard-overlap-"));
+    oenv = await shardEnv(odir);
+    slow = await startMock(["--engine", "vllm", "--ttft-ms", "1200", "--tpot-ms", "1"]);
+  });
+  after(async () => {
+    await slow?.stop();
+    await rm(odir, { recursive: true, force: true });
+  });
+
+  test("the next level starts on the timetable while the last one's requests still run; merge counts them as overlapping", async () => {
+    const start = startAt(2500);
+    const r = await runIk([...loadArgs(slow.base, start, ["--rates", "6,8", "--duration-s", "1", "--level-gap-s", "0", "--max-tokens", "4"]), "--shard", "0/1"], { env: oenv, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const slice = JSON.parse(r.stdout);
+    const starts = slice.data.level_starts_ms as number[];
+    assert.deepEqual(starts, [start, start + 1000]);
+    const store = join(odir, "merged");
+    const m = await runIk(["merge", join(oenv.IK_RUNS_DIR, slice.evidence_id), "--json"], { env: { ...oenv, IK_RUNS_DIR: store }, timeoutMs: 30_000 });
+    assert.equal(m.code, 0, m.stderr);
+    const measured = JSON.parse(await readFile(join(store, JSON.parse(m.stdout).data.measurement, "evidence.json"), "utf8"));
+    const [l0, l1] = measured.data.levels;
+    assert.ok(l0.overlapping >= 1, `overlapping ${l0.overlapping}`);
+    assert.equal(l1.overlapping, 0);
+    assert.match(measured.limitations.join("\n"), new RegExp(`counted as overlapping: r6 ${l0.overlapping}`));
+    // Level r8 was not held back by r6's requests: its sends kept the wall timetable.
+    assert.ok(l1.summary.send_lag_ms.p99 < 5, JSON.stringify(l1.summary.send_lag_ms));
+    const rows = (await readFile(join(store, measured.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((x) => JSON.parse(x));
+    const off = measured.data.clock.anchor.wall_ms - measured.data.clock.anchor.mono_ms;
+    const firstR8 = Math.min(...rows.filter((x) => x.level === "r8").map((x) => x.t_send_ns / 1e6 + off));
+    const lastR6End = Math.max(...rows.filter((x) => x.level === "r6").map((x) => x.t_end_ns / 1e6 + off));
+    assert.ok(firstR8 >= start + 1000 - 1 && firstR8 < lastR6End, `r8 first send ${firstR8 - start} ms, r6 last end ${lastR6End - start} ms after start`);
+  });
+
+  test("closed loop: each shard sends seq mod S = K with N workers of its own; the merge has no schedule hash and no N*", async () => {
+    const start = startAt(2500);
+    const args = loadArgs(slow.base, start, ["--concurrency", "2", "--closed-loop", "--duration-s", "2", "--max-tokens", "4"]);
+    const runs = await Promise.all([0, 1].map((k) => runIk([...args, "--shard", `${k}/2`], { env: oenv, timeoutMs: 60_000 })));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    const slices = runs.map((r) => JSON.parse(r.stdout));
+    for (const [k, sl] of slices.entries()) {
+      assert.equal(sl.data.schedule_hash, null);
+      assert.match(sl.limitations.join("\n"), /closed loop sharded: every shard runs N workers of its own, so 2 x N are in flight/);
+      const rows = (await readFile(join(oenv.IK_RUNS_DIR, sl.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((x) => JSON.parse(x));
+      assert.ok(rows.length >= 2);
+      for (const row of rows) assert.equal(row.seq % 2, k);
+    }
+    const store = join(odir, "closed");
+    const m = await runIk(["merge", ...slices.map((sl) => join(oenv.IK_RUNS_DIR, sl.evidence_id)), "--json"], { env: { ...oenv, IK_RUNS_DIR: store }, timeoutMs: 30_000 });
+    assert.equal(m.code, 0, m.stderr);
+    const cap = JSON.parse(m.stdout);
+    assert.equal(cap.data.n_star, null);
+    assert.match(cap.data.reason, /closed-loop/);
   });
 });
 

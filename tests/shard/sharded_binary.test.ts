@@ -70,7 +70,15 @@ async function checkAgainstReference(got: { capacity: Obj; measured: Obj; dir: s
     assert.ok(lo.ttft_ms.p50 >= A && lo.ttft_ms.p50 <= 1.5 * A + 5, `low-load median TTFT ${lo.ttft_ms.p50} ms not in [${A}, ${1.5 * A + 5}]`);
   }
   assert.equal(got.measured.complete, true);
-  for (const sl of gm.slices as Obj[]) assert.ok(Math.abs(sl.median_offset_ms as number) <= 5, JSON.stringify(sl));
+  const lims = (got.measured.limitations as string[]).join("\n");
+  for (const sl of gm.slices as Obj[]) {
+    assert.ok(Math.abs(sl.median_offset_ms as number) <= 5, JSON.stringify(sl));
+    // A host that says it is unsynced (or > 5 ms off) is named; a synced one is not.
+    const sync = sl.clock_sync as Obj;
+    const flagged = sync.source !== "adjtimex" || sync.unsynced === true || (sync.est_error_ms as number) > 5;
+    assert.equal(lims.includes(`shard ${sl.shard}: the host`), flagged, `${sl.shard} ${JSON.stringify(sync)}`);
+  }
+  assert.doesNotMatch(((ref.measured.limitations as string[]).join("\n")), /shard 0\/1: the host/, "one process shares no axis");
 }
 
 describe("sharded load and ik merge through dist/ik", { skip }, () => {
@@ -136,6 +144,12 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
       groups.add(String((d.group as Obj).id));
     }
     assert.equal(groups.size, 1);
+    // Only shard 0 scrapes the server's gauges.
+    for (let t = 0; t < 4; t++) {
+      const lv = levels(JSON.parse(await readFile(`${out}/slice-${t}.json`, "utf8")))[0];
+      if (t === 0) assert.ok(lv.server && typeof lv.server === "object", "shard 0 sampled the server");
+      else assert.equal(lv.server, null, `shard ${t} must not scrape`);
+    }
     assert.match([...groups][0], new RegExp(`^${start}-\\d+\\.\\d+$`), "group = --start-at + SLURM_JOB_ID.SLURM_STEP_ID");
     const m = await merge([store.IK_RUNS_DIR], env, join(dir, "slurm-merged"));
     assert.equal(m.code, 0, m.stderr);
