@@ -114,6 +114,13 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     assert.deepEqual(comparable(got.measured), comparable(ref.measured));
     assert.deepEqual(comparable(got.capacity), comparable(ref.capacity));
     assert.equal(((got.measured.data as Obj).merge as Obj).shards, 3);
+    // The merged rows are the same rows in the same canonical (level, seq) order, only the shard named differs.
+    const rowsOf = async (d: string) => jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map(({ shard: _s, ...r }) => r);
+    const refRows = await rowsOf(ref.dir);
+    assert.deepEqual(await rowsOf(got.dir), refRows);
+    const order = refRows.map((r) => `${r.level}:${r.seq}`);
+    const canon = [...refRows].sort((a, b) => ["r4", "r100"].indexOf(a.level as string) - ["r4", "r100"].indexOf(b.level as string) || (a.seq as number) - (b.seq as number)).map((r) => `${r.level}:${r.seq}`);
+    assert.deepEqual(order, canon);
     // Not vacuous: the records hold the numbers.
     assert.ok(summary(levels(got.measured)[0]).ttft_ms.p50 > 0);
     assert.ok(((got.measured.metrics as Obj[]).length) > 10);
