@@ -24,8 +24,7 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import { ikBin, ROOT, runArgv, startArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
-import { comparable, jsonl, loadArgs, merge, mergedRecords, type Obj, readSliceDir, runLocalShards, shardEnv, startAt } from "./_sharded.ts";
-import { splitSlice } from "./_sharded.ts";
+import { comparable, jsonl, loadArgs, merge, mergedRecords, type Obj, readSliceDir, runLocalShards, shardEnv, splitSlice, startAt } from "./_sharded.ts";
 
 const skip = runtime.name !== "bun" ? "heavy end-to-end sharded tests run under Bun only" : false;
 const A = 10; // simulator step, ms
@@ -45,10 +44,6 @@ async function freshStore(name: string): Promise<Record<string, string>> {
   const runs = join(dir, name);
   await mkdir(runs, { recursive: true });
   return { ...env, IK_RUNS_DIR: runs };
-}
-
-async function slicesIn(store: string): Promise<string[]> {
-  return (await readdir(store)).filter((n) => n.startsWith("serve_benchmark-")).map((n) => join(store, n));
 }
 
 /** The (level, seq, prompt, salt) multiset of a merged record, from its own rows. */
