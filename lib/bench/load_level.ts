@@ -46,6 +46,8 @@ export interface LevelSpec {
    * and salt is drawn in order, so each shard's picks equal one process's.
    */
   shard?: { k: number; s: number };
+  /** The level's arrival offsets, when the caller has computed them already (a sharded run, for its hash). */
+  offsetsMs?: ArrayLike<number>;
 }
 
 /** Live counters, for the progress line. */
@@ -105,9 +107,10 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const acc = new LevelAccumulator(deps.slo);
   const counts = new CountTally();
   const pick = deps.pool.picker(spec.seed, spec.name);
-  const allOffsets = spec.ratePerS !== null
-    ? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed })
-    : null;
+  let allOffsets: ArrayLike<number> | null = null;
+  if (spec.ratePerS !== null) {
+    allOffsets = spec.offsetsMs ?? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed });
+  }
   const shard = spec.shard && spec.shard.s > 1 ? spec.shard : null;
   // A shard sends seq k, k+s, k+2s, ...: its own offsets, and the seq each one stands for.
   const seqOf = (i: number) => (shard ? i * shard.s + shard.k : i);

@@ -37,7 +37,7 @@ export class PromptPool {
 
   /**
    * A level's picker: each call gives the next pick in the level's seeded order (cycling), tagged
-   * `ik-<level>-<k>` on reuse. Lazy, so a level of 10^5 requests keeps no list of picks.
+   * `ik-s<seed>-<level>-<k>` on reuse: a function of (seed, level, seq), never a per-run nonce. Lazy, so a level of 10^5 requests keeps no list of picks.
    */
   picker(seed: number[], levelName: string): () => Pick {
     const order = this.order(seed);
@@ -47,7 +47,7 @@ export class PromptPool {
       const i = k++;
       if (this.#used.has(prompt.id)) {
         this.salted++;
-        return { prompt, salt: `ik-${levelName}-${i}` };
+        return { prompt, salt: `ik-s${seed[0]}-${levelName}-${i}` };
       }
       this.#used.add(prompt.id);
       return { prompt, salt: null };

@@ -54,7 +54,7 @@ export interface LoadRun {
    * stamps can be put on the wall axis (performance.timeOrigin + now), and the kernel's clock-sync
    * state (adjtimex); recorded as data.clock.
    */
-  clock?: { anchor: { wall_ms: number; mono_ms: number }; sync: Record<string, unknown> };
+  clock?: { anchor: { wall_ms: number; mono_ms: number; wall_vs_date_ms?: number }; sync: Record<string, unknown> };
   /** A gauge sampler per level (the server's own view), when available. */
   samplerFor?: (levelName: string) => { start(): void; stop(): Promise<Record<string, unknown>> };
 }

@@ -26,7 +26,7 @@ import type { SingleRun } from "../bench/serve_single.ts";
 import type { LoadRun } from "../bench/serve_load.ts";
 import { DEFAULT_LEVEL_GAP_S } from "../shard/schedule.ts";
 import { resolveShard } from "../shard/shard_spec.ts";
-import type { ShardRun } from "../shard/sharded_load.ts";
+import { clockAnchor, type ShardRun } from "../shard/sharded_load.ts";
 import { checkServer } from "../bench/server_check.ts";
 import { GaugeSampler } from "../scrape/mod.ts";
 import { runtimeExec } from "./_exec.ts";
@@ -133,7 +133,7 @@ async function shardRun(ctx: CommandContext, f: BenchServeFlags): Promise<ShardR
   }
   let groupId: string, groupSource: string;
   if (f.group !== undefined) {
-    if (!GROUP.test(f.group)) throw usageError("--group", `'${f.group}' must be 1-128 characters of letters, digits and _ . : + -`);
+    if (!GROUP.test(f.group)) throw usageError("--group", `'${f.group}' must be 1-128 characters of letters, digits and _ . : + -`, "e.g. --group run-1796140800000");
     [groupId, groupSource] = [f.group, "--group"];
   } else if (spec.schedulerId) [groupId, groupSource] = [`${startAtMs}-${spec.schedulerId}`, "slurm"];
   else if (rt.env("IK_JOB_UID") && GROUP.test(rt.env("IK_JOB_UID") as string)) [groupId, groupSource] = [`${startAtMs}-${rt.env("IK_JOB_UID")}`, "kubernetes"];
@@ -182,7 +182,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   if (f.engineKind !== "auto") engine = { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
   else {
     const models = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 5000 });
-    engine = await detectEngine(ep, { apiKey, signal: ctx.signal, models });
+    engine = await detectEngine(ep, { apiKey, signal: ctx.signal, models, noMetrics: shard !== null });
   }
   const label = f.label ?? engine.kind;
   if (!LABEL.test(label)) throw usageError("--label", `'${label}' must be 1-64 characters of letters, digits and _ . + - (it names a directory)`);
@@ -258,8 +258,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   });
   const common = { runner, set, prompts: set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
     engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
-  const mono = performance.now();
-  const clock = mode === null ? null : { anchor: { wall_ms: performance.timeOrigin + mono, mono_ms: mono }, sync: await rt.clockSync() as unknown as Record<string, unknown> };
+  const clock = mode === null ? null : { anchor: clockAnchor(), sync: await rt.clockSync() as unknown as Record<string, unknown> };
   const load = mode === null ? null : {
     ...common,
     clock: clock ?? undefined,

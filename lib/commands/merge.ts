@@ -42,7 +42,7 @@ export type MergeFlags = InferValue<typeof mergeCommand>;
 /** Runs `ik merge`. */
 export async function runMerge(ctx: CommandContext, f: MergeFlags): Promise<number> {
   const rt = ctx.runtime;
-  if (f.group !== undefined && !f.group.trim()) throw usageError("--group", "is empty");
+  if (f.group !== undefined && !f.group.trim()) throw usageError("--group", "is empty", "give the group id the slices carry, e.g. --group 1796140800000-4711.0");
   const found = await findSlices(f.dirs.map((d) => resolve(rt.cwd(), d)));
   const group = checkGroup(found, { group: f.group, allowPartial: f.allowPartial });
   const root = storeRoot((n) => rt.env(n), rt.cwd());

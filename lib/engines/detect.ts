@@ -43,6 +43,8 @@ export interface DetectOptions {
   timeoutMs?: number;
   /** A `/v1/models` answer already fetched (saves a request). */
   models?: ModelsAnswer;
+  /** Never read the metrics endpoints (a sharded run: only shard 0's sampler scrapes, and every shard must detect alike). */
+  noMetrics?: boolean;
 }
 
 /** Default per-request limit for detection requests. */
@@ -170,6 +172,10 @@ export async function detectEngine(ep: Endpoint, opts: DetectOptions = {}): Prom
   );
   // TRT-LLM always answers /version and always says owned_by=tensorrt_llm: either missing rules it out.
   const trtllmOut = (models.ok && models.models.length > 0) || (version.status !== 0 && !versionAnswered);
+  if (opts.noMetrics) {
+    seen.push("metrics not read (a sharded run: only shard 0 scrapes; give --engine-kind)");
+    return { kind: "generic", source: "fallback", detail: seen.join("; ") };
+  }
   if (!trtllmOut) {
     const prom = await get("/prometheus/metrics");
     const hit = prom.status === 200 ? kindFromMetricNames(prom.text) : null;

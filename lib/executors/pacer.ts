@@ -47,7 +47,20 @@ export async function waitUntil(
     if (opts.signal?.aborted) return;
     const left = deadlineMs - timers.clock();
     if (left <= 0) return;
-    if (left > margin) await timers.sleep(Math.min(left - margin, 2_000_000_000));
+    if (left > margin) await abortable(timers.sleep(Math.min(left - margin, 2_000_000_000)), opts.signal);
     else await timers.yieldNow();
   }
+}
+
+/** A sleep that also ends when the signal aborts (a long wait for a sharded run's start must not outlive SIGTERM). */
+function abortable(sleep: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return sleep;
+  return new Promise((done) => {
+    const onAbort = () => done();
+    signal.addEventListener("abort", onAbort, { once: true });
+    sleep.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      done();
+    });
+  });
 }

@@ -74,7 +74,7 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
     staging = staging.filter((s) => s.group === opts.group);
     if (!slices.length) throw dataError("--group", `no slice of group '${opts.group}' here (found: ${[...new Set(found.slices.map((s) => s.group))].join(", ") || "none"})`);
   }
-  if (!slices.length) throw dataError("ik merge", "found no finished slice (only staging journals)", "every shard was killed before writing its record");
+  if (!slices.length) throw dataError(staging.map((x) => x.dir).join(", "), "found no finished slice, only staging journals of killed (or still running) shards", "wait for the shards to end, or rerun them: a group with no finished slice cannot be merged");
   const groups = [...new Set([...slices, ...staging].map((s) => s.group))];
   if (groups.length > 1) {
     const a = slices[0], b = [...slices, ...staging].find((s) => s.group !== a.group) as Slice | StagingLeft;
@@ -84,7 +84,7 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
   const s = slices[0].s;
   for (const x of [...[...slices].sort((p, q) => p.k - q.k), ...staging]) {
     if (x.s !== s) throw dataError(x.dir, `shard ${x.k}/${x.s} is one of ${x.s} shards, but ${slices[0].dir} is one of ${s}`, "merge one run's slices");
-    if (!(x.k >= 0 && x.k < s)) throw dataError(x.dir, `shard index ${x.k} is out of range 0..${s - 1}`);
+    if (!(x.k >= 0 && x.k < s)) throw dataError(x.dir, `shard index ${x.k} is out of range 0..${s - 1}`, "these slices are not one run's; merge only the slices of one --shard K/S run");
     const other = byK.get(x.k);
     if (other) {
       // A staging journal beside the same shard's finished record is that record's leftover, not a second shard.
@@ -106,7 +106,7 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
   for (let k = 0; k < s; k++) if (!byK.has(k)) missing.push(k);
   const interrupted = present.filter((x) => x.record.complete !== true);
   if (!opts.allowPartial) {
-    if (missing.length) throw dataError("ik merge", `shard ${missing[0]}/${s} is missing (${missing.length} of ${s} missing: ${missing.join(", ")})`, "find its directory, or merge what is there with --allow-partial");
+    if (missing.length) throw dataError("ik merge", `shard ${missing[0]}/${s} is missing (${missing.length} of ${s} missing: ${missing.join(", ")})`, "find its directory (a shard that refused at start writes nothing: see its stderr), or merge what is there with --allow-partial");
     if (killed.length) throw dataError(killed[0].dir, `shard ${killed[0].k}/${s} left only a .staging journal (killed, or still running)`, "wait for it, or merge without it with --allow-partial");
     if (interrupted.length) throw dataError(interrupted[0].dir, `shard ${interrupted[0].k}/${s} was interrupted (complete: false)`, "merge it with --allow-partial");
   }

@@ -7,6 +7,7 @@
  * states N* as a lower bound: the nominal level times the share of the schedule that was sent.
  * @module
  */
+import { dataError } from "../cli/errors.ts";
 import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
@@ -41,7 +42,6 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     maxFail: numOrNull(args.slo_max_fail) ?? 0,
   };
   const gpuCount = numOrNull(args.gpu_count) ?? 1;
-  const merged = await mergeLevels(g, slo, gpuCount);
   const levelKind = d.level_kind === "concurrency" ? "concurrency" : "rate";
   const grid = (levelKind === "concurrency" ? wl.concurrency : wl.rate_rps) as number[];
   const label = String(d.label);
@@ -50,18 +50,28 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const run = await StagedRun.create(storeRoot, id);
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);
   const files: { rel: string; role: string }[] = [];
-  for (const lv of merged.levels) {
-    const b = merged.rows.get(lv.name) as { rows: Obj[]; outputs: Obj[]; inputs: Obj[] };
-    for (const r of b.rows) journal.write(r);
-    for (const [role, docs] of [["outputs", b.outputs], ["inputs", b.inputs]] as const) {
-      const rel = `${role}/${label}/load-${lv.name}.jsonl`;
-      const w = await JsonlWriter.open(`${run.dir}/${rel}`);
-      for (const doc of docs) w.write(doc);
-      await w.close();
-      files.push({ rel, role });
+  let merged;
+  try {
+    merged = await mergeLevels(g, slo, gpuCount, {
+      rows: journal,
+      open: (role, level) => {
+        const rel = `${role}/${label}/load-${level}.jsonl`;
+        files.push({ rel, role });
+        return JsonlWriter.open(`${run.dir}/${rel}`);
+      },
+    });
+    await journal.close();
+    // Exact: the rows' prompts and salts are the schedule's, seq by seq (complete open-loop merges).
+    const whole = !g.missing.length && !g.killed.length && !g.interrupted.length && !merged.notStarted.length;
+    if (whole && typeof d.picks_hash === "string" && merged.picksHash !== d.picks_hash) {
+      throw dataError(ref.dir, `the merged rows' prompts and salts do not match the schedule (picks hash ${merged.picksHash.slice(0, 12)}… != ${d.picks_hash.slice(0, 12)}…)`, "a shard drew other prompts than the schedule: check that every shard ran the same ik build");
     }
+  } catch (e) {
+    await journal.close().catch(() => {});
+    await run.discard();
+    throw e;
   }
-  await journal.close();
+  const levels = merged.levels;
 
   const carried = obj(d.carried);
   const profile = obj(d.request_profile);
@@ -70,31 +80,35 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     cfg: { tokenIds: String(carried.token_ids ?? args.token_ids ?? "auto"), engineKind: String(profile.engine_kind ?? args.engine_kind), api: String(profile.api ?? args.api), model: String(args.model) },
     maxFor: () => 0,
   } as unknown as Runner;
-  const partial = g.missing.length > 0 || g.killed.length > 0;
+  const absent = g.missing.length > 0 || g.killed.length > 0;
   const interrupted = g.interrupted.length > 0;
+  const partial = absent || interrupted;
   const notes: string[] = [];
   const gone = [...g.killed.map((x) => `${x.k}/${S} (killed: only a .staging journal)`), ...g.missing.map((k) => `${k}/${S} (missing)`)];
   notes.push(`merged from ${g.slices.length} of ${S} slice(s) of group ${g.id}${gone.length ? `; PARTIAL: shards ${gone.join(", ")} are not in this record` : ""}`);
   if (partial) {
-    notes.push(`PARTIAL: the absent shards' requests (${((1 - merged.presentShare) * 100).toFixed(1)} % of the schedule) were dropped from the offered load: target rates are scaled to the ${(merged.presentShare * 100).toFixed(1)} % that was sent, so N* is a lower bound stated as the nominal level times that share`);
+    notes.push(`PARTIAL: the requests of absent shards and those an interrupted shard never sent (${((1 - merged.presentShare) * 100).toFixed(1)} % of the schedule) were dropped from the offered load: each level's target rate is scaled to the share that was sent, so N* is a lower bound (the nominal level times its share)`);
   }
   for (const x of g.interrupted) {
-    const ab = merged.levels.reduce((a, l) => a + l.aborted, 0);
-    notes.push(`shard ${x.k}/${S} was interrupted (complete: false)${ab ? `: ${ab} aborted request(s) kept out of the SLO and every percentile, failure-adjusted ones included` : ""}`);
+    const ab = levels.reduce((a, l) => a + (l.aborted_by_shard[`${x.k}/${S}`] ?? 0), 0);
+    notes.push(`shard ${x.k}/${S} was interrupted (complete: false)${ab ? `: its ${ab} aborted request(s) are kept out of the SLO and every percentile, failure-adjusted ones included` : ""}`);
   }
+  const noOutput = levels.filter((l) => l.outputs_missing > 0);
+  if (noOutput.length) notes.push(`ok requests without their output document (their ITL is missing): ${noOutput.map((l) => `${l.name} ${l.outputs_missing}`).join(", ")}`);
   for (const s of S > 1 ? g.slices : []) {
     const c = clockLimitation(obj(obj(s.data.clock).sync), `shard ${s.k}/${S}`);
     if (c) notes.push(c);
   }
   for (const st of merged.shards) {
     if (st.median_offset_ms !== null && Math.abs(st.median_offset_ms) > SKEW_LIMIT_MS) {
-      notes.push(`shard ${st.shard} sent ${st.median_offset_ms > 0 ? "late" : "early"} by ${Math.abs(st.median_offset_ms).toFixed(1)} ms (median) against the other shards on the shared wall timetable (> ${SKEW_LIMIT_MS} ms): its clock or its start is off; its requests were not sent on the schedule the others kept`);
+      const pair = merged.shards.length === 2 ? " (with two shards the median sits between them: the check cannot tell which one is off)" : "";
+      notes.push(`shard ${st.shard} sent ${st.median_offset_ms > 0 ? "late" : "early"} by ${Math.abs(st.median_offset_ms).toFixed(1)} ms (median) against the median of all shards on the shared wall timetable (> ${SKEW_LIMIT_MS} ms)${pair}: it did not keep the timetable its clock gives (a late start, a stalled client, a clock stepped after the anchor); a host clock that is wrong but steady shows only in the sync state above`);
     }
     if (st.anchor_drift_ms !== null && Math.abs(st.anchor_drift_ms) > SKEW_LIMIT_MS) {
-      notes.push(`shard ${st.shard}: its wall clock moved ${st.anchor_drift_ms.toFixed(1)} ms against its monotonic clock during the run (> ${SKEW_LIMIT_MS} ms): the clock was stepped or slewed; its rows sit on the wall axis of its start`);
+      notes.push(`shard ${st.shard}: its system wall clock moved ${st.anchor_drift_ms.toFixed(1)} ms against its monotonic clock during the run (> ${SKEW_LIMIT_MS} ms): the clock was stepped or slewed; its rows sit on the wall axis of its start`);
     }
   }
-  const over = merged.levels.filter((l) => l.overlapping > 0);
+  const over = levels.filter((l) => l.overlapping > 0);
   if (over.length) notes.push(`requests still running when the next level started were kept and counted as overlapping: ${over.map((l) => `${l.name} ${l.overlapping}`).join(", ")}`);
 
   const input: LoadRecordInput = {
@@ -106,7 +120,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     gpu: obj(identity.gpu), engine: identity.engine as never, args: { ...args, ...invocation },
     keyNote: typeof carried.key_note === "string" ? carried.key_note : null, isLocal: d.base_url_kind === "local",
     clock: d.clock as never,
-    evidenceId: id, run, levels: merged.levels, files, e2eRefMs: numOrNull(d.e2e_ref_ms), referenceE2eMs: [],
+    evidenceId: id, run, levels, files, e2eRefMs: numOrNull(d.e2e_ref_ms), referenceE2eMs: [],
     warmupE2eMs: g.slices.flatMap((s) => (s.data.warmup_e2e_ms as number[]) ?? []), needRef: false, salted: merged.salted, interrupted,
   };
   delete (input.args as Obj).shard;
@@ -114,13 +128,13 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const measured = await buildLoadRecord(input);
   const mergeData = {
     group: g.id, shards: S, present: g.slices.map((s) => s.k), missing: g.missing, killed: g.killed.map((x) => x.k), interrupted: g.interrupted.map((x) => x.k),
-    present_share: merged.presentShare, schedule_hash: d.schedule_hash ?? null, start_at_ms: d.start_at_ms, level_gap_s: d.level_gap_s,
+    present_share: merged.presentShare, not_started: merged.notStarted, schedule_hash: d.schedule_hash ?? null, picks_hash: merged.picksHash, start_at_ms: d.start_at_ms, level_gap_s: d.level_gap_s,
     level_starts_ms: d.level_starts_ms, axis: `shard ${ref.k}/${S}'s monotonic clock (t_*_ns); wall = t / 1e6 + data.clock.anchor.wall_ms - data.clock.anchor.mono_ms`,
     slices: merged.shards,
   };
   Object.assign(measured, {
     identity: { ...obj(measured.identity), workload: wl },
-    complete: !partial && !interrupted,
+    complete: !partial,
   });
   const md = obj(measured.data);
   delete md.slice;
@@ -133,18 +147,25 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const dir = await run.finish(measured);
   const starKey = levelKind === "concurrency" ? "n_star" : "rate_star_rps";
   const capacity = await buildCapacityRecord(input, measured, storeRoot, (rec) => {
-    Object.assign(rec, { identity: measured.identity, complete: !partial && !interrupted });
+    Object.assign(rec, { identity: measured.identity, complete: !partial });
     const cd = obj(rec.data);
-    cd.group = g.id;
-    cd.shards = S;
+    Object.assign(cd, { group: g.id, shards: S, schedule_hash: d.schedule_hash ?? null });
     const star = numOrNull(cd[starKey]);
-    if (partial || interrupted) {
-      cd[`${starKey}_bound`] = "lower";
-      cd[`${starKey}_lower_bound`] = star === null ? null : star * merged.presentShare;
-      (rec.limitations as string[]).unshift(
-        `PARTIAL (${gone.length ? `shards ${gone.join(", ")} absent` : "an interrupted shard"}): ${star === null ? "no level met the SLO with the load that was sent" : `the SLO held at nominal ${star} with ${(merged.presentShare * 100).toFixed(1)} % of its load sent, so capacity is at least ${(star * merged.presentShare).toFixed(3)}; read N* as that lower bound`}`,
-      );
-    }
+    if (!partial) return;
+    // The SLO held at the nominal level with only a share of its load: capacity is at least level × share.
+    const at = levels.find((l) => l.level === star);
+    const share = at && at.planned !== null && at.planned_all ? at.planned / at.planned_all : merged.presentShare;
+    const bound = star === null ? null : star * share;
+    Object.assign(cd, { [starKey]: bound, [`${starKey}_nominal`]: star, [`${starKey}_bound`]: "lower", [`${starKey}_share_sent`]: star === null ? null : share, usd_per_1m_output_tokens_bound: "upper" });
+    for (const m of rec.metrics as Obj[]) if (m.name === starKey) Object.assign(m, { value: bound, stat: "lower_bound" });
+    const why = [...g.killed.map((x) => `${x.k}/${S} killed`), ...g.missing.map((k) => `${k}/${S} missing`), ...g.interrupted.map((x) => `${x.k}/${S} interrupted`)].join(", ");
+    const word = starKey === "n_star" ? "N*" : "max rate";
+    const text = String(rec.summary);
+    const unit = starKey === "n_star" ? "streams" : "req/s";
+    rec.summary = `PARTIAL (${why}): ` + (star === null ? text : text.replace(`${word} = ${star} ${unit}`, `${word} >= ${bound?.toFixed(3)} ${unit} (a lower bound: nominal ${star}, ${(share * 100).toFixed(1)} % of its load sent)`));
+    (rec.limitations as string[]).unshift(
+      `PARTIAL (${why}): ${star === null ? "no level met the SLO with the load that was sent" : `the SLO held at nominal ${star} with ${(share * 100).toFixed(1)} % of its load sent, so capacity is at least ${bound?.toFixed(3)} (data.${starKey}; the nominal level is data.${starKey}_nominal)`}; the cost at N* was measured at that reduced load, so read it as an upper bound`,
+    );
   });
-  return { measured, capacity, dir, partial: partial || interrupted, starKey };
+  return { measured, capacity, dir, partial, starKey };
 }

@@ -78,7 +78,7 @@ async function readStaging(dir: string): Promise<StagingLeft | null> {
     return null;
   }
   const k = Number(doc.k), s = Number(doc.s);
-  if (!Number.isInteger(k) || !Number.isInteger(s) || typeof doc.group_id !== "string") throw dataError(join(dir, "shard.json"), "not a shard's staging note (k, s, group_id)");
+  if (!Number.isInteger(k) || !Number.isInteger(s) || typeof doc.group_id !== "string") throw dataError(join(dir, "shard.json"), "not a shard's staging note (k, s, group_id)", "remove that directory, or leave it out of the merge");
   return { dir, k, s, group: doc.group_id, evidenceId: String(doc.evidence_id ?? "") };
 }
 
@@ -102,7 +102,8 @@ export async function findSlices(paths: readonly string[]): Promise<Found> {
     if (await exists(join(dir, "evidence.json"))) {
       const sl = await readSlice(dir, scanning);
       if (sl) (seen.add(dir), found.slices.push(sl));
-      return sl !== null;
+      // A staging directory whose evidence.json was torn (a crash while finishing) is still a shard's leftover.
+      if (sl || !(await exists(join(dir, "shard.json")))) return sl !== null;
     }
     if (await exists(join(dir, "shard.json"))) {
       const st = await readStaging(dir);

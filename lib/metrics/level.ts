@@ -127,6 +127,14 @@ export class LevelAccumulator {
     this.#itl.pushAll(itlMs);
   }
 
+  /**
+   * Adds inter-token gaps of an ok request on their own (a merge streams outputs apart from rows;
+   * the ITL column is order-free, so this equals passing them to {@link add}).
+   */
+  addItl(itlMs: ArrayLike<number>): void {
+    this.#itl.pushAll(itlMs);
+  }
+
   /** The p95 TTFT of the last {@link RECENT} ok requests (for a progress line: cheap at any level size). */
   peekTtftP95(): number | null {
     return this.#recentTtft.p(95);

@@ -44,9 +44,36 @@ export function* plannedRequests(pool: PromptPool, levels: readonly PlannedLevel
 
 /** sha256 (hex) of the schedule: one line `level\tseq\toffset_ms\tprompt_id\tsalt` per request, offsets in shortest round-trip form. */
 export function scheduleHash(requests: Iterable<PlannedRequest>): string {
-  const h = createHash("sha256");
-  for (const r of requests) h.update(`${r.level}\t${r.seq}\t${String(r.offsetMs)}\t${r.promptId}\t${r.salt ?? ""}\n`);
-  return h.digest("hex");
+  return scheduleHashes(requests).schedule;
+}
+
+/**
+ * sha256 (hex) of the picks alone: one line `level\tseq\tprompt_id\tsalt` per request in (level,
+ * seq) order. A merge recomputes it from the merged rows, so a shard that drew other prompts or
+ * salts than the schedule is caught even when its schedule hash was copied right.
+ */
+export class PicksHasher {
+  readonly #h = createHash("sha256");
+
+  /** Adds one request (in canonical order). */
+  add(level: string, seq: number, promptId: string | null, salt: string | null): void {
+    this.#h.update(`${level}\t${seq}\t${promptId ?? ""}\t${salt ?? ""}\n`);
+  }
+
+  /** The hex digest (once). */
+  digest(): string {
+    return this.#h.digest("hex");
+  }
+}
+
+/** Both hashes of a schedule in one pass: the schedule hash and the picks hash. */
+export function scheduleHashes(requests: Iterable<PlannedRequest>): { schedule: string; picks: string } {
+  const h = createHash("sha256"), p = new PicksHasher();
+  for (const r of requests) {
+    h.update(`${r.level}\t${r.seq}\t${String(r.offsetMs)}\t${r.promptId}\t${r.salt ?? ""}\n`);
+    p.add(r.level, r.seq, r.promptId, r.salt);
+  }
+  return { schedule: h.digest("hex"), picks: p.digest() };
 }
 
 /** Default gap between levels, seconds. */

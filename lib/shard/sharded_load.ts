@@ -3,7 +3,8 @@
  * shard, on one wall-clock timetable, sending only the requests with seq mod S = K.
  *
  * - Warm-up requests are tagged per shard (`ik-warm-s<K>-<i>`) and must end before `--start-at`,
- *   else the shard refuses (64): a warm-up still running would load the first level.
+ *   else the shard refuses (69: the server was too slow for the lead; a `--start-at` already past
+ *   is a usage error, 64): a warm-up still running would load the first level.
  * - Level j starts at its wall time (start-at + earlier durations + j × gap), turned into this
  *   host's monotonic clock once through the (wall, monotonic) anchor; every level runs (the
  *   shards cannot agree to stop), and the next level starts on time even while requests of the
@@ -24,9 +25,24 @@ import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
 import { levelName, type LoadRun } from "../bench/serve_load.ts";
-import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHash } from "./schedule.ts";
+import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
 import type { ShardSpec } from "./shard_spec.ts";
 import { buildSliceRecord } from "./slice_record.ts";
+
+/** How long before a level's start its runner is started (the pacer then waits for each due time). */
+const SETUP_LEAD_MS = 20;
+
+/**
+ * One reading of this host's clocks: the sub-ms wall axis (performance.timeOrigin + now(), as the
+ * issue defines the anchor), the monotonic time, and how far the system wall clock (Date.now, whole
+ * ms) stands from that axis: the same reading at the end shows a clock stepped or slewed meanwhile
+ * (timeOrigin is fixed at process start, Date.now is not).
+ */
+export function clockAnchor(): { wall_ms: number; mono_ms: number; wall_vs_date_ms: number } {
+  const mono = performance.now();
+  const wall = performance.timeOrigin + mono;
+  return { wall_ms: wall, mono_ms: mono, wall_vs_date_ms: Date.now() - wall };
+}
 
 /** What makes a load run one shard of a group. */
 export interface ShardRun {
@@ -71,7 +87,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   if (lead <= 0) throw usageError("--start-at", `${startAtMs} is ${(-lead / 1000).toFixed(1)} s in the past`, "give every shard the same time in the future, e.g. now + 60 s in ms since the epoch");
   const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
   // The hash is computed over a pool of its own: the run's pool must start unused.
-  const hash = planned ? scheduleHash(plannedRequests(new PromptPool(cfg.prompts), planned)) : null;
+  const hashes = planned ? scheduleHashes(plannedRequests(new PromptPool(cfg.prompts), planned)) : null;
 
   const order = new PromptPool(cfg.prompts).order(levelSeed(cfg.seed, 10_000));
   const warm: number[] = [];
@@ -96,45 +112,55 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const runPool = new PromptPool(cfg.prompts);
   const levelPools: PromptPool[] = [runPool];
   const running: Promise<LevelResult>[] = [];
-  for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
-    const level = cfg.grid[i];
-    const name = levelName(cfg.levelKind, level);
-    const t0 = starts[i] - wallMinusMono - FAULT_CLOCK_SKEW_MS;
-    await waitUntil(t0 - 1, undefined, { signal: cfg.signal });
-    if (aborted()) break;
-    const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
-    const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
-    const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
-    const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
-    files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
-    let sendsDone!: () => void;
-    const sending = new Promise<void>((r) => (sendsDone = r));
-    // Closed loop has no global schedule: its prompt pool starts afresh every level on every shard.
-    const pool = cfg.closedLoop ? new PromptPool(cfg.prompts) : runPool;
-    if (pool !== runPool) levelPools.push(pool);
-    const p = runLevel({
-      index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
-      maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
-    }, {
-      runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-      signal: cfg.signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
-    }).finally(async () => {
-      sendsDone();
-      await outputs.close();
-      await inputs.close();
-    });
-    running.push(p);
-    await Promise.race([sending, p]);
+  try {
+    for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
+      const level = cfg.grid[i];
+      const name = levelName(cfg.levelKind, level);
+      const t0 = starts[i] - wallMinusMono - FAULT_CLOCK_SKEW_MS;
+      // Everything a level needs is made before its start, so its first sends (and the previous
+      // level's streams still running) are not held up by file opens.
+      const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
+      const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
+      const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
+      const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
+      files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
+      let sendsDone!: () => void;
+      const sending = new Promise<void>((r) => (sendsDone = r));
+      // Closed loop has no global schedule: its prompt pool starts afresh every level on every shard.
+      const pool = cfg.closedLoop ? new PromptPool(cfg.prompts) : runPool;
+      if (pool !== runPool) levelPools.push(pool);
+      await waitUntil(t0 - SETUP_LEAD_MS, undefined, { signal: cfg.signal });
+      if (aborted()) {
+        await Promise.all([outputs.close(), inputs.close()]);
+        break;
+      }
+      const p = runLevel({
+        index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
+        maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
+        offsetsMs: planned ? planned[i].offsetsMs : undefined,
+      }, {
+        runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
+        signal: cfg.signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
+      }).finally(async () => {
+        sendsDone();
+        await outputs.close();
+        await inputs.close();
+      });
+      running.push(p);
+      await Promise.race([sending, p]);
+    }
+  } finally {
+    // A level that failed must not leave the others' requests unawaited.
+    await Promise.allSettled(running);
   }
   const levels = await Promise.all(running);
   await journal.close();
-  const mono = performance.now();
-  const anchorEnd = { wall_ms: performance.timeOrigin + mono, mono_ms: mono };
+  const anchorEnd = clockAnchor();
   const interrupted = aborted() || levels.length < cfg.grid.length;
   const slice = await buildSliceRecord({
     ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: [], warmupE2eMs: warm, needRef: false,
     salted: levelPools.reduce((a, q) => a + q.salted, 0), interrupted,
-  }, { ...cfg.shard, levelStartsMs: starts, scheduleHash: hash, anchorEnd, planned: planned?.map((l) => ({ name: l.name, level: l.level, rate_rps: l.ratePerS, n: l.offsetsMs.length })) ?? null });
+  }, { ...cfg.shard, levelStartsMs: starts, scheduleHash: hashes?.schedule ?? null, picksHash: hashes?.picks ?? null, anchorEnd, planned: planned?.map((l) => ({ name: l.name, level: l.level, rate_rps: l.ratePerS, n: l.offsetsMs.length })) ?? null });
   const dir = await run.finish(slice);
   return { slice, dir, interrupted };
 }

@@ -15,7 +15,8 @@ export const CLOCK_ERROR_LIMIT_MS = 5;
 export interface SliceParts extends ShardRun {
   levelStartsMs: number[];
   scheduleHash: string | null;
-  anchorEnd: { wall_ms: number; mono_ms: number };
+  picksHash: string | null;
+  anchorEnd: { wall_ms: number; mono_ms: number; wall_vs_date_ms: number };
   planned: { name: string; level: number; rate_rps: number; n: number }[] | null;
 }
 
@@ -69,12 +70,14 @@ export async function buildSliceRecord(x: LoadRecordInput, parts: SliceParts): P
       level_gap_s: parts.levelGapS,
       level_starts_ms: parts.levelStartsMs,
       schedule_hash: parts.scheduleHash,
+      picks_hash: parts.picksHash,
       schedule: parts.planned,
       clock: { ...(x.clock ?? {}), anchor_end: parts.anchorEnd },
       definitions: {
         ...(data.definitions as Record<string, unknown>),
         slice: "seq numbers a level's requests in the one schedule every shard computes; this shard sent those with seq mod S = K",
         schedule_hash: "sha256 of one line per planned request: level, seq, offset_ms (shortest round trip), prompt id, salt",
+        picks_hash: "sha256 of one line per planned request: level, seq, prompt id, salt (a merge recomputes it from the rows)",
         level_starts_ms: "wall-clock start of each level: start_at + the earlier levels' duration_s + j x level_gap_s",
       },
     },

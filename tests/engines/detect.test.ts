@@ -91,6 +91,19 @@ describe("detectEngine", () => {
     }
   });
 
+  test("a sharded run (noMetrics) never reads a metrics endpoint: every shard detects alike", async () => {
+    const s = server({
+      "/v1/models": [200, fx("openai/models.json")],
+      "/version": [200, '{"version":"0.11.0"}'],
+      "/metrics": [200, fx("vllm/metrics.txt")],
+      "/prometheus/metrics": [200, fx("trtllm/metrics.txt")],
+    });
+    const d = await detectEngine(ep, { fetch: s.fetch, noMetrics: true });
+    assert.deepEqual([d.kind, d.source], ["generic", "fallback"]);
+    assert.ok(!s.asked.some((p) => p.endsWith("/metrics")), `asked ${s.asked.join(" ")}`);
+    assert.match(d.detail, /only shard 0 scrapes; give --engine-kind/);
+  });
+
   test("TensorRT-LLM not ruled out (no model list, /version answers): /metrics is never GET", async () => {
     const s = server({
       "/v1/models": [500, "oops"],

@@ -112,6 +112,8 @@ describe("ik merge refusals", { skip }, () => {
     const cap = JSON.parse(partial.stdout);
     assert.equal(cap.complete, false);
     assert.equal(cap.data.rate_star_rps_bound, "lower");
+    assert.equal(cap.data.rate_star_rps_nominal, 30);
+    assert.ok(cap.data.rate_star_rps < 30 * 0.7 && cap.data.rate_star_rps > 30 * 0.6, String(cap.data.rate_star_rps));
   });
 
   test("a directory with no slice, and a record that is not a slice, are refused (65); a store with two runs needs --group", async () => {
@@ -131,6 +133,31 @@ describe("ik merge refusals", { skip }, () => {
     const notSlice = await merge([join(dir, "m-two", JSON.parse(picked.stdout).data.measurement)], env, join(dir, "m-x"));
     assert.equal(notSlice.code, 65);
     assert.match(notSlice.stderr, /not a slice record \(kind serve_benchmark, no data\.slice\)/);
+  });
+
+  test("rows whose prompts or salts differ from the schedule are refused (picks hash), though every other field agrees", async () => {
+    const r = await mergeEdited(async (_rec, d) => {
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8"));
+      rows[rows.length - 1].salt = "ik-s0-r30-999";
+      await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
+    });
+    assert.equal(r.code, 65, r.stderr);
+    assert.match(r.stderr, /the merged rows' prompts and salts do not match the schedule \(picks hash/);
+  });
+
+  test("a shard whose system clock moved during the run is named (anchor drift)", async () => {
+    const root = join(dir, "drift");
+    const dirs = await splitSlice(sliceDir, 3, root, (rec, k) => {
+      if (k !== 2) return;
+      const c = data(rec).clock as { anchor: Obj; anchor_end: Obj };
+      c.anchor_end.wall_vs_date_ms = (c.anchor.wall_vs_date_ms as number) + 20;
+    });
+    const r = await merge(dirs, env, join(root, "m"));
+    assert.equal(r.code, 0, r.stderr);
+    const measured = JSON.parse(await readFile(join(root, "m", JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+    const lines = measured.limitations.filter((l: string) => /wall clock moved/.test(l));
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0], /^shard 2\/3: its system wall clock moved 20\.0 ms/);
   });
 
   test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
