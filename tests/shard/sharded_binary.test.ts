@@ -156,6 +156,11 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     const m = await merge([store.IK_RUNS_DIR], env, join(dir, "slurm-merged"));
     assert.equal(m.code, 0, m.stderr);
     await checkAgainstReference(await mergedRecords(m, join(dir, "slurm-merged")), 4);
+    // A batch script that calls ik without srun: the real batch step has SLURM_PROCID=0 but no step id.
+    const cmd = [ikBin(), ...loadArgs(mock.base, startAt(60_000), GRID), "--shard", "auto"].map((a) => `'${a}'`).join(" ");
+    const sb = await runArgv(["sbatch"], ["--wait", "-o", `${out}/batch.out`, "-e", `${out}/batch.err`, "--wrap", cmd], { env: { ...store, SLURM_CONF: "/tmp/ik-slurm/slurm.conf" }, timeoutMs: 60_000 });
+    assert.equal(sb.code, 64, `${sb.stderr}${await readFile(`${out}/batch.err`, "utf8").catch(() => "")}`);
+    assert.match(await readFile(`${out}/batch.err`, "utf8"), /ik: --shard auto: no SLURM_STEP_ID \(SLURM_PROCID=0 .*SLURM_JOB_ID=\d+\): outside a job step/);
   });
 
   test("Indexed Job simulation: 3 processes with JOB_COMPLETION_INDEX started 1 s apart merge exact against one process", async () => {
