@@ -50,7 +50,7 @@ export async function buildSliceRecord(x: LoadRecordInput, parts: SliceParts): P
     `SLICE ${tag} of group ${parts.groupId}: a 1/${spec.s} sample of the load, not a result; no N*, cost or SLO verdict here: run ik merge over every shard's slice`,
     ...(rec.limitations as string[]),
   ];
-  if (x.closedLoop) limitations.splice(1, 0, `closed loop sharded: every shard runs N workers of its own, so ${spec.s} x N are in flight fleet-wide; no global schedule (no hash, no equality claim)`);
+  if (x.closedLoop) limitations.splice(1, 0, `closed loop sharded: every shard runs N workers of its own, so ${spec.s} x N are in flight fleet-wide; no global schedule (no hash, no equality claim); each level's prompt pool starts afresh on every shard, so a prompt may be sent untagged more than once and find the prefix cache warm`);
   // One shard alone shares no axis with another host: its clock's sync state bounds nothing here.
   const clock = spec.s > 1 ? clockLimitation(x.clock?.sync, `shard ${tag}`) : null;
   if (clock) limitations.splice(1, 0, clock);
