@@ -41,7 +41,9 @@ export function startWaitLine(
   const draw = () => {
     if (stopped) return;
     shown = true;
-    write(`${ERASE}${label}… ${Math.floor((performance.now() - t0) / 1000)} s`);
+    // Rounded: a timer may fire a little early on the monotonic clock (Node's do), and "1 s" after
+    // a 2 s delay would be wrong.
+    write(`${ERASE}${label}… ${Math.round((performance.now() - t0) / 1000)} s`);
   };
   const first = setTimeout(() => {
     draw();

@@ -67,7 +67,9 @@ export function arrivalOffsetsMs(spec: ArrivalSpec): Float64Array {
   while (out.length < cap) {
     t += gammaDeviate(rng, shape) * scaleMs;
     if (t >= endMs) break;
-    out.push(t);
+    // Rounded to 1 µs: engines whose Math.log differs in the last bit (Bun's JSC, the Node build's
+    // V8) then give the same offsets, so shards on different ik builds of one version agree.
+    out.push(Math.round(t * 1e3) / 1e3);
   }
   return Float64Array.from(out);
 }

@@ -6,7 +6,8 @@
  * j × `--level-gap-s`. Pure.
  *
  * The offsets come from Math.log / Math.pow, which may differ in the last bit between JavaScript
- * engines: shards must run the same ik build (they do: one binary) for the hashes to agree.
+ * engines; arrivalOffsetsMs rounds them to 1 µs, so the Bun and Node builds of one ik version
+ * agree (a difference could survive only if a value fell within ~1e-12 ms of a rounding edge).
  * @module
  */
 import { createHash } from "node:crypto";
