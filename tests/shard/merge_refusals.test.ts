@@ -160,6 +160,29 @@ describe("ik merge refusals", { skip }, () => {
     assert.match(lines[0], /^shard 2\/3: its system wall clock moved 20\.0 ms/);
   });
 
+  test("every shard interrupted before the last level: that level is not started (not an SLO failure); N* a lower bound", async () => {
+    const root = join(dir, "unstarted");
+    const dirs = await splitSlice(sliceDir, 3, root, async (rec, _k, d) => {
+      rec.complete = false;
+      data(rec).levels = (data(rec).levels as Obj[]).slice(0, 1);
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).filter((x) => x.level === "r20");
+      await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
+      for (const f of ["outputs", "inputs"]) await writeFile(join(d, f, "vllm", "load-r30.jsonl"), "");
+    });
+    const refused = await merge(dirs, env, join(root, "m"));
+    assert.equal(refused.code, 65);
+    assert.match(refused.stderr, /shard 0\/3 was interrupted \(complete: false\)/);
+    const r = await merge(dirs, env, join(root, "m"), ["--allow-partial"]);
+    assert.equal(r.code, 0, r.stderr);
+    const cap = JSON.parse(r.stdout);
+    const measured = JSON.parse(await readFile(join(root, "m", cap.data.measurement, "evidence.json"), "utf8"));
+    assert.deepEqual(measured.data.levels.map((l: Obj) => l.name), ["r20"]);
+    assert.deepEqual(measured.data.merge.not_started, ["r30"]);
+    assert.match(measured.limitations.join("\n"), /levels not started: 30/);
+    assert.equal(cap.data.rate_star_rps_nominal, 20, "r30 is not scored as a failed level");
+    assert.equal(cap.data.rate_star_rps_bound, "lower");
+  });
+
   test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
     const root = join(dir, "lagging");
     const dirs = await splitSlice(sliceDir, 3, root, async (_rec, k, d) => {
