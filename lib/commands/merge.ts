@@ -24,7 +24,10 @@ import type { CommandContext } from "./context.ts";
 /** Parser for `ik merge`. */
 export const mergeCommand = command("merge", object({
   cmd: constant("merge" as const),
-  dirs: multiple(argument(string({ metavar: "DIR" }), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), { min: 1 }),
+  dirs: multiple(argument(string({ metavar: "DIR" }), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), {
+    min: 1,
+    errors: { tooFew: message`needs at least one DIR: the slices' directories, or the store that holds them (e.g. ik merge "$IK_RUNS_DIR")` },
+  }),
   group: optional(option("--group", string({ metavar: "ID" }), { description: message`Merge only this group's slices (when the directories hold several runs).` })),
   allowPartial: option("--allow-partial", {
     description: message`Merge although shards are missing, killed (only a .staging journal) or interrupted: the record is complete: false, names them, drops their requests from the offered load and states N* as a lower bound.`,

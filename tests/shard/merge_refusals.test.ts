@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { runIk } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { jsonl, loadArgs, merge, type Obj, runLocalShards, shardEnv, splitSlice, startAt } from "./_sharded.ts";
 
@@ -117,6 +118,9 @@ describe("ik merge refusals", { skip }, () => {
   });
 
   test("a directory with no slice, and a record that is not a slice, are refused (65); a store with two runs needs --group", async () => {
+    const none = await runIk(["merge"], { env, timeoutMs: 30_000 });
+    assert.equal(none.code, 64);
+    assert.match(none.stderr, /^ik: merge: needs at least one DIR/);
     const empty = join(dir, "empty");
     await mkdir(empty, { recursive: true });
     const r = await merge([empty], env, join(dir, "m-empty"));
