@@ -129,6 +129,25 @@ function perBucketTable(levels: Obj[], rows: readonly Obj[]): Block | null {
   return out.length ? { kind: "table", head: ["level", "bucket", "ok", "failed", "TTFT p50 ms", "TTFT p95 ms [CI]", "TPOT p95 ms", "e2e p95 ms"], rows: out, caption: "95% CI: order statistic, requests treated as independent (under load they are not: treat it as optimistic); none under 20 requests" } : null;
 }
 
+/** A merged sharded run's shards: send lag on each shard's clock and against the shared timetable. */
+function shardBlocks(merge: Obj): Block[] {
+  const slices: Obj[] = Array.isArray(merge.slices) ? (merge.slices as unknown[]).map(obj) : [];
+  const sync = (c: Obj) => (c.source !== "adjtimex" ? "unreadable" : c.unsynced ? "UNSYNCED" : `est ${num(c.est_error_ms)} ms`);
+  return [
+    { kind: "heading", level: 3, text: `Shards (group ${text(merge.group)}, ${text(merge.shards)} shards)` },
+    {
+      kind: "table",
+      head: ["shard", "sent", "send lag p50/p99 ms", "vs wall timetable p50/p99 ms", "median vs all shards ms", "clock moved ms", "host clock"],
+      rows: slices.map((s) => {
+        const own = obj(s.send_lag_ms), tt = obj(s.timetable_lag_ms), off = s.median_offset_ms as number | null;
+        return [text(s.shard), text(s.sent), `${num(own.p50)}/${num(own.p99)}`, `${num(tt.p50)}/${num(tt.p99)}`,
+          off === null || off === undefined ? "-" : `${num(off)}${Math.abs(off) > 5 ? " (OFF)" : ""}`, num(s.anchor_drift_ms), sync(obj(s.clock_sync))];
+      }),
+      caption: `schedule hash ${text(merge.schedule_hash).slice(0, 16)}…; a shard more than 5 ms from the median of all shards, or whose clock moved more than 5 ms, is named in the limitations`,
+    },
+  ];
+}
+
 /** Blocks for a load run: `bundle.record` is the capacity record or the measurement. */
 export function loadRunBlocks(bundle: RecordBundle): Block[] {
   const isCap = bundle.record.kind === "capacity";
@@ -139,9 +158,15 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
   const blocks: Block[] = [{ kind: "heading", level: 2, text: `Load run ${text(measured?.evidence_id ?? bundle.id)}` }];
   if (capacity) blocks.push({ kind: "para", text: text(capacity.summary) });
   if (measured) blocks.push({ kind: "para", text: text(measured.summary) });
-  for (const r of [capacity, measured]) if (r && r.complete !== true) blocks.push({ kind: "para", tone: "warn", text: `INCOMPLETE: ${text(r.evidence_id)} was interrupted; its numbers cover only what finished.` });
+  const merge = obj(obj(measured?.data).merge);
+  for (const r of [capacity, measured]) {
+    if (!r || r.complete === true) continue;
+    blocks.push({ kind: "para", tone: "warn", text: Object.keys(merge).length
+      ? `PARTIAL: ${text(r.evidence_id)} merges ${text((merge.present as unknown[] | undefined)?.length ?? 0)} of ${text(merge.shards)} shards (absent: ${[...(merge.missing as number[] ?? []), ...(merge.killed as number[] ?? [])].join(", ") || "none"}; interrupted: ${(merge.interrupted as number[] ?? []).join(", ") || "none"}); N* is a lower bound.`
+      : `INCOMPLETE: ${text(r.evidence_id)} was interrupted; its numbers cover only what finished.` });
+  }
   const { levels, xLabel } = measured ? curveLevels(measured) : { levels: [], xLabel: "" };
-  const nStar = capacity ? (cd.n_star ?? null) : nStarOf(levels);
+  const nStar = capacity ? (cd.n_star ?? cd.rate_star_rps ?? null) : nStarOf(levels);
   const slo = sloOf(capacity, measured);
   const sloText = [["TTFT", slo.ttftP95Ms], ["TPOT", slo.tpotP95Ms], ["e2e", slo.e2eP95Ms]].filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} p95 <= ${num(v)} ms`).join(", ");
   const facts: [string, string][] = [
@@ -161,6 +186,7 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
   const rawLevels: Obj[] = (Array.isArray(obj(measured?.data).levels) ? measured!.data.levels as unknown[] : []).map(obj);
   blocks.push({ kind: "heading", level: 3, text: "Per level" });
   blocks.push(rawLevels.length ? perLevelTable(rawLevels) : { kind: "para", text: "No level was measured." });
+  if (Object.keys(merge).length) blocks.push(...shardBlocks(merge));
   const pb = rows ? perBucketTable(rawLevels, rows) : null;
   if (pb) blocks.push({ kind: "heading", level: 3, text: "Per bucket at each level" }, pb);
   blocks.push({ kind: "heading", level: 3, text: "Latency–throughput curve" });

@@ -115,6 +115,15 @@ describe("ik merge refusals", { skip }, () => {
     assert.equal(cap.data.rate_star_rps_bound, "lower");
     assert.equal(cap.data.rate_star_rps_nominal, 30);
     assert.ok(cap.data.rate_star_rps < 30 * 0.7 && cap.data.rate_star_rps > 30 * 0.6, String(cap.data.rate_star_rps));
+    // ik report of the merged record: PARTIAL, the lower bound, and one row per shard present.
+    const store = join(dir, `case-${n - 1}`, "merged");
+    const rep = await runIk(["report", cap.data.measurement], { env: { ...env, IK_RUNS_DIR: store }, timeoutMs: 30_000 });
+    assert.equal(rep.code, 0, rep.stderr);
+    assert.match(rep.stdout, /PARTIAL: serve_benchmark-\S+ merges 2 of 3 shards \(absent: 1; interrupted: none\); N\\?\* is a lower bound/);
+    assert.match(rep.stdout, /### Shards \(group \d+, 3 shards\)/);
+    assert.match(rep.stdout, /\| 0\/3 \| \d+ \|/);
+    assert.match(rep.stdout, /\| 2\/3 \| \d+ \|/);
+    assert.match(rep.stdout, new RegExp(`N\\\\\\*:\\*\\* ${String(cap.data.rate_star_rps).slice(0, 4)}`));
   });
 
   test("a directory with no slice, and a record that is not a slice, are refused (65); a store with two runs needs --group", async () => {
