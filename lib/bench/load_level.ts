@@ -15,6 +15,7 @@ import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
+import { ownedCount } from "../shard/shard_spec.ts";
 
 /** A client that fell this far behind its schedule (p99, ms) may have limited the level. */
 export const SEND_LAG_LIMIT_MS = 5;
@@ -116,7 +117,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const seqOf = (i: number) => (shard ? i * shard.s + shard.k : i);
   let offsets: ArrayLike<number> | null = allOffsets;
   if (allOffsets && shard) {
-    const own = new Float64Array(Math.max(0, Math.ceil((allOffsets.length - shard.k) / shard.s)));
+    const own = new Float64Array(ownedCount(allOffsets.length, shard.k, shard.s));
     for (let i = 0; i < own.length; i++) own[i] = allOffsets[seqOf(i)];
     offsets = own;
   }
@@ -175,7 +176,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
       });
     } else {
       if (spec.t0Ms !== undefined) await waitUntil(spec.t0Ms, undefined, { signal: deps.signal });
-      const cap = spec.maxRequests === null ? null : shard ? Math.max(0, Math.ceil((spec.maxRequests - shard.k) / shard.s)) : spec.maxRequests;
+      const cap = spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests;
       await runClosedLoop((i) => send(seqOf(i), null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: cap, signal: deps.signal });
       deps.onSendsDone?.();
     }

@@ -16,7 +16,7 @@ import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/mod.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/mod.ts";
 import { renderSingleRecord } from "../report/serve_table.ts";
-import { prepareServe } from "./bench_serve_setup.ts";
+import { type PreparedServe, prepareServe } from "./bench_serve_setup.ts";
 import { runSingle } from "../bench/serve_single.ts";
 import { runLoad } from "../bench/serve_load.ts";
 import { runShardedLoad } from "../shard/sharded_load.ts";
@@ -148,50 +148,36 @@ export type BenchServeFlags = InferValue<typeof benchServeCommand>;
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {
   const prep = await prepareServe(ctx, f);
-  if (prep.load && prep.shard) {
-    try {
-      const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
-      const { slice, dir, interrupted } = await runShardedLoad({ ...prep.load, shard: prep.shard, signal: ctx.signal, onProgress: progress.update });
-      progress.done();
-      if (ctx.json) ctx.out(prep.clean(JSON.stringify(slice)) + "\n");
-      else ctx.out(prep.clean(renderSlice(slice, dir)));
-      if (interrupted) {
-        ctx.err(`ik: bench serve: interrupted; the slice ${slice.evidence_id} is marked incomplete\n`);
-        return ExitCode.INTERRUPTED;
-      }
-      return ExitCode.OK;
-    } catch (e) {
-      throw prep.sanitizeError(e);
-    }
-  }
-  if (prep.load) {
-    try {
-      const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
-      const { capacity, measured, interrupted } = await runLoad({ ...prep.load, signal: ctx.signal, onProgress: progress.update });
-      progress.done();
-      if (ctx.json) ctx.out(prep.clean(JSON.stringify(capacity)) + "\n");
-      else ctx.out(prep.clean(renderCapacity(capacity, measured)));
-      if (interrupted) {
-        ctx.err(`ik: bench serve: interrupted; the records ${measured.evidence_id} and ${capacity.evidence_id} are marked incomplete\n`);
-        return ExitCode.INTERRUPTED;
-      }
-      const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
-      return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
-    } catch (e) {
-      throw prep.sanitizeError(e);
-    }
-  }
   try {
-    const { record, dir, interrupted } = await runSingle({ ...prep.run, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
-    const clean = (s: string) => prep.clean(s);
-    if (ctx.json) ctx.out(clean(JSON.stringify(record)) + "\n");
-    else ctx.out(clean(renderSingleRecord(record, dir)));
-    if (interrupted) {
-      ctx.err(`ik: bench serve: interrupted; the record ${record.evidence_id} is marked incomplete\n`);
-      return ExitCode.INTERRUPTED;
-    }
-    return ExitCode.OK;
+    return await runPrepared(ctx, f, prep);
   } catch (e) {
     throw prep.sanitizeError(e);
   }
+}
+
+/** Runs a prepared benchmark (a shard's slice, a load run, or single mode) and prints its record. */
+async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: PreparedServe): Promise<number> {
+  const interruptedExit = (what: string) => {
+    ctx.err(`ik: bench serve: interrupted; ${what} marked incomplete\n`);
+    return ExitCode.INTERRUPTED;
+  };
+  if (prep.load) {
+    const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
+    const load = { ...prep.load, signal: ctx.signal, onProgress: progress.update };
+    if (prep.shard) {
+      const { slice, dir, interrupted } = await runShardedLoad({ ...load, shard: prep.shard });
+      progress.done();
+      ctx.out(ctx.json ? prep.clean(JSON.stringify(slice)) + "\n" : prep.clean(renderSlice(slice, dir)));
+      return interrupted ? interruptedExit(`the slice ${slice.evidence_id} is`) : ExitCode.OK;
+    }
+    const { capacity, measured, interrupted } = await runLoad(load);
+    progress.done();
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
+    if (interrupted) return interruptedExit(`the records ${measured.evidence_id} and ${capacity.evidence_id} are`);
+    const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
+    return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
+  }
+  const { record, dir, interrupted } = await runSingle({ ...prep.run, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
+  ctx.out(ctx.json ? prep.clean(JSON.stringify(record)) + "\n" : prep.clean(renderSingleRecord(record, dir)));
+  return interrupted ? interruptedExit(`the record ${record.evidence_id} is`) : ExitCode.OK;
 }

@@ -7,7 +7,7 @@
  */
 import { dataError } from "../cli/errors.ts";
 import { canonicalJson } from "../evidence/mod.ts";
-import type { Found, Obj, Slice, StagingLeft } from "./slices.ts";
+import { type Found, obj, type Slice, type StagingLeft } from "./slices.ts";
 
 /** The group to merge, checked. */
 export interface Group {
@@ -25,7 +25,6 @@ export interface Group {
   interrupted: Slice[];
 }
 
-const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
 const args = (s: Slice) => obj(obj(s.record.request).args);
 const workload = (s: Slice) => obj(obj(s.record.identity).workload);
 

@@ -24,7 +24,9 @@ import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../ben
 import { levelName } from "../bench/serve_load.ts";
 import { PicksHasher } from "../shard/schedule.ts";
 import type { Group } from "./consistency.ts";
-import type { Obj, Slice } from "./slices.ts";
+import { num, obj, type Obj, type Slice } from "./slices.ts";
+import { ownedCount } from "../shard/shard_spec.ts";
+import { median } from "../stats/mod.ts";
 
 /** A shard whose sends sit this far (ms, median) from the other shards' on the wall timetable is named. */
 export const SKEW_LIMIT_MS = 5;
@@ -79,8 +81,6 @@ export interface Merged {
   picksHash: string;
 }
 
-const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 function anchorOffsetMs(s: Slice): number {
   const a = obj(obj(s.data.clock).anchor);
@@ -106,15 +106,6 @@ async function* lines(path: string): AsyncGenerator<Obj> {
   }
 }
 
-function owned(n: number, k: number, s: number): number {
-  return n > k ? Math.ceil((n - k) / s) : 0;
-}
-
-function median(xs: number[]): number | null {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
 
 /** Merges a checked group level by level, writing rows, outputs and inputs into `sink`. */
 export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: MergeSink): Promise<Merged> {
@@ -148,6 +139,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const okSeqs = new Set<number>();
     const abortedBy: Record<string, number> = {};
     const sentBy = new Map<number, number>();
+    const levelLag = new Map<number, Column>();
     for (const s of g.slices) {
       const journal = artifactOf(s, "requests", null);
       if (!journal) throw dataError(s.dir, "the slice lists no requests artifact", "the slice is damaged; rerun that shard");
@@ -156,6 +148,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       const st = lag.get(s.k) as { own: Column; table: Column; sent: number };
       const t0 = num(entriesOf.get(s.k)?.get(name)?.t0_mono_ms);
       let sent = 0;
+      const mine = new Column();
+      levelLag.set(s.k, mine);
       for await (const row of lines(resolve(s.dir, journal.path))) {
         const lv = String(row.level);
         if (!names.includes(lv)) throw dataError(where, `a row of level '${lv}', which is not in the grid ${names.join(", ")}`, "these slices are not one run's");
@@ -173,7 +167,10 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
         st.sent++;
         if (row.error_kind === "aborted") abortedBy[`${s.k}/${S}`] = (abortedBy[`${s.k}/${S}`] ?? 0) + 1;
         else if (row.ok === true) okSeqs.add(seq);
-        if (typeof row.send_lag_ms === "number") st.own.push(row.send_lag_ms);
+        if (typeof row.send_lag_ms === "number") {
+          st.own.push(row.send_lag_ms);
+          mine.push(row.send_lag_ms);
+        }
         if (typeof row.t_scheduled_ns === "number" && t0 !== null && starts[j] !== undefined) {
           const due = starts[j] - refOff + (row.t_scheduled_ns / 1e6 - t0);
           st.table.push(((row.t_send_ns as number) + shift) / 1e6 - due);
@@ -234,7 +231,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       for (let k = 0; k < S; k++) {
         if (absent.has(k)) continue;
         const sl = g.slices.find((x) => x.k === k);
-        planned += sl && g.interrupted.includes(sl) ? (sentBy.get(k) ?? 0) : owned(n, k, S);
+        planned += sl && g.interrupted.includes(sl) ? (sentBy.get(k) ?? 0) : ownedCount(n, k, S);
       }
       share = n > 0 ? planned / n : 1;
       plannedPresent += planned;
@@ -246,9 +243,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const window = sent > 1 ? (lastSend - firstSend) / 1e9 : null;
     const why: string[] = [];
     for (const s of ran) {
-      const mine = new Column();
-      for (const r of rows) if (r.shard === `${s.k}/${S}` && typeof r.send_lag_ms === "number") mine.push(r.send_lag_ms);
-      const p99 = percentiles(mine).p99;
+      const p99 = percentiles(levelLag.get(s.k) as Column).p99;
       if (p99 !== null && p99 > SEND_LAG_LIMIT_MS) why.push(`shard ${s.k}/${S} send lag p99 ${p99.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
       const blocked = num(obj(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms).maxMs);
       if (blocked !== null && blocked > LOOP_BLOCK_LIMIT_MS) why.push(`shard ${s.k}/${S} event loop blocked ${blocked.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);

@@ -16,10 +16,8 @@ import type { Runner } from "../bench/runner.ts";
 import { clockLimitation } from "../shard/slice_record.ts";
 import type { Group } from "./consistency.ts";
 import { mergeLevels, SKEW_LIMIT_MS } from "./merge_levels.ts";
-import type { Obj } from "./slices.ts";
+import { num as numOrNull, obj, type Obj } from "./slices.ts";
 
-const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
-const numOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** What a merge wrote. */
 export interface MergeOutcome {

@@ -38,7 +38,11 @@ export interface Found {
   staging: StagingLeft[];
 }
 
-const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
+/** `v` when it is a JSON object, else {}. */
+export const obj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? v as Obj : {});
+
+/** `v` when it is a finite number, else null. */
+export const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 async function exists(p: string): Promise<boolean> {
   try {

@@ -81,6 +81,11 @@ export function resolveShard(value: string, env: (name: string) => string | unde
   throw usageError("--shard auto", "found neither Slurm (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_ID) nor Kubernetes (JOB_COMPLETION_INDEX) variables", "give --shard K/S");
 }
 
+/** How many of seqs 0..n-1 shard K of S owns (those with seq mod S = K). */
+export function ownedCount(n: number, k: number, s: number): number {
+  return n > k ? Math.ceil((n - k) / s) : 0;
+}
+
 /** Whether this shard sends request `seq` (seq mod S = K). */
 export function ownsSeq(spec: Pick<ShardSpec, "k" | "s">, seq: number): boolean {
   return seq % spec.s === spec.k;

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileSha256, newEvidenceId } from "../../lib/evidence/mod.ts";
-import { type IkRun, runIk } from "../_helpers/ik.ts";
+import { type IkRun, runArgv, runIk } from "../_helpers/ik.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -45,7 +45,7 @@ export async function runLocalShards(
     const env = opts.jobIndex ? { ...opts.env, JOB_COMPLETION_INDEX: String(k) } : opts.env;
     const bin = opts.bin?.(k);
     const run = bin
-      ? import("../_helpers/ik.ts").then((m) => m.runArgv([bin], [...args, ...shard], { env, timeoutMs: opts.timeoutMs ?? 90_000 }))
+      ? runArgv([bin], [...args, ...shard], { env, timeoutMs: opts.timeoutMs ?? 90_000 })
       : runIk([...args, ...shard], { env, timeoutMs: opts.timeoutMs ?? 90_000 });
     runs.push(run);
   }
