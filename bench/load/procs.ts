@@ -25,6 +25,11 @@ export const CLK_TCK: number = (() => {
 
 const live = new Set<ChildProcess>();
 
+/** Registers a child so that killAll (on exit, SIGINT, SIGTERM and errors) kills it. */
+export function track(c: ChildProcess): void {
+  live.add(c);
+}
+
 /** Kills every child still running (SIGKILL, by pid). Called on exit and on error. */
 export function killAll(): void {
   for (const c of live) {
@@ -44,7 +49,8 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function exited(c: ChildProcess): Promise<number | null> {
+/** Resolves with the child's exit code once it has exited. */
+export function exited(c: ChildProcess): Promise<number | null> {
   if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve(c.exitCode);
   return new Promise((r) => c.once("exit", (code) => r(code)));
 }
@@ -60,15 +66,18 @@ export interface Mock {
   stop(): Promise<void>;
 }
 
-/** Starts `ik mock --port 0 --request-log <args>` with stdout (the request log) to a file. */
-export async function startMock(ik: string, dir: string, name: string, args: string[]): Promise<Mock> {
+/**
+ * Starts `ik mock --port 0 [--request-log] <args>` with stdout (the request log) to a file,
+ * pinned to one CPU with `taskset -c` when `opts.cpu` is given.
+ */
+export async function startMock(ik: string, dir: string, name: string, args: string[], opts: { cpu?: number | null; requestLog?: boolean } = {}): Promise<Mock> {
   const logPath = join(dir, `${name}.log`);
   const errPath = join(dir, `${name}.err`);
   const out = openSync(logPath, "w");
   const err = openSync(errPath, "w");
-  const c = spawn(ik, ["mock", "--host", "127.0.0.1", "--port", "0", "--request-log", "--parent-pid", String(process.pid), ...args], {
-    stdio: ["ignore", out, err],
-  });
+  const argv = [ik, "mock", "--host", "127.0.0.1", "--port", "0", ...(opts.requestLog === false ? [] : ["--request-log"]), "--parent-pid", String(process.pid), ...args];
+  const [cmd, ...rest] = opts.cpu === null || opts.cpu === undefined ? argv : ["taskset", "-c", String(opts.cpu), ...argv];
+  const c = spawn(cmd, rest, { stdio: ["ignore", out, err] });
   closeSync(out);
   closeSync(err);
   live.add(c);
@@ -107,7 +116,8 @@ export async function startMock(ik: string, dir: string, name: string, args: str
   };
 }
 
-function killOne(c: ChildProcess): void {
+/** Kills one child (SIGKILL, by pid) and forgets it. */
+export function killOne(c: ChildProcess): void {
   try {
     if (c.pid && c.exitCode === null) process.kill(c.pid, "SIGKILL");
   } catch { /* gone */ }

@@ -20,11 +20,12 @@
  * Env: IK_BIN (default dist/ik, built once with scripts/build.sh when missing).
  * @module
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exited, killAll, killOne, type Mock, startMock, track } from "../load/procs.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -45,7 +46,6 @@ const CLIENT_SLACK_S = 90;
 const f = (v: number | null | undefined, d = 2) => (v === null || v === undefined || !Number.isFinite(v) ? "n/a" : v.toFixed(d));
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const log = (s: string) => process.stderr.write(`bench:shards: ${s}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function cpuModel(): string {
   const text = readFileSync("/proc/cpuinfo", "utf8");
@@ -66,31 +66,7 @@ function hasTaskset(): boolean {
 type Json = any;
 
 // ------------------------------------------------------------------------------ processes
-const live = new Set<ChildProcess>();
-
-function killOne(c: ChildProcess): void {
-  try {
-    if (c.pid && c.exitCode === null && c.signalCode === null) process.kill(c.pid, "SIGKILL");
-  } catch { /* gone */ }
-  live.delete(c);
-}
-
-/** Kills every child still running (by pid). */
-function killAll(): void {
-  for (const c of [...live]) killOne(c);
-}
-process.on("exit", killAll);
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.on(sig, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-
-function exited(c: ChildProcess): Promise<number | null> {
-  if (c.exitCode !== null || c.signalCode !== null) return Promise.resolve(c.exitCode);
-  return new Promise((r) => c.once("exit", (code) => r(code)));
-}
+// The children's lifecycle (kill on exit and on signals, the mock) is bench/load/procs.ts's.
 
 /** `cmd args` prefixed with `taskset -c CPU` when `cpu` is given. */
 function pinned(cpu: number | null, cmd: string, args: string[]): [string, string[]] {
@@ -113,7 +89,7 @@ async function runTo(dir: string, name: string, cmd: string, args: string[], env
   const c = spawn(cmd, args, { stdio: ["ignore", out, err], env: { ...process.env, ...env } });
   closeSync(out);
   closeSync(err);
-  live.add(c);
+  track(c);
   let timedOut = false;
   const kill = setTimeout(() => {
     timedOut = true;
@@ -121,47 +97,7 @@ async function runTo(dir: string, name: string, cmd: string, args: string[], env
   }, limitS * 1000);
   const rc = await exited(c);
   clearTimeout(kill);
-  live.delete(c);
   return { rc, timedOut, stdout: readFileSync(outPath, "utf8"), stderr: readFileSync(errPath, "utf8"), wallS: (performance.now() - t0) / 1000 };
-}
-
-interface Mock {
-  baseUrl: string;
-  stop(): Promise<void>;
-}
-
-/** Starts `ik mock --host 127.0.0.1 --port 0 --ttft-ms 0 --tpot-ms 0`, pinned when `cpu` is given. */
-async function startMock(dir: string, cpu: number | null): Promise<Mock> {
-  const errPath = join(dir, "mock.stderr");
-  const err = openSync(errPath, "w");
-  const [cmd, args] = pinned(cpu, IK, ["mock", "--host", "127.0.0.1", "--port", "0", "--ttft-ms", "0", "--tpot-ms", "0", "--parent-pid", String(process.pid)]);
-  const c = spawn(cmd, args, { stdio: ["ignore", "ignore", err] });
-  closeSync(err);
-  live.add(c);
-  const until = performance.now() + 15_000;
-  let port = 0;
-  while (!port) {
-    const m = readFileSync(errPath, "utf8").match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    if (m) port = Number(m[1]);
-    else if (c.exitCode !== null || c.signalCode !== null || performance.now() > until) {
-      killOne(c);
-      throw new Error(`mock did not start: ${readFileSync(errPath, "utf8").trim().slice(-300)}`);
-    } else await sleep(10);
-  }
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    async stop() {
-      if (c.exitCode === null && c.signalCode === null) {
-        try {
-          process.kill(c.pid as number, "SIGTERM");
-        } catch { /* gone */ }
-        const t = setTimeout(() => killOne(c), 2000);
-        await exited(c);
-        clearTimeout(t);
-      }
-      live.delete(c);
-    },
-  };
 }
 
 // ------------------------------------------------------------------------------ one sharded run
@@ -324,7 +260,7 @@ async function main(): Promise<void> {
   const shardCpu = (k: number) => (pin ? k : null);
   const date = new Date().toISOString();
 
-  const mock = await startMock(tmp, mockCpu);
+  const mock = await startMock(IK, tmp, "mock", ["--ttft-ms", "0", "--tpot-ms", "0"], { cpu: mockCpu, requestLog: false });
   let one: ConfigOut, two: ConfigOut;
   try {
     one = await runConfig(tmp, key, mock, 1, shardCpu);
