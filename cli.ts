@@ -15,6 +15,7 @@ import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { redactUrlsInText } from "./lib/evidence/redact.ts";
 import { parse } from "@optique/core/parser";
 import { runtime } from "./lib/runtime/mod.ts";
+import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
 
@@ -28,6 +29,8 @@ const GRACE_MS = 10_000;
 
 /** Runs ik with `argv` (without the program name) and returns the exit code. */
 export async function main(argvIn: string[]): Promise<number> {
+  // Measured requests go through the runtime's own HTTP client (on Node: node:http, not its fetch).
+  setDefaultFetch(runtime.fetch);
   // Bare `ik` shows the help (exit 0), like `ik --help`.
   const argv = argvIn.length === 0 ? ["--help"] : argvIn;
   if (argv[0] === "--version" || argv[0] === "-V") {

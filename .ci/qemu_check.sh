@@ -79,6 +79,23 @@ if [ "$build" -eq 1 ]; then
     fail "dist/ik-node ($(tail -3 "$log_dir/host-node.log" | tr '\n' ' '))"
   fi
 fi
+# The Node build's own HTTP client and server (lib/runtime/_node_fetch.ts, node.ts's serve) under
+# the Node the Node build embeds: Bun's and Deno's node:http are emulations that take other paths.
+node_bin=$(ls -d .bun-cache/ik-release/node-linux-"$host_cpu"@*/bin/node 2>/dev/null | head -1)
+if [ -n "$node_bin" ] && [ -x "$node_bin" ]; then
+  nt_dir=$(mktemp -d "$log_dir/node-tests-XXXXXX")
+  for t in tests/runtime/node_fetch.test.ts tests/runtime/node_serve.test.ts; do
+    out="$nt_dir/$(basename "$t" .ts).mjs"
+    if ./node_modules/.bin/bun build --target=node --format=esm "$t" --outfile "$out" >/dev/null 2>&1 &&
+       timeout 120 "$node_bin" --test "$out" >"$out.log" 2>&1; then
+      pass "$t under $("$node_bin" --version) ($(grep -E ' pass [0-9]+$' "$out.log" | sed 's/^[^a-z]*//' | tr -d '\n'))"
+    else
+      fail "$t under Node ($(grep -E ' (fail|pass) [0-9]+$|✖' "$out.log" | head -4 | tr '\n' ' '))"
+    fi
+  done
+else
+  fail "no cached Node to run tests/runtime/node_*.test.ts under (release.ts caches it)"
+fi
 for f in ik-linux-x64 ik-linux-arm64 ik-linux-arm64-node SHA256SUMS; do
   [ -f "dist/$f" ] || { fail "dist/$f missing (run npm run release)"; finish; }
 done

@@ -10,6 +10,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { setDefaultFetch } from "../../lib/client/mod.ts";
 import { HEADROOM_MOCK_ARGS, type LevelResult, measureLevels } from "../../lib/selftest/headroom.ts";
 import { cpuShare } from "../../lib/selftest/cpu_share.ts";
 import { startMockProcess } from "../../lib/selftest/mock_process.ts";
@@ -53,6 +54,7 @@ export function resultsTable(rows: LevelResult[]): string {
 }
 
 async function main(): Promise<void> {
+  setDefaultFetch(runtime.fetch); // as cli.ts does: the client ik's binary runs
   const bin = runtime.env("IK_BIN");
   const ikArgv = bin
     ? [resolve(ROOT, bin)]

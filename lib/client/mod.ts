@@ -12,6 +12,7 @@
  * ```
  * @module
  */
+export { type ClientFetch, defaultFetch, setDefaultFetch } from "./default_fetch.ts";
 export { apiUrl, type Endpoint, isLoopback, parseEndpoint, rootUrl, v1Url } from "./endpoint.ts";
 export {
   describeNonSseBody,

@@ -3,7 +3,9 @@
  * parse SSE by hand, time every token event, count tokens, and turn every way a request can go
  * wrong into a failure kind. Library code: fetch, clock and signal are injected.
  *
- * Timing notes: every timestamp comes from one monotonic clock. An event's time is the arrival of
+ * Timing notes: every timestamp comes from one monotonic clock. t_send is taken just before the
+ * fetch call, or later when the fetch reports (an init's `onSend`, which the Node build's client
+ * calls) that the request is being handed to its connection. An event's time is the arrival of
  * the read that brought it (events that share a read arrived together). fetch cannot time the TCP
  * or TLS connect separately, so TTFT includes connection set-up when a new connection was needed.
  * @module
@@ -13,6 +15,7 @@ import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts"
 import { SseParser } from "../sse/mod.ts";
 import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
+import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { type CountTokensFn, resolveTokenCount } from "./token_count.ts";
@@ -29,7 +32,7 @@ const DONE_GRACE_MS = 500;
 
 /** Options for {@link streamCompletion}. */
 export interface StreamOptions {
-  /** The fetch to use (tests pass an in-process one); default the global fetch. */
+  /** The fetch to use (tests pass an in-process one); default {@link defaultFetch}. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Monotonic clock in ms; default `performance.now`. It also measures idle time. */
   clock?: () => number;
@@ -144,7 +147,7 @@ async function attemptOnce(
   body: unknown,
   opts: StreamOptions,
 ): Promise<RequestResult> {
-  const doFetch = opts.fetch ?? fetch;
+  const doFetch = opts.fetch ?? defaultFetch();
   const clock = opts.clock ?? (() => performance.now());
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
@@ -189,8 +192,13 @@ async function attemptOnce(
     } else idleTimer = setTimeout(idleCheck, Math.max(1, idleMs - quiet));
   };
 
-  const tSend = clock();
+  // The send time: now, or (with a client that reports it, as the Node build's does) when the
+  // request was handed to its connection, so the client's own set-up stays out of TTFT.
+  let tSend = clock();
   lastByte = tSend;
+  const onSend = () => {
+    tSend = lastByte = clock();
+  };
   if (opts.signal?.aborted) {
     halt("aborted", "aborted before the request was sent");
   } else {
@@ -207,7 +215,7 @@ async function attemptOnce(
     // redirect "manual": a followed 301/302 would turn the POST into a GET; report it instead.
     // decompress false (Bun; others ignore it): Bun's own decoder prints a line on stderr for a
     // corrupt body, and its failure would read as a network error. decodedBody decodes instead.
-    const init = { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual", decompress: false };
+    const init = { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual", decompress: false, onSend };
     const res = await doFetch(url, init as RequestInit);
     tHeaders = lastByte = clock();
     status = res.status;

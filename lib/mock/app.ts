@@ -15,8 +15,16 @@ import type { MockState } from "./state.ts";
 /** The version string `/version` reports for engines that have one. */
 const VERSIONS: Partial<Record<EngineName, string>> = { vllm: "0.11.0", trtllm: "1.1.0", sglang: "0.5.0" };
 
-async function generate(state: MockState, kind: EndpointKind, request: Request): Promise<Response> {
-  const intake = await admit(state, kind, request);
+/** What the server hands the app beside the request (see Mock.fetch). */
+export type MockBindings = { bodyReadMs: number | null };
+
+async function generate(
+  state: MockState,
+  kind: EndpointKind,
+  request: Request,
+  env: MockBindings | undefined,
+): Promise<Response> {
+  const intake = await admit(state, kind, request, env?.bodyReadMs ?? null);
   if ("response" in intake) return intake.response;
   const g = intake.generation;
   return g.req.stream ? streamResponse(g) : await wholeResponse(g);
@@ -49,14 +57,14 @@ function notFound(engine: EngineName, method: string, path: string): Response {
 }
 
 /** Builds the Hono app over one mock's state. */
-export function buildApp(state: MockState): Hono {
-  const app = new Hono();
+export function buildApp(state: MockState): Hono<{ Bindings: MockBindings }> {
+  const app = new Hono<{ Bindings: MockBindings }>();
   const o = state.opts;
   const p = state.personality;
   const createdS = unixNow();
 
-  app.post("/v1/chat/completions", (c) => generate(state, "chat", c.req.raw));
-  app.post("/v1/completions", (c) => generate(state, "completions", c.req.raw));
+  app.post("/v1/chat/completions", (c) => generate(state, "chat", c.req.raw, c.env));
+  app.post("/v1/completions", (c) => generate(state, "completions", c.req.raw, c.env));
   app.get("/v1/models", () => jsonResponse(200, p.models(o, createdS)));
 
   const health = () => {

@@ -85,14 +85,21 @@ function logRequest(state: MockState, f: RequestLogFields): void {
  * source with deadlines measured from when the body was read (shifted by the slow-headers delay,
  * so tokens stay paced after the late headers). A request answered with an error gets its
  * request-log line here.
+ * @param bodyReadMs when the server had already read the body (Node's serve), else null: the
+ *   arrival is when this read ends
  */
-export async function admit(state: MockState, kind: EndpointKind, request: Request): Promise<Intake> {
+export async function admit(
+  state: MockState,
+  kind: EndpointKind,
+  request: Request,
+  bodyReadMs: number | null = null,
+): Promise<Intake> {
   const o = state.opts;
   const serial = ++state.serial;
   const faults = faultsFor(o.faults, serial, o.seed);
   // A client that leaves mid-body leaves an unreadable body: answered as invalid JSON.
   const body = await readBody(request).catch(() => ({ ok: true as const, text: "" }));
-  const arrivalMs = nowMs();
+  const arrivalMs = bodyReadMs ?? nowMs();
   const refused = (response: Response, promptTokens: number): Intake => {
     logRequest(state, {
       serial,

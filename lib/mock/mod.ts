@@ -59,8 +59,11 @@ export interface MockStats {
 
 /** A mock server instance, independent of any socket. */
 export interface Mock {
-  /** Answers one HTTP request (pass it to runtime.serve, or call it directly in tests). */
-  fetch(req: Request): Promise<Response>;
+  /**
+   * Answers one HTTP request (pass it to runtime.serve, or call it directly in tests). `info`
+   * says when the server had already read the body (the request's arrival on the mock's clock).
+   */
+  fetch(req: Request, info?: { bodyReadMs: number | null }): Promise<Response>;
   /** Live counts. */
   stats(): MockStats;
   /** The resolved settings. */
@@ -79,7 +82,7 @@ export function createMock(opts: Partial<MockOptions> = {}, io: MockIo = {}): Mo
   const state = new MockState(resolveMockOptions(opts), io);
   const app = buildApp(state);
   return {
-    fetch: (req) => Promise.resolve(app.fetch(req)),
+    fetch: (req, info) => Promise.resolve(app.fetch(req, { bodyReadMs: info?.bodyReadMs ?? null })),
     stats: () => ({ running: state.running(), waiting: state.waiting(), served: state.served }),
     options: state.opts,
     close: () => state.close(),

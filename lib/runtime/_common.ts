@@ -1,7 +1,7 @@
 /** Builds a {@link Runtime} from a runtime-specific serve() plus the shared node: built-in parts. */
 import { files } from "./_files.ts";
 import * as p from "./_process.ts";
-import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import type { ClockSync, FetchFn, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 
 /** Assembles a Runtime around a serve implementation. */
 export function makeRuntime(
@@ -11,6 +11,7 @@ export function makeRuntime(
   selfArgv: () => string[],
   args: () => string[],
   clockSync: () => Promise<ClockSync> = () => Promise.resolve({ source: "unavailable", reason: "this build has no FFI to call adjtimex" }),
+  fetchFn: FetchFn = (input, init) => fetch(input, init),
 ): Runtime {
   const proc = p.process;
   return {
@@ -41,6 +42,7 @@ export function makeRuntime(
     readStdin: p.readStdin,
     reexecWithEnv: (extra) => p.reexecWithEnv([...selfArgv(), ...args()], extra),
     cpuUsage: p.cpuUsage,
+    fetch: fetchFn,
     files,
   };
 }

@@ -16,7 +16,7 @@ interface BunGlobal {
 
 async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
-  const s = bun.serve({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port ?? 0, idleTimeout: 0, fetch: handler });
+  const s = bun.serve({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port ?? 0, idleTimeout: 0, fetch: (req) => handler(req) });
   let closed: Promise<void> | null = null;
   const close = () => closed ??= Promise.resolve(s.stop(true)).then(() => {});
   opts.signal?.addEventListener("abort", () => void close(), { once: true });

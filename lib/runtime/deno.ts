@@ -16,7 +16,7 @@ async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
       onListen: (a) => bound.resolve({ port: a.port, hostname: a.hostname }),
       onError: () => new Response("internal error", { status: 500 }),
     },
-    handler,
+    (req: Request) => handler(req),
   );
   const addr = await bound.promise;
   let closed: Promise<void> | null = null;

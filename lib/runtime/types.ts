@@ -1,7 +1,17 @@
 /** The one interface behind which Deno, Bun and Node differ. Everything else in ik is web standards. */
 
+/** What a server knows of a request beyond the Request itself. */
+export interface ServedRequestInfo {
+  /**
+   * When the server had read the whole request body, on the `performance.now()` clock, where the
+   * serve implementation read it before calling the handler (Node, bodies up to 1 MiB); else null
+   * and the handler's own read is the time.
+   */
+  bodyReadMs: number | null;
+}
+
 /** A fetch-style request handler (a Hono app's `fetch`). */
-export type Handler = (req: Request) => Response | Promise<Response>;
+export type Handler = (req: Request, info?: ServedRequestInfo) => Response | Promise<Response>;
 
 /** Options for {@link Runtime.serve}. */
 export interface ServeOptions {
@@ -95,6 +105,9 @@ export interface Files {
   remove(path: string): Promise<void>;
 }
 
+/** The fetch signature of the measured requests (a URL string and an init; resolves at the head). */
+export type FetchFn = (input: string, init?: RequestInit) => Promise<Response>;
+
 /** Everything ik needs from the host runtime. */
 export interface Runtime {
   /** "bun", "deno" or "node". */
@@ -146,6 +159,11 @@ export interface Runtime {
   reexecWithEnv(extra: Record<string, string>): Promise<number>;
   /** CPU time used by this process so far. */
   cpuUsage(): CpuUsage;
+  /**
+   * The HTTP client for measured streaming requests: the global fetch on Bun and Deno; on Node a
+   * `node:http` one (its fetch adds ~1 ms to every TTFT: lib/runtime/_node_fetch.ts).
+   */
+  readonly fetch: FetchFn;
   /** File operations. */
   readonly files: Files;
 }

@@ -9,7 +9,7 @@ import { withMock } from "./mock_process.ts";
 import type { Personality, SelftestDeps } from "./send.ts";
 import { profileFor } from "./send.ts";
 import { everyRow, runSeries } from "./series.ts";
-import { timingChecks, type TimingOutcome, withBusyRerun } from "./timing_checks.ts";
+import { TIMED_WARMUP, timingChecks, type TimingOutcome, withBusyRerun } from "./timing_checks.ts";
 import { broken } from "./checks.ts";
 
 /** What the personality checks tell the mock, and so what the client must measure. */
@@ -52,6 +52,7 @@ export function personalityChecks(deps: SelftestDeps, engine: Personality): Prom
         engine,
         label: engine,
         requests: TRUTH.requests,
+        warmup: TIMED_WARMUP,
         maxTokens: TRUTH.maxTokens,
       });
       if (typeof s === "string") {

@@ -34,6 +34,13 @@ export interface SeriesSpec {
   waves?: boolean;
   exactLength?: boolean;
   api?: "chat" | "completions";
+  /**
+   * Unmeasured requests sent first, one after another (default 0): they open the keep-alive
+   * connection and run the client's and the mock's code paths once, so the timed requests measure
+   * the client in its steady state rather than a TCP connect and a cold JIT (a freshly started Node
+   * mock answered its first requests up to ~1 ms later than its later ones).
+   */
+  warmup?: number;
 }
 
 /** Prompt of request `i`: `i + 3` words, distinct within the series. */
@@ -50,6 +57,22 @@ export async function runSeries(
   mock: MockProcess,
   s: SeriesSpec,
 ): Promise<{ pairs: Paired[]; wallS: number } | string> {
+  const warm = s.warmup ?? 0;
+  if (warm > 0) {
+    const before = (await mock.requestLog(0, 0)).length;
+    for (let i = 0; i < warm && !deps.signal?.aborted; i++) {
+      await deps.send({
+        baseUrl: mock.baseUrl,
+        engine: s.engine,
+        maxTokens: Math.min(4, s.maxTokens),
+        prompt: seriesPrompt(`${s.label}-warmup`, i),
+        exactLength: s.exactLength ?? true,
+        api: s.api,
+      });
+    }
+    // Their log lines come just after their last bytes: wait for them, so none lands after the mark.
+    await mock.requestLog(before + warm);
+  }
   const mark = (await mock.requestLog(0, 0)).length;
   const rows: SendRow[] = new Array(s.requests);
   let next = 0;

@@ -25,6 +25,8 @@ import type { Paired } from "./series.ts";
 
 /** Least requests a timing check judges. */
 export const MIN_TIMED = 9;
+/** Unmeasured requests before every timed series (connection and code paths warm: series.ts). */
+export const TIMED_WARMUP = 3;
 /** Median TTFT lag band, ms. */
 // +4 ms: a correct client's median lag is 0.4–0.7 ms on the Bun build and 2.3–3.2 ms on the Node
 // build (undici + Node streams, the arm64 64 KB-page binary) on a quiet 2-core host, and a 5 ms TTFT

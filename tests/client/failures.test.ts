@@ -13,6 +13,16 @@ import { isUnreachable, parseEndpoint, requestRow, streamCompletion } from "../.
 import { ENGINES_DIR, fakeFetch } from "./_replay.ts";
 import { runScripted } from "./_manual.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
+import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
+
+/**
+ * The socket-level cases run through each HTTP client ik ships: the runtime's fetch (Bun, Deno)
+ * and the node:http client the Node build measures with (it runs on Bun and Deno as well).
+ */
+const CLIENTS: [string, ((u: string, i: RequestInit) => Promise<Response>) | undefined][] = [
+  ["runtime fetch", undefined],
+  ["node:http client", nodeFetch((u, i) => fetch(u, i))],
+];
 
 const ep0 = parseEndpoint("http://127.0.0.1:9");
 const fixture = (p: string) => readFileSync(join(ENGINES_DIR, p), "utf8");
@@ -124,7 +134,8 @@ describe("protocol", () => {
   });
 });
 
-describe("over a loopback socket", () => {
+for (const [client, fetch] of CLIENTS) {
+describe(`over a loopback socket (${client})`, () => {
   let srv: RawServer;
   const scripts: Record<string, Step[]> = {
     "/reset/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }) }, { wait: 20 }, {
@@ -168,7 +179,7 @@ describe("over a loopback socket", () => {
     await srv.close();
   });
   const at = (p: string) => parseEndpoint(`http://127.0.0.1:${srv.port}/${p}`);
-  const quick = { idleTimeoutMs: 2000, timeoutMs: 4000 };
+  const quick = { idleTimeoutMs: 2000, timeoutMs: 4000, fetch };
 
   test("network: connection refused, before any response (unreachable)", async () => {
     const r = await streamCompletion(
@@ -194,7 +205,7 @@ describe("over a loopback socket", () => {
   }
   test("timeout: no byte for the idle timeout after the first token", async () => {
     const t0 = performance.now();
-    const r = await streamCompletion(at("stall"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    const r = await streamCompletion(at("stall"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000, fetch });
     const took = performance.now() - t0;
     assert.equal(r.errorKind, "timeout");
     assert.match(r.error ?? "", /no data for 0\.15 s/);
@@ -202,14 +213,14 @@ describe("over a loopback socket", () => {
     assert.ok(took >= 140 && took < 1500, `took ${took} ms`);
   });
   test("timeout: no response headers within the idle timeout", async () => {
-    const r = await streamCompletion(at("slowheaders"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    const r = await streamCompletion(at("slowheaders"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000, fetch });
     assert.equal(r.errorKind, "timeout");
     assert.match(r.error ?? "", /no response headers/);
     assert.equal(isUnreachable(r), false);
   });
   test("timeout: the whole request over the total limit, though bytes keep coming", async () => {
     const t0 = performance.now();
-    const r = await streamCompletion(at("trickle"), "chat", {}, { idleTimeoutMs: 1000, timeoutMs: 300 });
+    const r = await streamCompletion(at("trickle"), "chat", {}, { idleTimeoutMs: 1000, timeoutMs: 300, fetch });
     const took = performance.now() - t0;
     assert.equal(r.errorKind, "timeout");
     assert.match(r.error ?? "", /longer than 0\.3 s/);
@@ -231,7 +242,7 @@ describe("over a loopback socket", () => {
     assert.equal(srv.requests.length, before);
   });
   test("[DONE] then a server that keeps the stream open: still ok once the idle limit passes", async () => {
-    const r = await streamCompletion(at("afterdone"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000 });
+    const r = await streamCompletion(at("afterdone"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 4000, fetch });
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.endedWithDone, true);
   });
@@ -250,6 +261,7 @@ describe("over a loopback socket", () => {
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(srv.requests.length - before, 2);
     // Deno's fetch retries such a request itself; Bun's and Node's hand the failure to ik.
+    // (Deno's node:http is built on its fetch, so it retries too.)
     assert.equal(r.connectionRetries, runtime.name === "deno" ? 0 : 1);
     assert.equal(requestRow(r).connection_retries, r.connectionRetries);
     const silent = await streamCompletion(at("silent-close"), "chat", {}, quick);
@@ -268,6 +280,7 @@ describe("over a loopback socket", () => {
     });
   }
 });
+}
 
 test("errors before any response, as each runtime words them: connect failures are unreachable, a dropped connection is not", async () => {
   const bunErr = (code: string, message: string) => Object.assign(new Error(message), { code });

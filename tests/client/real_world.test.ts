@@ -13,6 +13,13 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { fakeFetch } from "./_replay.ts";
 import { runScripted } from "./_manual.ts";
 import { chatChunk, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
+import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
+
+/** The socket-level cases run through the runtime's fetch and the Node build's node:http client. */
+const CLIENTS: [string, ((u: string, i: RequestInit) => Promise<Response>) | undefined][] = [
+  ["runtime fetch", undefined],
+  ["node:http client", nodeFetch((u, i) => fetch(u, i))],
+];
 
 const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
 /** A chunk as vLLM/OpenAI shape it: id, object, created, model, then choices (and more). */
@@ -539,7 +546,8 @@ describe("HTTP error bodies", () => {
   });
 });
 
-describe("over a loopback socket", () => {
+for (const [client, fetch] of CLIENTS) {
+describe(`over a loopback socket (${client})`, () => {
   let srv: RawServer;
   const okStream = chatChunk({ content: "a" }) + chatChunk({ content: "b" }, { finish_reason: "stop" }) +
     DONE;
@@ -569,6 +577,7 @@ describe("over a loopback socket", () => {
       const r = await streamCompletion(at(`done${how}`), "chat", {}, {
         idleTimeoutMs: 3000,
         timeoutMs: 5000,
+        fetch,
       });
       assert.equal(r.ok, true, r.error ?? "");
       assert.equal(r.nTokens, 2);
@@ -577,7 +586,7 @@ describe("over a loopback socket", () => {
   }
   test("[DONE] and a server that keeps the body open: the client stops reading soon, not at the idle limit", async () => {
     const t0 = performance.now();
-    const r = await streamCompletion(at("donehold"), "chat", {}, { idleTimeoutMs: 5000, timeoutMs: 8000 });
+    const r = await streamCompletion(at("donehold"), "chat", {}, { idleTimeoutMs: 5000, timeoutMs: 8000, fetch });
     const took = performance.now() - t0;
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.nTokens, 2);
@@ -585,7 +594,7 @@ describe("over a loopback socket", () => {
     assert.ok(r.tEndMs - (r.tDoneMs ?? 0) < 2000);
   });
   test("no compression is asked for; a gzip body from a server that compresses anyway is still read", async () => {
-    const r = await streamCompletion(at("gzip"), "chat", {}, { idleTimeoutMs: 3000, timeoutMs: 5000 });
+    const r = await streamCompletion(at("gzip"), "chat", {}, { idleTimeoutMs: 3000, timeoutMs: 5000, fetch });
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.text, "ab");
     assert.equal(r.nTokenEvents, 2);
@@ -593,11 +602,13 @@ describe("over a loopback socket", () => {
     assert.equal(seen?.headers["accept-encoding"], "identity");
   });
 });
+}
 
-test("a redirect is not followed (it would turn the POST into a GET): an http row names the target", async () => {
+for (const [client, fetch] of CLIENTS) {
+test(`a redirect is not followed (it would turn the POST into a GET): an http row names the target (${client})`, async () => {
   const srv = await runtime.serve(() => new Response("", { status: 301, headers: { location: "http://127.0.0.1:9/v1/chat/completions" } }), { port: 0 });
   try {
-    const r = await streamCompletion(parseEndpoint(`http://127.0.0.1:${srv.port}`), "chat", { model: "m", stream: true });
+    const r = await streamCompletion(parseEndpoint(`http://127.0.0.1:${srv.port}`), "chat", { model: "m", stream: true }, { fetch });
     assert.equal(r.ok, false);
     assert.equal(r.errorKind, "http");
     assert.equal(r.status, 301);
@@ -606,3 +617,4 @@ test("a redirect is not followed (it would turn the POST into a GET): an http ro
     await srv.close();
   }
 });
+}

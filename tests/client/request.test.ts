@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { listModels, parseEndpoint, streamCompletion } from "../../lib/client/mod.ts";
+import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
+import { listModels, parseEndpoint, requestRow, streamCompletion } from "../../lib/client/mod.ts";
 import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
 import { runScripted } from "./_manual.ts";
@@ -57,12 +58,13 @@ describe("over a loopback socket", () => {
     await srv.close();
   });
 
-  test("sequential requests reuse the keep-alive connection", async () => {
+  for (const [client, fetch] of [["runtime fetch", undefined], ["node:http client", nodeFetch((u, i) => globalThis.fetch(u, i))]] as const) {
+  test(`sequential requests reuse the keep-alive connection (${client})`, async () => {
     const ep = parseEndpoint(`http://127.0.0.1:${srv.port}`);
     const n = 8;
     const c0 = srv.connections();
     for (let i = 0; i < n; i++) {
-      const r = await streamCompletion(ep, "chat", { model: "m", i }, { apiKey: "k", idleTimeoutMs: 3000 });
+      const r = await streamCompletion(ep, "chat", { model: "m", i }, { apiKey: "k", idleTimeoutMs: 3000, fetch });
       assert.equal(r.ok, true, r.error ?? "");
     }
     const used = srv.connections() - c0;
@@ -74,6 +76,7 @@ describe("over a loopback socket", () => {
     assert.equal(last.headers.authorization, "Bearer k");
     assert.equal(JSON.parse(last.body).i, n - 1);
   });
+  }
 
   test("/v1/models lists ids and max_model_len", async () => {
     const a = await listModels(parseEndpoint(`http://127.0.0.1:${srv.port}/v1`));
@@ -132,4 +135,25 @@ test("onHeaders is called once, when the headers arrive, with that clock time; a
   });
   assert.equal(refused.errorKind, "network");
   assert.deepEqual(none, [], "no headers, no call");
+});
+
+test("a fetch that reports when the request goes out (init.onSend) moves t_send there: its own set-up stays out of TTFT", async () => {
+  let now = 100;
+  const clock = () => now;
+  const fetchFn = (_u: string, init: RequestInit & { onSend?: () => void }) => {
+    now = 103; // the client spent 3 ms building the request
+    init.onSend?.();
+    now = 150; // the head
+    const body = chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE;
+    return Promise.resolve(new Response(body, { headers: { "content-type": "text/event-stream" } }));
+  };
+  const r = await streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", {}, { fetch: fetchFn, clock });
+  assert.equal(r.ok, true, r.error ?? "");
+  assert.equal(r.tSendMs, 103);
+  assert.equal(requestRow(r).ttft_ms, 47);
+  const plain = await streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", {}, {
+    fetch: (u, i) => fetchFn(u, { ...i, onSend: undefined }),
+    clock: () => (now = 100),
+  });
+  assert.equal(plain.tSendMs, 100, "a fetch that does not report keeps the stamp taken before the call");
 });

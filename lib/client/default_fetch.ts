@@ -1,0 +1,24 @@
+/**
+ * The fetch the streaming loop uses when its caller injects none. The CLI sets it once at start to
+ * the runtime's HTTP client for measured requests (on Node a `node:http` one, which does not add
+ * Node's fetch overhead to every TTFT); library users and tests get the global fetch.
+ * @module
+ */
+
+/**
+ * The fetch signature the client calls. An implementation may call `init.onSend` when it hands the
+ * request to its connection (the send time is taken again then); others ignore it.
+ */
+export type ClientFetch = (input: string, init: RequestInit & { onSend?: () => void }) => Promise<Response>;
+
+let current: ClientFetch | null = null;
+
+/** Sets the default fetch of {@link streamCompletion} (null: the global fetch again). */
+export function setDefaultFetch(f: ClientFetch | null): void {
+  current = f;
+}
+
+/** The default fetch of the streaming loop. */
+export function defaultFetch(): ClientFetch {
+  return current ?? ((input, init) => fetch(input, init));
+}
