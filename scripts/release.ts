@@ -7,9 +7,11 @@
  *                             oven-sh/bun#6241, #17627)
  *   dist/SHA256SUMS           `sha256sum -c SHA256SUMS` from dist/
  *
- * Usage (npm run release):  bun scripts/release.ts [--host-node-only] [--no-sizes]
+ * Usage (npm run release):  bun scripts/release.ts [--host-node-only [--fault NAME --outfile PATH]] [--no-sizes]
  *   --host-node-only  build only dist/ik-node, a Node single executable for this host (tests and CI run
  *                     the end-to-end checks against it; it is not a release file)
+ *   --fault NAME --outfile PATH   with --host-node-only: a mutation build of it (scripts/build.sh --fault)
+ *                     at PATH, for the selftest mutation test on the Node build
  *   --no-sizes        skip the size table (gzip of ~110-150 MB files takes a few seconds each)
  *
  * Everything fetched from the npm registry is pinned and verified, and cached under .bun-cache/
@@ -181,7 +183,7 @@ async function checkBunRuntime(runtimeName: string, bunVersion: string): Promise
 }
 
 /** Makes a Node single executable for `cpu` at `outfile`, running the host's Node to make the blob. */
-async function buildNodeSea(cpu: "x64" | "arm64", outfile: string): Promise<void> {
+async function buildNodeSea(cpu: "x64" | "arm64", outfile: string, fault = ""): Promise<void> {
   const hostNode = await extractPinned(`node-linux-${hostCpu()}@${NODE_VERSION}`, ["bin/node"]);
   const targetNode = await extractPinned(`node-linux-${cpu}@${NODE_VERSION}`, ["bin/node"]);
   const postjectApi = await extractPinned("postject@1.0.0-alpha.6", ["dist/api.js", "package.json"]);
@@ -191,7 +193,7 @@ async function buildNodeSea(cpu: "x64" | "arm64", outfile: string): Promise<void
   const tmp = join(dirname(outfile), `.${basename(outfile)}.tmp`);
   try {
     const bundle = join(work, "ik.mjs");
-    run("bash", ["scripts/build.sh", "--target", `node-linux-${cpu}`, "--outfile", bundle]);
+    run("bash", ["scripts/build.sh", "--target", `node-linux-${cpu}`, "--outfile", bundle, ...(fault ? ["--fault", fault] : [])]);
     const config = join(work, "sea-config.json");
     const blob = join(work, "sea-prep.blob");
     writeFileSync(
@@ -233,16 +235,29 @@ async function writeSums(files: string[]): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const hostNodeOnly = argv.includes("--host-node-only");
   const sizes = !argv.includes("--no-sizes");
-  for (const a of argv) {
-    if (!["--host-node-only", "--no-sizes"].includes(a)) throw new ReleaseError(`unknown argument ${a}; see the header of scripts/release.ts`);
+  let fault = "";
+  let faultOut = "";
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--fault" || a === "--outfile") {
+      const v = argv[++i];
+      if (!v) throw new ReleaseError(`${a} needs a value; see the header of scripts/release.ts`);
+      if (a === "--fault") fault = v;
+      else faultOut = v;
+    } else if (!["--host-node-only", "--no-sizes"].includes(a)) {
+      throw new ReleaseError(`unknown argument ${a}; see the header of scripts/release.ts`);
+    }
+  }
+  if ((fault || faultOut) && !(hostNodeOnly && fault && faultOut)) {
+    throw new ReleaseError("--fault NAME needs --host-node-only and --outfile PATH (a mutation build is never dist/ik-node)");
   }
   const cpu = hostCpu();
   mkdirSync(DIST, { recursive: true });
   mkdirSync(REL, { recursive: true });
 
   if (hostNodeOnly) {
-    const out = join(DIST, "ik-node");
-    await buildNodeSea(cpu, out);
+    const out = faultOut ? resolve(faultOut) : join(DIST, "ik-node");
+    await buildNodeSea(cpu, out, fault);
     const v = versionJson(out);
     if (v.target !== `node-linux-${cpu}` || !v.runtime.startsWith(`node ${NODE_VERSION}`)) {
       throw new ReleaseError(`dist/ik-node reports ${JSON.stringify(v)}`);

@@ -22,9 +22,12 @@ export interface MockProc {
 /** The one line `ik mock` prints once listening. */
 export const LISTENING = /ik mock: listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
-/** Starts the compiled `ik mock --port 0 ARGS` and waits for its listening line. */
-export async function startMock(args: string[], timeoutMs = 15_000): Promise<MockProc> {
-  const proc = startArgv([ikBin()], ["mock", "--port", "0", ...args]);
+/**
+ * Starts the compiled `ik mock --port 0 ARGS` from `bin` (default the binary under test) and waits
+ * for its listening line.
+ */
+export async function startMock(args: string[], timeoutMs = 15_000, bin: string = ikBin()): Promise<MockProc> {
+  const proc = startArgv([bin], ["mock", "--port", "0", ...args]);
   const m = await proc.waitFor(LISTENING, timeoutMs);
   const port = Number(m[1]);
   return { port, base: `http://127.0.0.1:${port}`, proc, stop: () => proc.stop("SIGTERM") };

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { arch, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
@@ -64,5 +64,38 @@ describe("selftest --quick catches every client fault variant", { skip }, () => 
     );
     assert.deepEqual(failed, []);
     assert.ok(r.code === 0 || (r.code === 69 && out.verdict === "BUSY"), `exit ${r.code}`);
+  });
+});
+
+/** Whether release.ts has cached the Node the Node build embeds (it has once dist/ik-node was built). */
+function nodeCached(): boolean {
+  try {
+    return readdirSync(join(ROOT, ".bun-cache", "ik-release")).some((n) => n.startsWith(`node-linux-${arch()}@`));
+  } catch {
+    return false;
+  }
+}
+
+describe("the Node build: one tolerance tells a +5 ms client from a correct one", {
+  skip: skip || (!nodeCached() && "no cached Node (bun scripts/release.ts --host-node-only caches it)"),
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "ik-mutation-node-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  test("Node build --fault ttft-plus-5ms: exit 1, 'vllm ttft lag vs mock first_ms' FAILs", async () => {
+    const bin = join(dir, "ik-node-ttft-plus-5ms");
+    const b = spawnSync(join(ROOT, "node_modules", ".bin", "bun"), [
+      "scripts/release.ts",
+      "--host-node-only",
+      "--fault",
+      "ttft-plus-5ms",
+      "--outfile",
+      bin,
+    ], { cwd: ROOT, encoding: "utf8", timeout: 180_000 });
+    assert.equal(b.status, 0, `release.ts --fault: ${b.stderr}`);
+    const r = await runArgv([bin], ["selftest", "--quick", "--json"], { timeoutMs: 90_000 });
+    const out = JSON.parse(r.stdout) as { checks: Check[] };
+    const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}`);
+    assert.ok(failed.some((n) => n.startsWith("vllm ttft lag vs mock first_ms")), `failed: ${failed.join("; ")}`);
+    assert.equal(r.code, 1, r.stderr);
   });
 });

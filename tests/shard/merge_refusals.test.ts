@@ -198,10 +198,15 @@ describe("ik merge refusals", { skip }, () => {
 
   test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
     const root = join(dir, "lagging");
-    const dirs = await splitSlice(sliceDir, 3, root, async (_rec, k, d) => {
-      if (k !== 2) return;
-      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map((x) => ({ ...x, send_lag_ms: 8 }));
+    // Every shard's lag is set here (the source slice's own depends on how busy the host was when
+    // it ran): shards 0 and 1 quiet, shard 2 at 8 ms, no loop blocked anywhere.
+    const dirs = await splitSlice(sliceDir, 3, root, async (rec, k, d) => {
+      const lag = k === 2 ? 8 : 0.2;
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map((x) => ({ ...x, send_lag_ms: lag }));
       await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
+      for (const l of ((rec.data as Record<string, unknown>).levels ?? []) as Record<string, unknown>[]) {
+        l.event_loop_lag_ms = { samples: 10, p50Ms: 0.1, p99Ms: 0.5, maxMs: 0.5 };
+      }
     });
     const r = await merge(dirs, env, join(root, "m"));
     assert.equal(r.code, 0, r.stderr);
