@@ -12,7 +12,7 @@ import { ExitCode } from "./lib/cli/exit_codes.ts";
 import { makeContext } from "./lib/commands/context.ts";
 import { cliParser, COMMAND_PARSERS, dispatch } from "./lib/commands/mod.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
-import { redactUrlsInText } from "./lib/evidence/redact.ts";
+import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { parse } from "@optique/core/parser";
 import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
@@ -33,6 +33,9 @@ export async function main(argvIn: string[]): Promise<number> {
   setDefaultFetch(runtime.fetch);
   // Bare `ik` shows the help (exit 0), like `ik --help`.
   const argv = argvIn.length === 0 ? ["--help"] : argvIn;
+  // The API key (the value `--api-key-env` names) and any secret flag's value are known to the
+  // scrubber before anything can print them: usage errors, server echoes, the crash log.
+  registerArgvSecrets(argv, (n) => runtime.env(n));
   if (argv[0] === "--version" || argv[0] === "-V") {
     const json = argv.includes("--json") || runtime.env("IK_OUTPUT") === "json";
     runtime.writeStdout(json ? JSON.stringify(versionInfo(runtime)) + "\n" : versionLine(runtime) + "\n");
@@ -73,7 +76,7 @@ export async function main(argvIn: string[]): Promise<number> {
         aboveError: "none",
         stdout: (t: string) => {
           helpText += t + "\n";
-          runtime.writeStdout(t + "\n");
+          runtime.writeStdout(scrubKnown(t) + "\n");
         },
         stderr: () => {},
         onError: (_code: number, err: unknown) => {
@@ -86,7 +89,7 @@ export async function main(argvIn: string[]): Promise<number> {
           const hint = cmd && !/Unexpected option or subcommand: `[^-]/.test(text)
             ? `see 'ik ${cmd} --help'`
             : "see 'ik --help'";
-          runtime.writeStderr(redactUrlsInText(formatErrorLine(where, text.replace(/\.$/, ""), hint)) + "\n");
+          runtime.writeStderr(scrubText(formatErrorLine(where, text.replace(/\.$/, ""), hint)) + "\n");
           shownCode = ExitCode.USAGE;
           throw EXIT_SENTINEL;
         },
@@ -158,21 +161,24 @@ function withOptionSuggestion(argv: readonly string[], text: string): string {
 /** Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names. */
 export async function reportError(e: unknown): Promise<number> {
   if (e instanceof IkError) {
-    runtime.writeStderr(e.oneLine() + "\n");
-    if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String(e.stack) + "\n");
+    runtime.writeStderr(scrubText(e.oneLine()) + "\n");
+    if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(scrubText(String(e.stack)) + "\n");
     return e.code;
   }
-  const msg = e instanceof Error ? e.message : String(e);
+  const msg = scrubText(e instanceof Error ? e.message : String(e));
   const log = join(tmpdir(), `ik-crash-${runtime.pid()}.log`);
+  // Users are asked to send this file in: argv and the stack go through the scrubber too.
+  registerArgvSecrets(runtime.args(), (n) => runtime.env(n));
+  const stack = scrubText(String((e as Error)?.stack ?? e));
   const detail = `${new Date().toISOString()} ik ${VERSION} ${runtime.name} ${runtime.version}\nargv: ${
-    runtime.args().join(" ")
-  }\n${String((e as Error)?.stack ?? e)}\n`;
+    scrubArgv(runtime.args()).join(" ")
+  }\n${stack}\n`;
   const saved = await runtime.files.writeText(log, detail, { mode: 0o600 }).then(() => true, () => false);
   const hint = saved
     ? `please report it with the log ${log}`
     : "please report it, with the output of IK_DEBUG=1";
   runtime.writeStderr(formatErrorLine("internal error", msg, hint) + "\n");
-  if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(String((e as Error)?.stack ?? e) + "\n");
+  if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(stack + "\n");
   return ExitCode.INTERNAL;
 }
 

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { usageError } from "../cli/errors.ts";
 import { dataError } from "../cli/errors.ts";
-import { fileSha256, loadRecord, normalizedJson, redactObject } from "../evidence/mod.ts";
+import { fileSha256, loadRecord, normalizedJson, scrubValue } from "../evidence/mod.ts";
 
 /** The arguments that define "the same configuration" (seed 000 SAME_CONFIG). */
 export const SAME_CONFIG = [
@@ -64,7 +64,7 @@ export async function loadPrevious(
     throw dataError(`--extend ${id}`, "the record is incomplete (its run was interrupted)", "pass --allow-incomplete to build on it anyway");
   }
   // The stored args are redacted: compare like with like.
-  const diff = configDiff(rec.request?.args ?? {}, redactObject(args));
+  const diff = configDiff(rec.request?.args ?? {}, scrubValue(args));
   if (rec.data?.prompt_set_sha256 !== promptSetSha256) diff.push("prompt_set");
   if (diff.length) {
     throw usageError("--extend", `needs the same configuration as ${id}; these differ: ${diff.join(", ")}`, "rerun with the earlier flags, or start a new record");

@@ -8,7 +8,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { buildRecord, newEvidenceId, scrubbedJson, StagedRun } from "../evidence/mod.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, usdPer1mTokens } from "../metrics/mod.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
@@ -133,7 +133,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   };
   if (x.runDir) {
     await mkdir(join(x.runDir, "metrics"), { recursive: true, mode: 0o700 });
-    await writeFile(join(x.runDir, "metrics", `${x.label}.load.json`), JSON.stringify({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, null, 1) + "\n");
+    await writeFile(join(x.runDir, "metrics", `${x.label}.load.json`), scrubbedJson({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, 1) + "\n");
   }
   return buildRecord({
     evidence_id: x.evidenceId, kind: "serve_benchmark", claim_class: "observed", summary,

@@ -8,13 +8,14 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { redactObject, type StagedRun } from "../evidence/mod.ts";
+import { scrubJsonLine, type StagedRun } from "../evidence/mod.ts";
 
 /** A document to write, by path relative to `outputs/<label>/` (or `inputs/<label>/`). */
 export type RunDoc = readonly [rel: string, doc: unknown];
 
 function dump(doc: unknown): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify(redactObject(doc)) + "\n");
+  // Secret-looking keys and this run's secret values; prompts and outputs are otherwise kept exact.
+  return new TextEncoder().encode(scrubJsonLine(doc) + "\n");
 }
 
 function sortedObject(o: Record<string, string>): Record<string, string> {

@@ -6,7 +6,7 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, type StagedRun } from "../evidence/mod.ts";
+import { buildRecord, scrubbedJson, type StagedRun } from "../evidence/mod.ts";
 import { bucketMetrics, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
@@ -95,7 +95,7 @@ async function writeMetricsFile(runDir: string, label: string, rows: Record<stri
   ]));
   const p = join(runDir, "metrics", `${label}.json`);
   await mkdir(join(runDir, "metrics"), { recursive: true, mode: 0o700 });
-  await writeFile(p, JSON.stringify({ label, speed: { per_bucket: table, per_input_median: perInput } }, null, 1) + "\n");
+  await writeFile(p, scrubbedJson({ label, speed: { per_bucket: table, per_input_median: perInput } }, 1) + "\n");
 }
 
 

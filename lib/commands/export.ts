@@ -14,7 +14,7 @@ import { argument, command, constant, option } from "@optique/core/primitives";
 import { choice, string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { storeRoot } from "../evidence/mod.ts";
+import { scrubText, storeRoot } from "../evidence/mod.ts";
 import { csvExportFiles, type ExportFile, jsonlExportFiles, loadExportSource, vllmExportFiles } from "../export/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import type { CommandContext } from "./context.ts";
@@ -43,7 +43,7 @@ export async function runExport(ctx: CommandContext, f: ExportFlags): Promise<nu
   const dir = resolve(cwd, f.out);
   try {
     await mkdir(dir, { recursive: true });
-    for (const file of files) await writeFile(join(dir, file.name), file.text);
+    for (const file of files) await writeFile(join(dir, file.name), scrubText(file.text));
   } catch (e) {
     throw usageError(`--out ${dir}`, `cannot write (${(e as { code?: string }).code ?? (e as Error).message})`, "give a writable directory");
   }

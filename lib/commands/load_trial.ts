@@ -21,7 +21,7 @@ import { ExitCode } from "../cli/exit_codes.ts";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
 import { detectEngine, ENGINE_KIND_CHOICES, type EngineKind } from "../engines/mod.ts";
-import { endpointKeyPath, endpointTag, loadEndpointKey, redactUrl } from "../evidence/mod.ts";
+import { endpointKeyPath, endpointTag, loadEndpointKey, redactUrl, scrubbedJson } from "../evidence/mod.ts";
 import { loadPromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { parseSynthBucket } from "../prompts/synth.ts";
@@ -140,7 +140,7 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
       attainment: f.attainment, seed: f.seed, outDir: out, timeoutMs: f.timeoutS * 1000, signal: ctx.signal,
       identity: { base_url: endpointTag(key.key, ep), model: f.expectedModel, engine_kind: kind, workload_file: wpath, tool: { name: "ik", version: VERSION } },
     });
-    const summaryText = clean(JSON.stringify(res.summary, null, 2)) + "\n";
+    const summaryText = clean(scrubbedJson(res.summary, 2)) + "\n";
     await rt.files.writeText(join(out, "summary.json"), summaryText, { mode: 0o600 });
     const v = res.verdict;
     if (ctx.json) ctx.out(clean(JSON.stringify(res.summary)) + "\n");

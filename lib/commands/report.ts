@@ -15,7 +15,7 @@ import { argument, command, constant, option } from "@optique/core/primitives";
 import { string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { storeRoot } from "../evidence/mod.ts";
+import { scrubText, storeRoot } from "../evidence/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { renderHtml } from "../report_html/mod.ts";
 import { buildReport, docCharts, loadReportInput, renderMarkdown } from "../report_md/mod.ts";
@@ -52,7 +52,7 @@ export async function runReport(ctx: CommandContext, f: ReportFlags): Promise<nu
     written = resolve(rt.cwd(), (f.html ?? f.out) as string);
     const body = f.html !== undefined ? renderHtml(doc, `ik ${VERSION} report, generated ${new Date().toISOString()}`) : markdown;
     try {
-      await writeFile(written, body, { mode: 0o644 });
+      await writeFile(written, scrubText(body), { mode: 0o644 });
     } catch (e) {
       throw usageError(f.html !== undefined ? "--html" : "--out", `cannot write ${written}: ${(e as { code?: string }).code ?? (e as Error).message}`, "give a writable path");
     }

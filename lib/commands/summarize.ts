@@ -15,6 +15,7 @@ import { float, integer, string } from "@optique/core/valueparser";
 import { dataError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
+import { scrubbedJson } from "../evidence/mod.ts";
 import { type ReadText, renderUnit, summarizeUnit, unitJson } from "../summarize/mod.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -86,7 +87,7 @@ export async function runSummarize(ctx: CommandContext, f: SummarizeFlags): Prom
   }, readOrNull);
   for (const w of s.warnings) ctx.err(`ik: summarize vllm: warning: ${escapeTerminalLine(w)}\n`);
   const json = unitJson(s);
-  if (f.jsonOut) await writeFile(resolve(cwd, f.jsonOut), JSON.stringify(json, null, 1) + "\n");
+  if (f.jsonOut) await writeFile(resolve(cwd, f.jsonOut), scrubbedJson(json, 1) + "\n");
   ctx.out(ctx.json ? JSON.stringify(json) + "\n" : renderUnit(s));
   return s.decision && s.decision.verdict !== "PUBLISHABLE" ? ExitCode.VERDICT_NEGATIVE : ExitCode.OK;
 }

@@ -6,6 +6,7 @@
  */
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
+import { scrubJsonLine } from "./scrub.ts";
 
 /** An open JSONL appender. */
 export class JsonlWriter {
@@ -25,9 +26,12 @@ export class JsonlWriter {
     return new JsonlWriter(await open(path, "a", 0o600), path);
   }
 
-  /** Queues one line (written in call order); the first write error is raised by close(). */
+  /**
+   * Queues one line (written in call order); the first write error is raised by close(). The line
+   * goes through the scrubber (secret-looking keys, this run's secret values).
+   */
   write(value: unknown): void {
-    const line = JSON.stringify(value) + "\n";
+    const line = scrubJsonLine(value) + "\n";
     this.lines++;
     this.#chain = this.#chain.then(async () => {
       if (this.#error === null) await this.#fh.write(line);

@@ -3,6 +3,10 @@
  * @module
  */
 export { isSecretKey, REDACTED, redactObject, redactUrl, redactUrlsInText, scrubSecret } from "./redact.ts";
+export {
+  clearSecrets, isSecretFlag, knownSecrets, registerArgvSecrets, registerSecret, registerSecretEnv, scrubArgv, scrubbedJson, scrubJsonLine, scrubKnown,
+  scrubText, scrubValue,
+} from "./scrub.ts";
 export { endpointKeyPath, endpointTag, loadEndpointKey, PROCESS_KEY_NOTE } from "./endpoint_key.ts";
 export type { EndpointKey } from "./endpoint_key.ts";
 export { newEvidenceId, parseEvidenceId } from "./evidence_id.ts";

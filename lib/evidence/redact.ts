@@ -38,9 +38,9 @@ export function isSecretKey(name: string): boolean {
   return SECRET_SEGMENTS.has(segs[segs.length - 1]);
 }
 
-/** Redacts the value part of `name=value` pairs in a query string whose name is secret-looking. */
+/** Redacts the value part of `name=value` pairs in a query string or fragment whose name is secret-looking. */
 function redactQuery(query: string): string {
-  return query.replace(/([?&;])([^=&;#]*)=([^&;#]*)/g, (all, sep: string, name: string) => {
+  return query.replace(/([?&;#])([^=&;#]*)=([^&;#]*)/g, (all, sep: string, name: string) => {
     let decoded = name;
     try {
       decoded = decodeURIComponent(name);
@@ -51,7 +51,7 @@ function redactQuery(query: string): string {
 
 /**
  * A URL as it may be printed or stored: userinfo (`user:pass@`) becomes `***@`, secret-looking
- * query values become `***`. Works on strings that are not valid URLs too (`htp://u:p@h:99999/`),
+ * query and fragment values (`?api_key=…`, `#access_token=…`) become `***`. Works on strings that are not valid URLs too (`htp://u:p@h:99999/`),
  * because those are exactly the ones echoed in error messages.
  * @example redactUrl("http://u:pw@h:8000/v1?api_key=s&x=1") // "http://***@h:8000/v1?api_key=***&x=1"
  */
@@ -61,12 +61,9 @@ export function redactUrl(url: string): string {
   out = out.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/|\/\/)([^/?#]*)@/, (_all, scheme: string) => `${scheme}${REDACTED}@`);
   // A scheme-less "user:pass@host" (typed without http://).
   if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(out)) out = out.replace(/^([^/?#@\s]*:[^/?#@\s]*)@/, `${REDACTED}@`);
-  const q = out.search(/[?]/);
-  if (q >= 0) {
-    const hash = out.indexOf("#", q);
-    const query = hash >= 0 ? out.slice(q, hash) : out.slice(q);
-    out = out.slice(0, q) + redactQuery(query) + (hash >= 0 ? out.slice(hash) : "");
-  }
+  // Query and fragment alike: an OAuth-style fragment (`#access_token=…`) carries secrets too.
+  const q = out.search(/[?#]/);
+  if (q >= 0) out = out.slice(0, q) + redactQuery(out.slice(q));
   return out;
 }
 

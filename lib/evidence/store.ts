@@ -11,6 +11,7 @@ import { createReadStream } from "node:fs";
 import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEvidenceId } from "./evidence_id.ts";
+import { scrubbedJson, scrubJsonLine, scrubKnown } from "./scrub.ts";
 
 /** The store root from the environment: `$IK_RUNS_DIR`, else `./runs`. */
 export function storeRoot(env: (name: string) => string | undefined, cwd: string): string {
@@ -50,17 +51,20 @@ export class StagedRun {
     return new StagedRun(root, id, dir);
   }
 
-  /** Appends one row to requests.jsonl at once (a crash loses nothing already measured). */
+  /** Appends one row to requests.jsonl at once (a crash loses nothing already measured), scrubbed. */
   async journal(row: unknown): Promise<void> {
-    await appendFile(join(this.dir, "requests.jsonl"), JSON.stringify(row) + "\n");
+    await appendFile(join(this.dir, "requests.jsonl"), scrubJsonLine(row) + "\n");
     this.rows++;
   }
 
-  /** Writes a file inside the run (parents created 0700); the path must stay inside. */
+  /**
+   * Writes a file inside the run (parents created 0700); the path must stay inside. Text has this
+   * run's secret values removed (see ./scrub.ts).
+   */
   async write(relPath: string, data: string | Uint8Array): Promise<string> {
     const p = this.inside(relPath);
     await mkdir(resolve(p, ".."), { recursive: true, mode: 0o700 });
-    await writeFile(p, data, { mode: 0o600 });
+    await writeFile(p, typeof data === "string" ? scrubKnown(data) : data, { mode: 0o600 });
     return p;
   }
 
@@ -71,11 +75,12 @@ export class StagedRun {
   }
 
   /**
-   * Writes evidence.json and renames the run into `<root>/<id>/`.
+   * Writes evidence.json (through the scrubber: keys, URLs, argv, this run's secret values) and
+   * renames the run into `<root>/<id>/`.
    * @returns the final directory
    */
   async finish(record: Record<string, unknown>): Promise<string> {
-    await writeFile(join(this.dir, "evidence.json"), JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
+    await writeFile(join(this.dir, "evidence.json"), scrubbedJson(record, 2) + "\n", { mode: 0o600 });
     const final = join(this.root, this.id);
     await rename(this.dir, final);
     return final;

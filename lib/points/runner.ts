@@ -12,7 +12,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { type Endpoint } from "../client/mod.ts";
-import { redactObject, redactUrlsInText } from "../evidence/mod.ts";
+import { registerArgvSecrets, scrubArgv, scrubbedJson, scrubText } from "../evidence/mod.ts";
+import { scrubFileInPlace } from "../evidence/scrub_file.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { VERSION } from "../version.ts";
 import { checkModel, checkReady, type DrainSnapshot, type DrainSource, readDrain, waitDrained } from "./drain.ts";
@@ -76,7 +77,7 @@ export function runnerDigest(rt: Runtime): { sha256: string; of: "binary" | "sou
 }
 
 async function writeJson(rt: Runtime, path: string, v: unknown): Promise<void> {
-  await rt.files.writeText(path, JSON.stringify(redactObject(v), null, 2) + "\n", { mode: 0o600 });
+  await rt.files.writeText(path, scrubbedJson(v, 2) + "\n", { mode: 0o600 });
 }
 
 /** Runs the client with its timeout: stdout and stderr to files, killed as a group at the timeout; polls the drain source meanwhile. */
@@ -112,7 +113,9 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     const st = await g.exited;
     running = false;
     await sampler;
-    await cfg.rt.files.writeText(join(pdir, "client.stdout"), stdout, { mode: 0o600 });
+    await cfg.rt.files.writeText(join(pdir, "client.stdout"), scrubText(stdout), { mode: 0o600 });
+    // The runtime captured the client's stderr straight to the file: scrub it now the client is gone.
+    await scrubFileInPlace(join(pdir, "client.stderr")).catch(() => false);
     return { exit_code: st.code, signal: st.signal, timed_out: timedOut, started_at: started, ended_at: new Date().toISOString(), seconds: Math.round(performance.now() - t0) / 1000, during };
   } finally {
     running = false;
@@ -124,6 +127,9 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
 /** Runs the plan; writes manifest.json and each point's files. */
 export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
   const rt = cfg.rt;
+  // A client's own secrets (`--password X`, `--hf-token=X`) are stored and printed as `***`, and
+  // removed from what the client prints back.
+  for (const p of cfg.plan.points) registerArgvSecrets(p.client_argv, (n) => rt.env(n));
   // Not supported everywhere: files are written 0600 and folders chmod 0700 regardless.
   rt.setUmask(0o077);
   await rt.files.mkdir(cfg.outDir);
@@ -181,7 +187,7 @@ export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
     result.drain_initial = d0;
     if (!d0.drained) return stop("drain_timeout", `the fleet did not drain before the point within ${p.drain_timeout_s} s (admission ${d0.last?.admission ?? "?"}, resident ${d0.last?.resident ?? "?"}${d0.last?.note ? `; ${d0.last.note}` : ""})`);
     const argv = substituteArgv(p.client_argv, { base: cfg.baseUrl, model: cfg.model, point_id: p.id, point_dir: pdir }, rt.selfArgv());
-    result.client_argv = argv.map((a) => redactUrlsInText(a.split(cfg.baseUrl).join("{base}")));
+    result.client_argv = scrubArgv(argv.map((a) => a.split(cfg.baseUrl).join("{base}")));
     cfg.progress(`point ${p.id}: client running (timeout ${p.client_timeout_s} s)`);
     const c = await runClient(cfg, argv, pdir, p.client_timeout_s * 1000);
     result.client = { exit_code: c.exit_code, signal: c.signal, timed_out: c.timed_out, started_at: c.started_at, ended_at: c.ended_at, seconds: c.seconds, stdout: "client.stdout", stderr: "client.stderr" };

@@ -5,19 +5,23 @@
  * @module
  */
 import { IkError } from "../cli/errors.ts";
-import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
+import { redactUrl, scrubSecret } from "../evidence/redact.ts";
+import { scrubText } from "../evidence/scrub.ts";
 import { escapeTerminalLine } from "./escape.ts";
 
 /** A text cleaner. */
 export type Sanitize = (text: string) => string;
 
-/** A cleaner for one command run: the raw --base-url and the API key value. */
+/**
+ * A cleaner for one command run: the raw --base-url and the API key value, then the one scrubber
+ * (../evidence/scrub.ts: registered secrets, URL secrets, secret flags and JSON keys, `Bearer X`).
+ */
 export function makeSanitizer(rawUrl: string, apiKey: string | undefined): Sanitize {
   const raws = [...new Set([rawUrl, rawUrl.trim()])].filter((r) => r.length > 0);
   return (text: string) => {
     let out = text;
     for (const r of raws) out = out.split(r).join(redactUrl(r));
-    return scrubSecret(redactUrlsInText(out), apiKey);
+    return scrubText(scrubSecret(out, apiKey));
   };
 }
 

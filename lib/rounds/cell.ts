@@ -18,7 +18,8 @@ import { probePort } from "../engines_host/port_check.ts";
 import { parseResolvedConfig } from "../engines_host/resolved_config.ts";
 import { launchEngine, LaunchError, type LaunchedEngine, scrapeText, servedModel, stopGroup, waitReady, warmupEngine } from "../engines_host/server.ts";
 import type { EngineKind } from "../engines/mod.ts";
-import { redactObject, redactUrlsInText } from "../evidence/mod.ts";
+import { scrubArgv, scrubbedJson, scrubText } from "../evidence/mod.ts";
+import { scrubFileInPlace } from "../evidence/scrub_file.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type CellMetrics, type CellResolved, cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, roundMetricsFromRows, ROW_METRICS } from "./cell_metrics.ts";
@@ -226,7 +227,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         ep, engineKind: kind, model, prompts: cfg.warmupPrompts, n: cfg.warmup, maxTokens: cfg.warmupMaxTokens,
         saltPrefix: `ik-rounds-warmup-r${k}`, chatTemplateKwargs: cfg.chatTemplateKwargs, extraBody: cfg.extraBody, signal: cfg.signal,
       });
-      cell.warmup = { ...w, errors: w.errors.map(redactUrlsInText) };
+      cell.warmup = { ...w, errors: w.errors.map(scrubText) };
       if (cfg.signal?.aborted) {
         cell.status = "interrupted";
         cell.detail = "ik was interrupted; the engine was stopped";
@@ -235,7 +236,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       }
       if (w.ok === 0) {
         cell.status = "warmup_failed";
-        cell.detail = `0 of ${w.n} warm-up requests succeeded${w.errors[0] ? `: ${redactUrlsInText(w.errors[0])}` : ""}`;
+        cell.detail = `0 of ${w.n} warm-up requests succeeded${w.errors[0] ? `: ${scrubText(w.errors[0])}` : ""}`;
         return cell;
       }
     }
@@ -255,18 +256,19 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
     const stderrRel = `logs/${label}.r${k}.serve.stderr`;
     rmSync(join(cfg.runDir, stderrRel), { force: true });
     const res = await runServe(cfg, argv, join(cfg.runDir, stderrRel));
+    await scrubFileInPlace(join(cfg.runDir, stderrRel));
     const after = await scrapeText(ep, mpath.path, spec.kind);
     const record = parseServeOutput(res.stdout);
     cell.serve = {
-      argv: argv.map(redactUrlsInText), returncode: res.code, seconds: res.seconds, timed_out: res.timedOut,
+      argv: scrubArgv(argv), returncode: res.code, seconds: res.seconds, timed_out: res.timedOut,
       evidence_id: typeof record?.evidence_id === "string" ? record.evidence_id : null,
       complete: record ? record.complete !== false : null, stderr: stderrRel,
-      stderr_tail: res.code !== 0 ? redactUrlsInText(tail(join(cfg.runDir, stderrRel), 1500)) : null,
+      stderr_tail: res.code !== 0 ? scrubText(tail(join(cfg.runDir, stderrRel), 1500)) : null,
     };
     if (before.text !== null && after.text !== null) {
       await rt.files.mkdir(join(cfg.runDir, "prometheus"));
-      await rt.files.writeText(join(cfg.runDir, "prometheus", `${label}.r${k}.before.txt`), before.text);
-      await rt.files.writeText(join(cfg.runDir, "prometheus", `${label}.r${k}.after.txt`), after.text);
+      await rt.files.writeText(join(cfg.runDir, "prometheus", `${label}.r${k}.before.txt`), scrubText(before.text));
+      await rt.files.writeText(join(cfg.runDir, "prometheus", `${label}.r${k}.after.txt`), scrubText(after.text));
     }
     const delta = metricsDelta(before.text, after.text);
     cell.prometheus = { ...delta, path: mpath.path, before_note: before.note, after_note: after.note };
@@ -327,18 +329,20 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       }
       const gpu = await waitGpuMemory(gpuBefore, { exec: cfg.exec, toleranceMib: cfg.gpuMemToleranceMib, timeoutMs: cfg.gpuMemWaitMs, pollMs: cfg.pollMs });
       cell.gpu_memory = { ...gpu };
+      // The engine is gone: its log loses this run's secrets (a secret-named env value it printed).
+      await scrubFileInPlace(logPath).catch(() => false);
       const log = existsSync(logPath) && statSync(logPath).size < 64 * 1024 * 1024 ? readFileSync(logPath, "utf8") : "";
       const parsed = parseResolvedConfig(log, spec.name ?? spec.kind);
       const check = checkExpect(spec.expect, parsed);
       const file = `resolved_config/${label}.r${k}.json`;
       await rt.files.mkdir(join(cfg.runDir, "resolved_config"));
-      await rt.files.writeText(join(cfg.runDir, file), JSON.stringify(redactObject({ ...parsed, status: check.status, parsed_status: parsed.status, expect: spec.expect, expect_check: check }), null, 2) + "\n");
+      await rt.files.writeText(join(cfg.runDir, file), scrubbedJson({ ...parsed, status: check.status, parsed_status: parsed.status, expect: spec.expect, expect_check: check }, 2) + "\n");
       cell.resolved_config = {
         status: check.status, version: parsed.version, warnings: parsed.warnings.length,
         unknown_settings: check.unverified.map((u) => `${u} (expected, not in the log${check.hints[u] ? `; ${check.hints[u]}` : ""})`),
         violations: check.violations.map((v) => v.message), unverified: check.unverified, self_reported: parsed.self_reported, file,
       };
-      if (cell.status === "startup_timeout" || cell.status === "exited_early") cell.log_tail = redactUrlsInText(tail(logPath, 1500));
+      if (cell.status === "startup_timeout" || cell.status === "exited_early") cell.log_tail = scrubText(tail(logPath, 1500));
     }
     cell.t_end = Date.now() / 1000;
   }

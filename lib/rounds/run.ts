@@ -12,7 +12,7 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { redactObject, storeRoot } from "../evidence/mod.ts";
+import { registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -78,6 +78,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
     throw usageError("--manifest", `cannot read ${o.manifestPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "check the path");
   }
   const manifest = parseManifest(text, o.manifestPath);
+  // A secret-named env value an engine prints must not reach its log, a cell or the summary.
+  for (const e of manifest.engines) registerSecretEnv(e.env);
   const specs = selectEngines(manifest.engines, o.engines);
   if (!specs.length) throw usageError("--engines", "selects no engine");
   const { rounds, adaptive } = planRounds({ nEngines: specs.length, rounds: o.rounds, ciTarget: o.ciTarget, minRounds: o.minRounds, mode: o.mode });
@@ -129,7 +131,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   const lock = await acquireGpuLock(o.gpuLockPath, { pid: rt.pid(), command: o.command, env: (n) => rt.env(n), pidAlive: rt.pidAlive });
   const cells: Cell[] = [];
   let interrupted = false;
-  const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), JSON.stringify(redactObject(plan), null, 2) + "\n");
+  const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n");
   try {
     await rt.files.mkdir(outDir);
     await rt.files.mkdir(join(runDir, "logs"));
@@ -156,7 +158,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
         progress(`round ${k}/${rounds} · ${label} (position ${pos + 1}/${order.length}): launching`);
         const cell = await runCell(byLabel.get(label)!, k, pos, cfg);
         cells.push(cell);
-        await rt.files.writeText(join(outDir, `${label}.r${k}.json`), JSON.stringify(redactObject(cell), null, 2) + "\n");
+        await rt.files.writeText(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n");
         progress(`round ${k}/${rounds} · ${label}: ${cell.status}${cell.detail ? ` (${cell.detail})` : ""}`);
         if (cell.interrupted || signal?.aborted) {
           interrupted = true;
@@ -195,9 +197,9 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   await writePlan();
   const summary = summarize(cells, labels, { mode: o.mode });
   const resolved = resolvedSummary(cells, labels);
-  await rt.files.writeText(join(outDir, "summary.json"), JSON.stringify(redactObject({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }), null, 2) + "\n");
+  await rt.files.writeText(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n");
   const markdown = roundsMarkdown(summary, plan as never, cells, resolved);
-  await rt.files.writeText(join(outDir, "summary.md"), markdown);
+  await rt.files.writeText(join(outDir, "summary.md"), scrubText(markdown));
   return { plan, cells, summary, resolved, markdown, outDir, interrupted };
 }
 

@@ -21,3 +21,21 @@ test("an unexpected error is exit 70 and its stack is written to the crash log",
   assert.match(text, /report_error\.test\.ts/, "the stack names where it happened");
   rmSync(log, { force: true });
 });
+
+test("the crash log and the error line hold no secret: this run's key, URL secrets, secret flags", async () => {
+  const { clearSecrets, registerSecret } = await import("../../lib/evidence/scrub.ts");
+  const canary = "sk-CANARYcrash7Qx";
+  registerSecret(canary);
+  const log = join(tmpdir(), `ik-crash-${runtime.pid()}.log`);
+  rmSync(log, { force: true });
+  try {
+    const e = new TypeError(`boom with ${canary} at http://u:pw@h/v1?api_key=k1#access_token=t1 and --password hunter22`);
+    assert.equal(await reportError(e), 70);
+    const text = readFileSync(log, "utf8");
+    assert.match(text, /TypeError: boom with \*\*\*/);
+    for (const s of [canary, "u:pw", "k1", "t1", "hunter22"]) assert.ok(!text.includes(s), `crash log holds ${s}`);
+  } finally {
+    clearSecrets();
+    rmSync(log, { force: true });
+  }
+});
