@@ -33,6 +33,9 @@ fi
 version=$(node -p 'require("./package.json").version')
 rev=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ "$rev" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null || true)" ]; then rev="$rev-dirty"; fi
+# A --fault build made by a test beside a binary under test takes that binary's rev (IK_FAULT_REV),
+# so a slice of each can be merged: the working tree may have moved on since that binary was built.
+if [ -n "$fault" ] && [ -n "${IK_FAULT_REV:-}" ]; then rev=$IK_FAULT_REV; fi
 host_label="bun-$(uname -s | tr 'A-Z' 'a-z')-$(uname -m | sed 's/x86_64/x64/;s/aarch64/arm64/')"
 label=${label:-${target:-$host_label}}
 # A pinned cache keeps cross-target runtimes (fetched from the npm registry) out of $HOME and repeatable.

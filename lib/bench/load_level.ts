@@ -99,6 +99,11 @@ export interface LevelResult {
   /** Why the client may have limited this level, or null. */
   client_limited: string | null;
   interrupted: boolean;
+  /**
+   * Why the level is not judged against the SLO ("interrupted", "nothing sent"), or null: such a
+   * level's slo_ok is null, and N* stops below it as a lower bound.
+   */
+  not_judged: string | null;
   /** Counting methods and length checks (for the record's limitations). */
   counts: CountTally;
 }
@@ -187,6 +192,10 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const server = deps.sampler ? await deps.sampler.stop() : null;
   await Promise.all([deps.journal.flush(), deps.outputs.flush(), deps.inputs.flush()]);
   const summary = acc.summary(deps.gpuCount);
+  const interrupted = deps.signal?.aborted === true;
+  // A level cut short or that sent nothing measured no verdict: its aborted rows are no SLO failure.
+  const notJudged = interrupted ? "interrupted" : sent === 0 ? "nothing sent" : null;
+  if (notJudged !== null) summary.slo_ok = null;
   const window = firstSend !== null && lastSend !== null ? (lastSend - firstSend) / 1000 : null;
   const offered = window && window > 0 ? (sent - 1) / window : null;
   const why: string[] = [];
@@ -205,7 +214,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     event_loop_lag_ms: loop,
     server,
     client_limited: why.length ? why.join("; ") : null,
-    interrupted: deps.signal?.aborted === true,
+    interrupted,
+    not_judged: notJudged,
     counts,
   };
 }

@@ -153,7 +153,9 @@ export async function buildCapacityRecord(
   storeRoot: string,
   adjust?: (rec: Record<string, unknown>) => void,
 ): Promise<Record<string, unknown>> {
-  const star = x.closedLoop ? { value: null, reason: "closed-loop stress test: N* not computed" } : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks })));
+  const star = x.closedLoop
+    ? { value: null, reason: "closed-loop stress test: N* not computed", lowerBound: false }
+    : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks, notJudged: l.not_judged ?? null })));
   const at = x.levels.find((l) => l.level === star.value) ?? null;
   const s = at?.summary ?? null;
   const tok = s?.output_tok_s_per_gpu ?? null;
@@ -165,7 +167,7 @@ export async function buildCapacityRecord(
   const unit = x.levelKind === "concurrency" ? "streams" : "req/s";
   const starName = x.levelKind === "concurrency" ? "n_star" : "rate_star_rps";
   const metrics = [
-    metric(starName, star.value, unit, "threshold", { n: x.levels.length }),
+    metric(starName, star.value, unit, star.lowerBound ? "lower_bound" : "threshold", { n: x.levels.length }),
     metric("goodput_rps", s?.goodput_rps ?? null, "req/s", "at_n_star", { n: s?.n_requests ?? 0 }),
     metric("output_tok_s_per_gpu", tok, "tok/s", "at_n_star", { n: s?.n_ok ?? 0 }),
     metric("ttft_ms", s?.ttft_ms.p95 ?? null, "ms", "p95_at_n_star", { n: s?.ttft_ms.n ?? 0 }),
@@ -176,7 +178,7 @@ export async function buildCapacityRecord(
   const sloText = hasSlo(x.slo)
     ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
     : "no SLO";
-  let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} = ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
+  let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} ${star.lowerBound ? ">=" : "="} ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
   if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;
   if (cost !== null) summary += `; $${cost.toFixed(3)} per 1M output tokens at $${x.gpuPriceUsdH}/GPU-h`;
   const limitations = [`derived from ${measured.evidence_id}: see its limitations`];
@@ -188,6 +190,10 @@ export async function buildCapacityRecord(
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
   if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  const unjudged = x.levels.filter((l) => l.not_judged);
+  if (unjudged.length) {
+    limitations.push(`not judged against the SLO: ${unjudged.map((l) => `${l.name} (${l.not_judged})`).join(", ")}${star.lowerBound ? `; N* >= ${star.value} is a lower bound` : ""}`);
+  }
   const id = newEvidenceId("capacity");
   const run = await StagedRun.create(storeRoot, id);
   const rec = buildRecord({
@@ -195,10 +201,10 @@ export async function buildCapacityRecord(
     request: { command: "bench serve", args: x.args }, identity: measured.identity as never, metrics, artifacts: [], missing, limitations,
     data: {
       measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
-      reason: star.reason, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
+      reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
       gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
       curve: x.levels.map((l) => ({
-        level: l.level, name: l.name, slo_ok: l.summary.slo_ok, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
+        level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
         e2e_p95_ms: l.summary.e2e_ms.p95, ttft_p95_ms_failure_adjusted: l.summary.ttft_ms_failure_adjusted.p95,
         output_tok_s_per_gpu: l.summary.output_tok_s_per_gpu, goodput_rps: l.summary.goodput_rps, achieved_rps: l.summary.achieved_rps,
         mean_inflight: l.summary.mean_inflight, n_failed: l.summary.n_failed, client_limited: l.client_limited,

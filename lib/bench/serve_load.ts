@@ -7,11 +7,11 @@
  * Writes the measured `serve_benchmark` record and the derived `capacity` record.
  * @module
  */
-import { unavailableError } from "../cli/errors.ts";
+import { unavailableError, usageError } from "../cli/errors.ts";
 import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
-import { concurrencyToRate, levelSeed } from "../schedule/mod.ts";
+import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { median } from "../stats/mod.ts";
 import { type LevelProgress, type LevelResult, runLevel } from "./load_level.ts";
 import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "./load_records.ts";
@@ -64,11 +64,30 @@ export function levelName(kind: "rate" | "concurrency", level: number): string {
   return `${kind === "concurrency" ? "c" : "r"}${level}`;
 }
 
+/**
+ * Refuses (64) a grid with a level whose seeded schedule holds no arrival in the level's duration:
+ * such a level would send nothing, and a level with nothing sent measures no verdict. Names the
+ * duration that gives it one.
+ */
+export function refuseEmptyLevels(cfg: Pick<LoadRun, "grid" | "levelKind" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "seed">, rateOf: (level: number) => number): void {
+  cfg.grid.forEach((level, i) => {
+    const spec = { ratePerS: rateOf(level), burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i) };
+    if (arrivalOffsetsMs({ ...spec, durationS: cfg.durationS, maxRequests: cfg.maxRequestsPerLevel }).length > 0) return;
+    const first = arrivalOffsetsMs({ ...spec, durationS: 1e9, maxRequests: 1 })[0] / 1000;
+    throw usageError(
+      "--duration-s",
+      `level ${levelName(cfg.levelKind, level)} would send no request in ${cfg.durationS} s (seed ${cfg.seed}: its first arrival is at ${first.toFixed(2)} s)`,
+      `give --duration-s ${Math.ceil(first + 1e-9)} or more, a higher rate, or another --seed`,
+    );
+  });
+}
+
 /** Runs load mode and writes both records. */
 export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, unknown>; capacity: Record<string, unknown>; dir: string; interrupted: boolean }> {
   const pool = new PromptPool(cfg.prompts);
   const aborted = () => cfg.signal?.aborted === true;
   const needRef = cfg.levelKind === "concurrency" && !cfg.closedLoop && cfg.refE2eMs === null;
+  if (!cfg.closedLoop && cfg.levelKind === "rate") refuseEmptyLevels(cfg, (r) => r);
   const order = pool.order(levelSeed(cfg.seed, 10_000));
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
@@ -85,6 +104,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   if (needRef && !aborted() && !e2eRef) {
     throw unavailableError("--concurrency", "could not measure the unloaded e2e latency (every reference request failed)", "pass --ref-e2e-ms, or check the server");
   }
+  if (!cfg.closedLoop && cfg.levelKind === "concurrency" && !aborted()) refuseEmptyLevels(cfg, (n) => concurrencyToRate(n, e2eRef as number));
   const id = newEvidenceId("serve_benchmark");
   const run = await StagedRun.create(cfg.storeRoot, id);
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);

@@ -22,7 +22,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik probe --base-url http://127.0.0.1:8080/v1 --model m --max-tokens 64 --json",
     "ik probe --base-url https://gw.example/proxy --model m --api-key-env OPENAI_API_KEY --engine-kind vllm",
   ],
-  selftest: ["ik selftest", "ik selftest --quick --json"],
+  selftest: ["ik selftest", "ik selftest --verbose", "ik selftest --quick --json"],
   bench: [
     "ik bench serve --base-url http://127.0.0.1:8000 --model Qwen/Qwen2.5-0.5B-Instruct",
     "ik bench serve --base-url http://127.0.0.1:8000 --model m --prompts set.jsonl --rounds 5 --run-dir runs/cmp --label vllm-a",

@@ -70,7 +70,7 @@ const flags = {
   warmup: withDefault(option("--warmup", integer({ min: 0, max: 10000, metavar: "N" }), {
     description: message`Untimed requests first, each with a unique prompt tag.`,
   }), 2),
-  seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Seed (recorded; bootstrap resampling).` }), 0),
+  seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Load mode: seeds the arrival schedule, the prompt order and picks, and the cache salts. Recorded in every record; single mode's bootstrap intervals use a fixed seed (0), so a rerun reproduces them.` }), 0),
   label: optional(option("--label", string({ metavar: "NAME" }), {
     description: message`Name of this engine configuration in outputs/ (default: the engine kind).`,
   })),

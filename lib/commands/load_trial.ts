@@ -27,7 +27,7 @@ import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { parseSynthBucket } from "../prompts/synth.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
-import { runTrial } from "../load_trial/run.ts";
+import { runTrial, trialOffsetsMs } from "../load_trial/run.ts";
 import { parseWorkload, synthPrompts, workloadFromPrompts } from "../load_trial/workload.ts";
 import { VERSION } from "../version.ts";
 import type { CommandContext } from "./context.ts";
@@ -58,6 +58,7 @@ const runCmd = command("run", object({
   engineKind: withDefault(option("--engine-kind", choice(ENGINE_KIND_CHOICES), { description: message`Engine profile for the request body.` }), "auto"),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "S" }), { description: message`Arrival-schedule seed.` }), 0),
   timeoutS: withDefault(option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Per-request limit, seconds.` }), 600),
+  maxScheduleH: withDefault(option("--max-schedule-h", float({ min: 0.001, max: 8760, metavar: "H" }), { description: message`Longest schedule accepted, hours: a rate and a count whose seeded arrivals would take longer are refused before anything is sent.` }), 24),
   json: option("--json", { description: message`Print summary.json on stdout.` }),
 }), { brief: message`Send N requests of a workload at rate R (open loop) and judge SLO attainment; exit 2 when it or the schedule fails.` });
 
@@ -125,6 +126,15 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
       throw usageError("--workload", `cannot read ${f.workload}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "run 'ik load-trial prepare' first");
     }
     const workload = parseWorkload(text, f.workload);
+    const offsetsMs = trialOffsetsMs(f.rate, f.requests, f.seed);
+    const lastH = offsetsMs.length ? offsetsMs[offsetsMs.length - 1] / 3_600_000 : 0;
+    if (lastH > f.maxScheduleH) {
+      throw usageError(
+        "--rate",
+        `${f.requests} requests at ${f.rate} req/s would take ${lastH.toFixed(1)} h (the seeded schedule's last arrival), over --max-schedule-h ${f.maxScheduleH}`,
+        "raise --rate, lower --requests, or raise --max-schedule-h",
+      );
+    }
     const models = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 10_000 });
     if (models.status === 0) throw unavailableError("--base", `server at ${redactUrl(ep.origin)} not reachable (${models.error ?? "no answer"})`);
     if (!models.ok) throw unavailableError("--base", `/v1/models answered HTTP ${models.status}`, "check the URL and the API key");
@@ -137,7 +147,7 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
     await rt.files.mkdir(out);
     const res = await runTrial({
       ep, engineKind: kind, model: f.expectedModel, apiKey, workload, rateRps: f.rate, requests: f.requests, ttftS: f.ttft, tpotS: f.tpot,
-      attainment: f.attainment, seed: f.seed, outDir: out, timeoutMs: f.timeoutS * 1000, signal: ctx.signal,
+      attainment: f.attainment, seed: f.seed, outDir: out, timeoutMs: f.timeoutS * 1000, signal: ctx.signal, offsetsMs,
       identity: { base_url: endpointTag(key.key, ep), model: f.expectedModel, engine_kind: kind, workload_file: wpath, tool: { name: "ik", version: VERSION } },
     });
     const summaryText = clean(scrubbedJson(res.summary, 2)) + "\n";

@@ -11,7 +11,7 @@ import { message } from "@optique/core/message";
 import { withDefault } from "@optique/core/modifiers";
 import { command, constant, flag } from "@optique/core/primitives";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { overallVerdict, renderChecks, verdictLine } from "../report/checks_table.ts";
+import { nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../report/checks_table.ts";
 import type { Check } from "../selftest/checks.ts";
 import { faultChecks } from "../selftest/fault_checks.ts";
 import { headroomChecks } from "../selftest/headroom.ts";
@@ -38,6 +38,13 @@ export const selftestCommand = command(
     json: withDefault(
       flag("--json", {
         description: message`Print the checks as one JSON object on stdout (numbers as numbers).`,
+      }),
+      false,
+    ),
+    verbose: withDefault(
+      flag("--verbose", {
+        description:
+          message`Print every check as a table (by default: a line per group, then only the FAIL and inconclusive rows).`,
       }),
       false,
     ),
@@ -68,7 +75,7 @@ async function personalityChain(deps: SelftestDeps, engine: Personality, quick: 
 /** Runs `ik selftest`. */
 export async function runSelftest(
   ctx: CommandContext,
-  flags: { cmd: "selftest"; quick: boolean; json: boolean },
+  flags: { cmd: "selftest"; quick: boolean; json: boolean; verbose: boolean },
 ): Promise<number> {
   const t0 = performance.now();
   const deps: SelftestDeps = {
@@ -131,8 +138,11 @@ export async function runSelftest(
       }) + "\n",
     );
   } else {
-    ctx.out(renderChecks(checks, ctx.runtime.isTerminal("stdout") && !ctx.runtime.env("NO_COLOR")) + "\n");
+    const color = ctx.runtime.isTerminal("stdout") && !ctx.runtime.env("NO_COLOR");
+    ctx.out(renderSelftest(checks, color, flags.verbose) + "\n");
     ctx.out(verdictLine(checks, seconds) + "\n");
+    const next = nextStepLine(checks);
+    if (next) ctx.out(next + "\n");
   }
   return verdict === "PASS"
     ? ExitCode.OK

@@ -75,9 +75,16 @@ function bucketOrder(record: Record<string, unknown>): string[] {
   return data?.buckets && typeof data.buckets === "object" ? Object.keys(data.buckets) : [];
 }
 
-/** How a ratio reads: which record is better, when the interval excludes 1. */
-export function readRatio(ci: [number | null, number | null], higher: boolean | null): string {
+/** Fewest paired rounds from which compare reads a difference (with 2, a t interval has 1 degree of freedom). */
+export const MIN_PAIRS_FOR_VERDICT = 3;
+
+/**
+ * How a ratio reads: which record is better, when the interval excludes 1 and at least
+ * {@link MIN_PAIRS_FOR_VERDICT} round pairs stand behind it; "too few rounds" below that.
+ */
+export function readRatio(ci: [number | null, number | null], higher: boolean | null, nPairs = MIN_PAIRS_FOR_VERDICT): string {
   const [lo, hi] = ci;
+  if (nPairs < MIN_PAIRS_FOR_VERDICT && nPairs > 0) return "too few rounds";
   if (lo === null || hi === null || higher === null) return "n/a";
   if (lo <= 1 && hi >= 1) return "no clear difference";
   const bHigher = lo > 1;
@@ -90,7 +97,7 @@ export const COMPARE_DEFINITIONS: Readonly<Record<string, string>> = {
   median: "median over the paired rounds of those per-round values (observed)",
   ratio: "median(B) / median(A) over the rounds both records have, paired by round index (derived)",
   ratio_ci95: "paired t-scaled bootstrap on the log scale: log ratio ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together (derived)",
-  reading: "B better / B worse when the 95% CI excludes 1 (lower is better for latencies, higher for tok/s); no clear difference otherwise",
+  reading: "B better / B worse when the 95% CI excludes 1 and at least 3 round pairs stand behind it (lower is better for latencies, higher for tok/s); no clear difference otherwise; too few rounds under 3 pairs",
   failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered",
   round_ci_unit: CI_METHOD_T_CLUSTER,
 };
@@ -120,7 +127,7 @@ export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOpti
       rows.push({
         bucket, metric, unit, higher_is_better: higher,
         a_median: median(xa), b_median: median(xb), ratio: r.ratio, ratio_ci95: ci, n_pairs: r.nPairs,
-        reading: readRatio(ci, higher),
+        reading: readRatio(ci, higher, r.nPairs),
         by_round: Object.fromEntries(paired.map((k, i) => [k, [xa[i], xb[i]]])),
       });
     }

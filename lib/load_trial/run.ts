@@ -18,6 +18,15 @@ import { judgeTrial, type TrialRow, type TrialVerdict } from "./attainment.ts";
 import type { Workload } from "./workload.ts";
 
 /** What one trial needs. */
+/**
+ * The trial's schedule: exactly N seeded Poisson arrivals at rate R (a window far longer than N / R,
+ * capped at N), as offsets in ms from the start.
+ */
+export function trialOffsetsMs(rateRps: number, requests: number, seed: number): Float64Array {
+  return arrivalOffsetsMs({ ratePerS: rateRps, durationS: Math.max(60, (requests / rateRps) * 50), maxRequests: requests, seed: [seed, 4, Math.round(rateRps * 1e6)] });
+}
+
+/** What one trial run needs. */
 export interface TrialConfig {
   ep: Endpoint;
   engineKind: EngineKind;
@@ -35,6 +44,8 @@ export interface TrialConfig {
   signal?: AbortSignal;
   /** Identity fields for summary.json (HMAC of the URL, workload path, …). */
   identity: Record<string, unknown>;
+  /** The schedule, when the caller already drew it (else {@link trialOffsetsMs}). */
+  offsetsMs?: Float64Array;
 }
 
 /** What a trial leaves. */
@@ -52,8 +63,7 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     ep: cfg.ep, api: "chat", engineKind: cfg.engineKind, model: cfg.model, maxTokens: null, tokenIds: "off", exactLength: false,
     extraBody: {}, chatTemplateKwargs: {}, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs, idleTimeoutMs: Math.min(cfg.timeoutMs, 60_000), signal: cfg.signal,
   });
-  // Exactly N arrivals: a window far longer than N / R, capped at N.
-  const offsets = arrivalOffsetsMs({ ratePerS: cfg.rateRps, durationS: Math.max(60, (cfg.requests / cfg.rateRps) * 50), maxRequests: cfg.requests, seed: [cfg.seed, 4, Math.round(cfg.rateRps * 1e6)] });
+  const offsets = cfg.offsetsMs ?? trialOffsetsMs(cfg.rateRps, cfg.requests, cfg.seed);
   const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"));
   const rows: TrialRow[] = [];
   const lag = startLoopLag();

@@ -269,6 +269,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       server: shard0 ? (shard0.server as Record<string, unknown> | null) ?? null : { available: false, note: "shard 0, the only one that scrapes, is absent" },
       client_limited: why.length ? why.join("; ") : null,
       interrupted: ran.length < g.slices.length || entries.some((e) => e.interrupted === true),
+      // A partial merge keeps its own rule (aborted rows out of every statistic, the target rate
+      // scaled to what was sent, N* a scaled lower bound), so a merged level is always judged.
+      not_judged: null,
       counts, overlapping, aborted, aborted_by_shard: abortedBy, outputs_missing: okSeqs.size,
     });
   }

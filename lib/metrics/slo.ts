@@ -69,22 +69,30 @@ export function sloChecks(
 }
 
 /**
- * N*: the highest level at which the SLO holds there and at every lower level (a level that
- * passes above a failing one does not count), with the reason.
- * @param levels each level's value and its SLO verdict (null: no SLO given)
+ * N*: the highest level before the first that misses the SLO, levels taken in ascending order. A
+ * level that was not judged (interrupted, nothing sent) ends the search there: N* is then the last
+ * level that held, as a lower bound (`lowerBound`), never a failure that was not measured.
  */
-export function nStar(levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck> }[]): { value: number | null; reason: string } {
-  if (!levels.length) return { value: null, reason: "no load levels ran" };
+export function nStar(
+  levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck>; notJudged?: string | null }[],
+): { value: number | null; reason: string; lowerBound: boolean } {
+  if (!levels.length) return { value: null, reason: "no load levels ran", lowerBound: false };
+  if (levels.every((l) => l.sloOk === null && Object.keys(l.checks).length === 0)) return { value: null, reason: "no SLO given", lowerBound: false };
   let best: number | null = null;
   for (const lv of [...levels].sort((a, b) => a.level - b.level)) {
-    if (lv.sloOk === null) return { value: null, reason: "no SLO given" };
+    if (lv.notJudged) {
+      return best === null
+        ? { value: null, reason: `level ${lv.level} was not judged (${lv.notJudged}) and no level below it held the SLO`, lowerBound: false }
+        : { value: best, reason: `level ${lv.level} was not judged (${lv.notJudged}): N* is at least ${best}`, lowerBound: true };
+    }
+    if (lv.sloOk === null) return { value: null, reason: "no SLO given", lowerBound: false };
     if (!lv.sloOk) {
       const failed = Object.entries(lv.checks).filter(([, c]) => !c.ok).map(([k]) => k);
-      return { value: best, reason: `SLO first fails at level ${lv.level} (${failed.join(", ")})` };
+      return { value: best, reason: `SLO first fails at level ${lv.level} (${failed.join(", ")})`, lowerBound: false };
     }
     best = lv.level;
   }
-  return { value: best, reason: "SLO holds at every level tried: the true N* may be above the grid" };
+  return { value: best, reason: "SLO holds at every level tried: the true N* may be above the grid", lowerBound: false };
 }
 
 /** $ per 1M output tokens = the GPUs' hourly price / tokens produced per hour × 1e6 (null without a price or throughput). */

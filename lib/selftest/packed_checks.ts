@@ -11,7 +11,7 @@ import { withMock } from "./mock_process.ts";
 import { streamsIds } from "./personality_checks.ts";
 import type { Personality, SelftestDeps } from "./send.ts";
 import { everyRow, type Paired, runSeries } from "./series.ts";
-import { TIMED_WARMUP, timingChecks, withBusyRerun } from "./timing_checks.ts";
+import { TIMED_WARMUP, timingChecks, withRerun } from "./timing_checks.ts";
 
 /** Tokens-per-event run: max_tokens not a multiple of tokens per event, so the last event is short. */
 export const PACKED = { ttftMs: 40, tpotMs: 5, tokensPerEvent: 3, maxTokens: 32, requests: 9 } as const;
@@ -126,7 +126,7 @@ export function tokensPerEventChecks(deps: SelftestDeps, engine: Personality): P
       ];
       return { checks, busy: timing.busy };
     };
-    return (await withBusyRerun(run)).checks;
+    return (await withRerun(run)).checks;
   });
 }
 
@@ -202,6 +202,6 @@ export function specChecks(deps: SelftestDeps, engine: Personality): Promise<Che
       ];
       return { checks, busy: timing.busy };
     };
-    return (await withBusyRerun(run)).checks;
+    return (await withRerun(run)).checks;
   });
 }

@@ -9,7 +9,7 @@ import { withMock } from "./mock_process.ts";
 import type { Personality, SelftestDeps } from "./send.ts";
 import { profileFor } from "./send.ts";
 import { everyRow, runSeries } from "./series.ts";
-import { TIMED_WARMUP, timingChecks, type TimingOutcome, withBusyRerun } from "./timing_checks.ts";
+import { TIMED_WARMUP, timingChecks, type TimingOutcome, withRerun } from "./timing_checks.ts";
 import { broken } from "./checks.ts";
 
 /** What the personality checks tell the mock, and so what the client must measure. */
@@ -93,7 +93,7 @@ export function personalityChecks(deps: SelftestDeps, engine: Personality): Prom
       ];
       return { checks, busy: timing.busy };
     };
-    const out = (await withBusyRerun(run)).checks;
+    const out = (await withRerun(run)).checks;
     if (deps.signal?.aborted) return out;
     const compl = await deps.send({
       baseUrl: mock.baseUrl,

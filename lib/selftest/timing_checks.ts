@@ -12,12 +12,15 @@
  *   rule assumes it); the client's span differs from the mock's by the lag jitter of two events
  *   (< 1 ms over spans ≥ 100 ms), so the median relative error must be within ± 2 %: a 5 % bias
  *   fails.
- * - Against the configured model: TTFT within −0.5/+5 ms (lag bound + busy bound), TPOT ± 3 %.
+ * - Against the configured model: TTFT within −0.5/+6 ms (lag bound + busy bound: it can miss only
+ *   when the lag check fails or the mock ran late, and then it is BUSY), TPOT ± 3 %.
  * - Busy host: when the mock's own first_ms runs late against its configured TTFT by more than
  *   2 ms (median), the host cannot time anything to these tolerances: a failing timing check
  *   becomes BUSY (inconclusive), never PASS and never FAIL. The caller reruns once first. The
  *   same holds for the TPOT-vs-model check alone when the mock's own span (last_ms − first_ms)
  *   is off its model by more than 2 % (median): the mock, not the client, missed its clock.
+ * - A series is run once more when it was BUSY or a timing check missed by at most twice its
+ *   tolerance (withRerun): the second run is judged, the first one's rows are printed as INFO.
  * @module
  */
 import { broken, type Check, fmt, median, near, whenBusy } from "./checks.ts";
@@ -152,10 +155,29 @@ export const TIMING_CHECK_PREFIXES = [
 ] as const;
 
 /**
- * Runs a timed series, and once more when the host was too busy to judge it.
+ * Whether a check is a timing check that failed by at most twice its tolerance: a near miss that
+ * one more run may clear on a host that was briefly busy (a real 5 % TPOT bias is past twice the
+ * 2 % band; a +5 ms TTFT bias fails the rerun again).
+ */
+export function nearMiss(c: Check): boolean {
+  if (c.status !== "FAIL" || !TIMING_CHECK_PREFIXES.some((p) => c.name.startsWith(p))) return false;
+  if (c.value === null || c.expected_value === null || c.tolerance === null) return false;
+  const d = c.value - c.expected_value;
+  return d >= 0 ? d <= 2 * c.tolerance.above : -d <= 2 * c.tolerance.below;
+}
+
+/**
+ * Runs a timed series, and once more when the host was too busy to judge it or a timing check
+ * missed by at most twice its tolerance; the second run is judged, and the first run's FAIL and
+ * BUSY rows are kept as INFO rows that say so (both runs are printed).
  * @param run sends the series and judges it
  */
-export async function withBusyRerun<T extends { busy: string | null }>(run: () => Promise<T>): Promise<T> {
+export async function withRerun<T extends { busy: string | null; checks: Check[] }>(run: () => Promise<T>): Promise<T> {
   const first = await run();
-  return first.busy ? await run() : first;
+  if (first.busy === null && !first.checks.some(nearMiss)) return first;
+  const second = await run();
+  const shown = first.checks
+    .filter((c) => c.status === "FAIL" || c.status === "BUSY")
+    .map((c): Check => ({ ...c, status: "INFO", name: `${c.name} [first run: ${c.status}; run again, judged below]` }));
+  return { ...second, checks: [...shown, ...second.checks] };
 }

@@ -93,6 +93,14 @@ describe("compareRecords", () => {
     assert.deepEqual(other.rows.map((r) => r.ratio), c.rows.map((r) => r.ratio));
   });
 
+  test("two paired rounds give no reading, even a 15 % difference ('too few rounds'), and the text says why", () => {
+    const two = compareRecords({ record: single(), rows: rows(1, 2, 1) }, { record: single(), rows: rows(1.15, 2, 2) });
+    assert.ok(two.rows.length > 0);
+    for (const r of two.rows) assert.equal(r.reading, "too few rounds", `${r.bucket} ${r.metric}`);
+    const three = compareRecords({ record: single(), rows: rows(1, 3, 1) }, { record: single(), rows: rows(1.15, 3, 2) });
+    assert.ok(three.rows.some((r) => r.reading !== "too few rounds"), "3 pairs may read");
+  });
+
   test("pairs by round index: a round B lacks is left out of both sides", () => {
     const bShort = rows(1.15, 5, 2, [1, 3]);
     const p = compareRecords({ record: single(), rows: a }, { record: single(), rows: bShort });
@@ -113,9 +121,9 @@ describe("compareRecords", () => {
     assert.deepEqual(f.rows.map((r) => r.ratio), c.rows.map((r) => r.ratio));
   });
 
-  test("one round: a ratio but no interval", () => {
+  test("one round: a ratio but no interval and no reading", () => {
     const one = compareRecords({ record: single(), rows: rows(1, 1, 1) }, { record: single(), rows: rows(1.2, 1, 2) });
-    assert.ok(one.rows.every((r) => r.n_pairs === 1 && r.ratio !== null && r.ratio_ci95[0] === null && r.reading === "n/a"));
+    assert.ok(one.rows.every((r) => r.n_pairs === 1 && r.ratio !== null && r.ratio_ci95[0] === null && r.reading === "too few rounds"));
   });
 });
 

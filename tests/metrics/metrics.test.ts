@@ -51,11 +51,27 @@ describe("SLO, N* and cost", () => {
   });
   test("N* is the highest level passing there and at every lower one", () => {
     const lv = (level: number, ok: boolean | null) => ({ level, sloOk: ok, checks: (ok === false ? { ttft_p95_ms: { value: 9, target: 1, ok: false } } : {}) as Record<string, SloCheck> });
-    assert.deepEqual(nStar([lv(4, true), lv(1, true), lv(2, false), lv(8, true)]), { value: 1, reason: "SLO first fails at level 2 (ttft_p95_ms)" });
+    assert.deepEqual(nStar([lv(4, true), lv(1, true), lv(2, false), lv(8, true)]), { value: 1, reason: "SLO first fails at level 2 (ttft_p95_ms)", lowerBound: false });
     assert.equal(nStar([lv(1, true), lv(2, true)]).value, 2);
     assert.match(nStar([lv(1, true), lv(2, true)]).reason, /above the grid/);
-    assert.deepEqual(nStar([lv(1, null)]), { value: null, reason: "no SLO given" });
+    assert.deepEqual(nStar([lv(1, null)]), { value: null, reason: "no SLO given", lowerBound: false });
     assert.equal(nStar([lv(1, false)]).value, null);
+  });
+  test("a level not judged (interrupted, nothing sent) is never a failure: N* stops below it as a lower bound", () => {
+    const failing = { ttft_p95_ms: { value: 9, target: 1, ok: false }, failed: { value: 12, target: 0, ok: false } } as Record<string, SloCheck>;
+    const held = { ttft_p95_ms: { value: 1, target: 2, ok: true } } as Record<string, SloCheck>;
+    const lv = (level: number, sloOk: boolean | null, notJudged: string | null = null) => ({ level, sloOk, checks: sloOk === false || notJudged ? failing : held, notJudged });
+    assert.deepEqual(nStar([lv(1, true), lv(2, true), lv(4, null, "interrupted")]), {
+      value: 2,
+      reason: "level 4 was not judged (interrupted): N* is at least 2",
+      lowerBound: true,
+    });
+    const first = nStar([lv(1, null, "nothing sent"), lv(2, true)]);
+    assert.equal(first.value, null);
+    assert.equal(first.lowerBound, false);
+    assert.match(first.reason, /level 1 was not judged \(nothing sent\) and no level below it held/);
+    assert.doesNotMatch(first.reason, /fails/, "never a failure that was not measured");
+    assert.deepEqual(nStar([lv(1, true), lv(2, false), lv(4, null, "interrupted")]).lowerBound, false, "a real failure below wins");
   });
   test("$ per 1M output tokens", () => {
     assert.ok(Math.abs(usdPer1mTokens(1000, 3.6, 2)! - 2) < 1e-12); // 7.2 $/h over 3.6M tok/h

@@ -124,8 +124,9 @@ describe("sharded levels overlap, closed loop", { skip }, () => {
     assert.ok(l0.overlapping >= 1, `overlapping ${l0.overlapping}`);
     assert.equal(l1.overlapping, 0);
     assert.match(measured.limitations.join("\n"), new RegExp(`counted as overlapping: r6 ${l0.overlapping}`));
-    // Level r8 was not held back by r6's requests: its sends kept the wall timetable.
-    assert.ok(l1.summary.send_lag_ms.p99 < 5, JSON.stringify(l1.summary.send_lag_ms));
+    // Level r8 was not held back by r6's requests (those run 1.2 s, so a held-back send would lag by
+    // hundreds of ms): its sends kept the wall timetable to within a busy host's jitter.
+    assert.ok(l1.summary.send_lag_ms.p99 < 100, JSON.stringify(l1.summary.send_lag_ms));
     const rows = (await readFile(join(store, measured.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((x) => JSON.parse(x));
     const off = measured.data.clock.anchor.wall_ms - measured.data.clock.anchor.mono_ms;
     const firstR8 = Math.min(...rows.filter((x) => x.level === "r8").map((x) => x.t_send_ns / 1e6 + off));

@@ -176,7 +176,14 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
 
   test("a shard whose clock runs 50 ms ahead (fault build) is early in the mock's request log and named by the merge", async () => {
     const faulty = join(dir, "ik-clock-skew");
-    const b = spawnSync("bash", ["scripts/build.sh", "--fault", "clock-skew-50ms", "--outfile", faulty], { cwd: ROOT, encoding: "utf8", timeout: 180_000 });
+    // The fault build carries the rev of the binary under test, whatever the working tree is now (merge refuses two revs).
+    const rev = JSON.parse(spawnSync(ikBin(), ["--version", "--json"], { encoding: "utf8" }).stdout).git_rev as string;
+    const b = spawnSync("bash", ["scripts/build.sh", "--fault", "clock-skew-50ms", "--outfile", faulty], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 180_000,
+      env: { ...runtime.envAll(), IK_FAULT_REV: rev },
+    });
     assert.equal(b.status, 0, b.stderr);
     const store = await freshStore("skew");
     const logFrom = mock.proc.stdout().length;
