@@ -4,7 +4,7 @@
  */
 export { isSecretKey, REDACTED, redactObject, redactUrl, redactUrlsInText, scrubSecret } from "./redact.ts";
 export {
-  clearSecrets, isSecretFlag, knownSecrets, registerArgvSecrets, registerSecret, registerSecretEnv, scrubArgv, scrubbedJson, scrubJsonLine, scrubKnown,
+  clearSecrets, isSecretFlag, knownSecrets, registerArgvSecrets, registerJsonSecrets, registerSecret, registerSecretEnv, scrubArgv, scrubbedJson, scrubJsonLine, scrubKnown,
   scrubText, scrubValue,
 } from "./scrub.ts";
 export { endpointKeyPath, endpointTag, loadEndpointKey, PROCESS_KEY_NOTE } from "./endpoint_key.ts";

@@ -22,12 +22,19 @@ const known = new Set<string>();
 let ordered: string[] = [];
 
 /**
+ * Values never replaced as text: a number or a JSON literal would be replaced inside the numbers
+ * and literals of every JSON file ik writes, breaking them (such a value is still redacted by its
+ * key or flag name).
+ */
+const NOT_TEXT_SCRUBBABLE = /^\s*(true|false|null|[-+]?[0-9][0-9.eE+-]*)\s*$/;
+
+/**
  * Registers a secret value of this run (an API key, a secret-named env value): from now on it is
- * replaced by `***` in everything ik writes or prints. Its URL-encoded form is registered too.
- * Empty and too-short values are ignored.
+ * replaced by `***` in everything ik writes or prints. Its URL-encoded and JSON-escaped forms are
+ * registered too. Empty and too-short values, numbers and JSON literals are ignored.
  */
 export function registerSecret(value: string | null | undefined): void {
-  if (!value || value.length < MIN_SECRET_LENGTH) return;
+  if (!value || value.length < MIN_SECRET_LENGTH || NOT_TEXT_SCRUBBABLE.test(value)) return;
   const forms = [value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)];
   let added = false;
   for (const f of forms) {
@@ -49,8 +56,9 @@ export function registerSecretEnv(env: Readonly<Record<string, string | undefine
 
 /**
  * Registers the secrets ik's own command line names: the value of the env var that
- * `--api-key-env NAME` points at, and the value given to any secret-looking flag
- * (`--api-key=sk-…`, `--token X`), so that a usage error, a crash log or a server echo never
+ * `--api-key-env NAME` points at, the value given to any secret-looking flag
+ * (`--api-key=sk-…`, `--token X`) and secret-looking keys' values in a JSON argument
+ * (`--extra-body '{"api_key": …}'`), so that a usage error, a crash log or a server echo never
  * shows them.
  * @param env looks an environment variable up (the runtime's `env`)
  */
@@ -63,7 +71,29 @@ export function registerArgvSecrets(argv: readonly string[], env: (name: string)
     if (!a.startsWith("-") || value === undefined || (eq < 0 && value.startsWith("-"))) continue;
     if (flag === "--api-key-env") registerSecret(env(value));
     else if (isSecretFlag(flag)) registerSecret(value);
+    else if (/^\s*\{/.test(value)) registerJsonSecrets(value);
   }
+}
+
+/**
+ * Registers the values of secret-looking keys in a JSON argument (`--extra-body '{"api_key": …}'`):
+ * a server that echoes the request body must not put them in a stored output. Not JSON: nothing.
+ */
+export function registerJsonSecrets(text: string): void {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return;
+  }
+  const visit = (x: unknown, depth: number): void => {
+    if (x === null || typeof x !== "object" || depth > 32) return;
+    for (const [k, y] of Object.entries(x as Record<string, unknown>)) {
+      if (isSecretKey(k) && typeof y === "string") registerSecret(y);
+      else visit(y, depth + 1);
+    }
+  };
+  visit(v, 0);
 }
 
 /** The secret values registered so far (longest first). */
@@ -125,7 +155,8 @@ export function scrubText(text: string): string {
     out = out.replace(JSON_PAIR_IN_TEXT, (all, q1: string, name: string, mid: string, q2: string, value: string) =>
       isSecretKey(name) && value !== "" && value !== REDACTED ? `${q1}${name}${q1}${mid}${q2}${REDACTED}${q2}` : all);
   }
-  return out.replace(BEARER, (_all, scheme: string) => `${scheme} ${REDACTED}`);
+  // "a Bearer token" is prose: a credential has a digit or a symbol, or is long.
+  return out.replace(BEARER, (all, scheme: string, cred: string) => /^[A-Za-z]{1,19}$/.test(cred) ? all : `${scheme} ${REDACTED}`);
 }
 
 /**
@@ -210,7 +241,23 @@ function lineReplacer(this: unknown, k: string, x: unknown): unknown {
  * written at thousands per second.
  */
 export function scrubJsonLine(value: unknown): string {
-  return scrubKnown(JSON.stringify(value, lineReplacer));
+  // Rows almost never hold a secret key: look first (cheap), rebuild only when one does.
+  return scrubKnown(hasSecretKey(value, 0) ? JSON.stringify(value, lineReplacer) : JSON.stringify(value));
+}
+
+/** Whether any object key inside `v` looks secret (arrays walked, primitives skipped). */
+function hasSecretKey(v: unknown, depth: number): boolean {
+  if (v === null || typeof v !== "object" || depth > 64) return false;
+  if (Array.isArray(v)) {
+    for (const x of v) if (x !== null && typeof x === "object" && hasSecretKey(x, depth + 1)) return true;
+    return false;
+  }
+  for (const k in v as Record<string, unknown>) {
+    const x = (v as Record<string, unknown>)[k];
+    if (secretKeyCached(k) && x !== null && x !== undefined && x !== "") return true;
+    if (x !== null && typeof x === "object" && hasSecretKey(x, depth + 1)) return true;
+  }
+  return false;
 }
 
 /** `JSON.stringify(scrubValue(value), null, indent)`: a JSON file as it may be stored. */

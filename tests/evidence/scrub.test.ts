@@ -19,9 +19,11 @@ describe("registered secrets", () => {
   });
   test("too-short values are ignored; nothing registered changes nothing", () => {
     registerSecret("abc");
+    registerSecret("123456");
+    registerSecret("true");
     registerSecret("");
     registerSecret(undefined);
-    assert.equal(scrubKnown("abc abc"), "abc abc");
+    assert.equal(scrubKnown('abc abc {"n":1234567,"ok":true}'), 'abc abc {"n":1234567,"ok":true}', "numbers and literals would break JSON");
   });
   test("env values are registered only where the NAME looks secret", () => {
     registerSecretEnv({ HF_TOKEN: "hf_envsecret", OPENAI_API_KEY: "sk-envsecret", CUDA_VISIBLE_DEVICES: "0,1,2,3", MODEL_DIR: "/models/x" });
@@ -40,6 +42,7 @@ describe("scrubText", () => {
   test("URLs: userinfo, query and fragment secrets; Bearer credentials", () => {
     assert.equal(scrubText("GET http://u:p@h:1/v1?api_key=s1#access_token=t1&x=1 failed"), "GET http://***@h:1/v1?api_key=***#access_token=***&x=1 failed");
     assert.equal(scrubText("authorization: Bearer abcdef123"), "authorization: Bearer ***");
+    assert.equal(scrubText("client_argv holds a Bearer token"), "client_argv holds a Bearer token", "prose stays");
   });
 });
 
@@ -97,7 +100,8 @@ describe("JSON inside text and argv", () => {
   });
   test("registerArgvSecrets: the --api-key-env target and secret flag values", async () => {
     const { registerArgvSecrets } = await import("../../lib/evidence/scrub.ts");
-    registerArgvSecrets(["probe", "--api-key-env", "SECKEY", "--api-key=sk-argvsecret", "--token", "tok-argvsecret", "--model", "m"], (n) => n === "SECKEY" ? "sk-envvalue1" : undefined);
-    assert.equal(scrubKnown("sk-envvalue1 sk-argvsecret tok-argvsecret m"), "*** *** *** m");
+    registerArgvSecrets(["probe", "--api-key-env", "SECKEY", "--api-key=sk-argvsecret", "--token", "tok-argvsecret", "--model", "m",
+      "--extra-body", '{"api_key":"body-secret1","max_tokens":4096,"nested":{"session_token":"nested-secret"}}'], (n) => n === "SECKEY" ? "sk-envvalue1" : undefined);
+    assert.equal(scrubKnown("sk-envvalue1 sk-argvsecret tok-argvsecret m body-secret1 nested-secret 4096"), "*** *** *** m *** *** 4096");
   });
 });
