@@ -12,7 +12,7 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
+import { registerArgvSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -78,8 +78,12 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
     throw usageError("--manifest", `cannot read ${o.manifestPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "check the path");
   }
   const manifest = parseManifest(text, o.manifestPath);
-  // A secret-named env value an engine prints must not reach its log, a cell or the summary.
-  for (const e of manifest.engines) registerSecretEnv(e.env);
+  // A secret-named env value or a launch flag's secret (`vllm serve --api-key X`) that an engine
+  // prints must not reach its log, a cell or the summary.
+  for (const e of manifest.engines) {
+    registerSecretEnv(e.env);
+    registerArgvSecrets(e.launch, (n) => e.env[n] ?? rt.env(n));
+  }
   const specs = selectEngines(manifest.engines, o.engines);
   if (!specs.length) throw usageError("--engines", "selects no engine");
   const { rounds, adaptive } = planRounds({ nEngines: specs.length, rounds: o.rounds, ciTarget: o.ciTarget, minRounds: o.minRounds, mode: o.mode });
