@@ -12,7 +12,7 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { registerArgvSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
+import { registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -84,6 +84,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
     registerSecretEnv(e.env);
     registerArgvSecrets(e.launch, (n) => e.env[n] ?? rt.env(n));
   }
+  // workload.extra_body / chat_template_kwargs secrets, echoed back by a server, likewise.
+  for (const v of [manifest.extra_body, manifest.chat_template_kwargs]) if (v) registerJsonSecrets(JSON.stringify(v));
   const specs = selectEngines(manifest.engines, o.engines);
   if (!specs.length) throw usageError("--engines", "selects no engine");
   const { rounds, adaptive } = planRounds({ nEngines: specs.length, rounds: o.rounds, ciTarget: o.ciTarget, minRounds: o.minRounds, mode: o.mode });

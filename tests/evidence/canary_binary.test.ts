@@ -41,6 +41,7 @@ const C = {
   xToken: `${MARK}-xtoken-Ff66`,
   env: `${MARK}-manifestenv-Gg77`,
   launchKey: `${MARK}-launchkey-Hh88`,
+  roundsBody: `${MARK}-roundsbody-Jj99`,
 };
 
 const skip = runtime.name !== "bun"
@@ -187,15 +188,20 @@ describe("secrets never reach a file, a terminal or a crash log (dist/ik)", { sk
       "engine", "--api-key", C.launchKey];
     await writeFile(join(dir, "rounds.json"), JSON.stringify({
       model: { id: "echo-model" },
+      workload: { extra_body: { api_key: C.roundsBody, top_k: 5 } },
       engines: [{ label: "e1", name: "vllm", launch: engine, port, env: { HF_TOKEN: C.env } }],
     }));
     await writeFile(join(dir, "prompts.jsonl"), JSON.stringify({ id: "p1", bucket: "short", messages: [{ role: "user", content: "hi" }], max_tokens: 4 }) + "\n");
-    const r = await ik(["bench", "rounds", join(dir, "rounds.json"), "--prompts", join(dir, "prompts.jsonl"), "--rounds", "1", "--extra-body", extraBody,
+    const r = await ik(["bench", "rounds", join(dir, "rounds.json"), "--prompts", join(dir, "prompts.jsonl"), "--rounds", "1",
       "--serve-args", "--max-tokens 4 --warmup 0", "--run-dir", join(dir, "rounds"), "--gpu-lock", join(dir, "lock"), "--stop-timeout-s", "5", "--json"], 150_000);
     assert.ok(r.code !== null, r.stderr.slice(-2000));
     const log = readFileSync(join(dir, "rounds", "logs", "e1.r1.log"), "utf8");
     assert.match(log, /engine env: HF_TOKEN=\*\*\*/, "the engine ran and printed its env, scrubbed");
     assert.match(log, /engine args: --api-key \*\*\*/, "and its launch argv, scrubbed");
+    const cell = readFileSync(join(dir, "rounds", "rounds", "e1.r1.json"), "utf8");
+    assert.match(cell, /--extra-body/, "serve.argv carries the manifest's extra_body");
+    assert.match(cell, /api_key\\?"\s*:\s*\\?"\*\*\*/, "with its secret redacted");
+    assert.match(readFileSync(join(dir, "rounds", "rounds", "summary.md"), "utf8"), /api_key/, "summary.md names the extra body");
     await ik(["report", join(dir, "rounds"), "--out", join(dir, "reports", "rounds.md")]);
   });
 
