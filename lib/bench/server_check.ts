@@ -4,7 +4,8 @@
  * numbers may still be right for an alias); the context length is recorded.
  * @module
  */
-import { unavailableError } from "../cli/errors.ts";
+import { IkError, unavailableError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
 import { type Endpoint, listModels } from "../client/mod.ts";
 import { redactUrl } from "../evidence/mod.ts";
 
@@ -17,7 +18,7 @@ export interface ServerInfo {
 
 /**
  * Checks the server and the model.
- * @throws IkError (69) when the server does not answer
+ * @throws IkError (69) when the server does not answer; (130) when `signal` aborted meanwhile
  */
 export async function checkServer(
   ep: Endpoint,
@@ -25,6 +26,10 @@ export async function checkServer(
   opts: { apiKey?: string; fetch?: (input: string, init: RequestInit) => Promise<Response>; signal?: AbortSignal } = {},
 ): Promise<{ limitations: string[]; info: ServerInfo }> {
   const ans = await listModels(ep, { apiKey: opts.apiKey, fetch: opts.fetch, signal: opts.signal });
+  if (opts.signal?.aborted) {
+    // Ctrl-C while the server was being asked: an interrupt (130), not an unreachable server (69).
+    throw new IkError(ExitCode.INTERRUPTED, "bench serve", "interrupted before anything was measured", "nothing was written");
+  }
   if (ans.status === 0) {
     throw unavailableError("--base-url", `server at ${redactUrl(ep.origin)} not reachable (${ans.error ?? "no answer"})`,
       "start it and wait for /v1/models to answer");

@@ -132,6 +132,11 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     limitations.push(`${x.nondeterministic.length} prompt(s) produced different text across untagged rounds (non-deterministic decoding?), e.g. ${x.nondeterministic[0]}`);
   }
   if (rounds.length < 2) limitations.push("fewer than 2 rounds: no confidence interval");
+  // Incompleteness is inherited: a record built on an interrupted one holds its partial rounds.
+  const inherited = x.extending !== null && (x.extending.record as { complete?: boolean }).complete !== true;
+  if (inherited) {
+    limitations.unshift(`extends ${x.extending!.record.evidence_id}, which is incomplete (its run was interrupted): its partial rounds are part of this record`);
+  }
   if (x.interrupted) limitations.push(`interrupted after ${x.rows.length} of ${x.planned} requests`);
   const missing: string[] = [];
   if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
@@ -204,6 +209,6 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     missing,
     limitations,
     data,
-    complete: !x.interrupted,
+    complete: !x.interrupted && !inherited,
   }) as unknown as Record<string, unknown>;
 }

@@ -58,7 +58,7 @@ export function ciHalfWidths(summary: RoundsSummary, labels: readonly string[], 
     if (r.median && lo !== null && hi !== null && r.n >= 2) {
       out[label] = { width: (hi - lo) / 2 / Math.abs(r.median), basis: "ci95 of the median", n: r.n, counted: true };
     } else {
-      out[label] = { width: null, basis: "fewer than 2 rounds", counted: true };
+      out[label] = { width: null, basis: r.n < 3 ? "fewer than 3 rounds (no interval)" : "no interval", counted: true };
     }
   }
   return out;

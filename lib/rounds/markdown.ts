@@ -78,7 +78,8 @@ function header(plan: ReportPlan): string[] {
 function comparison(summary: RoundsSummary, resolved: Readonly<Record<string, ReportResolved>>, cls: string): string[] {
   const lines = [
     "An engine marked [FAILURES] had failed requests in that bucket: its latencies cover only the requests it " +
-    "answered, so it is never named best there and gets no ratio.", "",
+    "answered, so it is never named best there and gets no ratio. A median's 95% CI needs at least 3 rounds " +
+    "(with 2, a t interval has one degree of freedom): '-' below that.", "",
     `| engine | bucket | metric | median [${cls}] | 95% CI | rounds | ratio to best [derived] | ratio 95% CI |`,
     "|---|---|---|---|---|---|---|---|",
   ];

@@ -41,7 +41,7 @@ export interface SummaryRow {
   higher_is_better: boolean | null;
   /** Median over rounds. */
   median: number;
-  /** 95% CI of that median; nulls with fewer than 2 rounds. */
+  /** 95% CI of that median (log scale for positive quantities); nulls with fewer than 3 rounds. */
   ci95: [number | null, number | null];
   /** Rounds. */
   n: number;
@@ -93,13 +93,30 @@ export interface SummarizeOptions {
 /** The status a cell needs to be summarized. */
 export const STATUSES_OK: readonly string[] = ["ok"];
 
-/** The median's CI: the t-scaled cluster bootstrap over rounds, centred on the reported median. */
-function medianCi(xs: number[], resamples: number, seed: number): [number | null, number | null] {
-  const ci = clusterBootstrapCi(xs, null, [50], { resamples, seed })[50].ci;
+/** Fewest rounds for a median's interval: with 2, a t interval has one degree of freedom. */
+export const MIN_ROUNDS_FOR_CI = 3;
+
+/**
+ * The median's CI: the t-scaled cluster bootstrap over rounds (each round one unit), centred on the
+ * reported median. Times, rates and ratios are positive, so where every round's value is, the
+ * interval is built on the log scale (median × exp(± half-width)) and can never cross zero; a
+ * quantity that can be 0 (a count) keeps the symmetric interval, cut at 0. None under
+ * {@link MIN_ROUNDS_FOR_CI} rounds.
+ */
+export function medianCi(xs: number[], resamples: number, seed: number): [number | null, number | null] {
   const m = median(xs);
-  if (!ci || m === null) return [null, null];
+  if (xs.length < MIN_ROUNDS_FOR_CI || m === null) return [null, null];
+  if (xs.every((x) => x > 0)) {
+    const ci = clusterBootstrapCi(xs.map(Math.log), null, [50], { resamples, seed })[50].ci;
+    if (!ci) return [null, null];
+    const half = (ci[1] - ci[0]) / 2;
+    return [m * Math.exp(-half), m * Math.exp(half)];
+  }
+  const ci = clusterBootstrapCi(xs, null, [50], { resamples, seed })[50].ci;
+  if (!ci) return [null, null];
   const half = (ci[1] - ci[0]) / 2;
-  return [m - half, m + half];
+  const lo = m - half;
+  return [xs.every((x) => x >= 0) ? Math.max(0, lo) : lo, m + half];
 }
 
 function pickBest(eligible: string[], medians: Map<string, number>, higher: boolean): string | null {
@@ -119,7 +136,8 @@ export function summaryDefinitions(mode: "single" | "load"): Record<string, stri
     : "median over rounds of the per-round value (median over that round's requests in the bucket, from bench serve's requests artifact) (observed)";
   return {
     median,
-    ci95: `95% CI of that median, each round one unit: ${CI_METHOD_T_CLUSTER}; centred on the median (${cls})`,
+    ci95: `95% CI of that median, each round one unit: ${CI_METHOD_T_CLUSTER}; centred on the median, on the log scale ` +
+      `where every round's value is positive (so it never crosses 0); none under ${MIN_ROUNDS_FOR_CI} rounds (${cls})`,
     ratio_to_best: "median(engine) / median(best engine) over rounds both completed, with a paired 95% CI: t-scaled " +
       "bootstrap on the log scale, estimate ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together " +
       "(derived); best = lowest for latencies, highest for rates, among engines with no failed request in the bucket",

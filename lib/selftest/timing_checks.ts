@@ -168,7 +168,7 @@ export function nearMiss(c: Check): boolean {
 
 /**
  * Runs a timed series, and once more when the host was too busy to judge it or a timing check
- * missed by at most twice its tolerance; the second run is judged, and the first run's FAIL and
+ * missed by at most twice its tolerance; the second run is judged (its rows first), and the first run's FAIL and
  * BUSY rows are kept as INFO rows that say so (both runs are printed).
  * @param run sends the series and judges it
  */
@@ -179,5 +179,5 @@ export async function withRerun<T extends { busy: string | null; checks: Check[]
   const shown = first.checks
     .filter((c) => c.status === "FAIL" || c.status === "BUSY")
     .map((c): Check => ({ ...c, status: "INFO", name: `${c.name} [first run: ${c.status}; run again, judged below]` }));
-  return { ...second, checks: [...shown, ...second.checks] };
+  return { ...second, checks: [...second.checks, ...shown] };
 }

@@ -8,7 +8,7 @@ import type { ContainerLog, ContainerRec } from "./container_log.ts";
 import { type ClientRow, requestRows, type RowsLayout } from "./request_rows.ts";
 import type { RunRow } from "./runs_table.ts";
 import type { ReadResult } from "./vllm_result.ts";
-import { pickNumber } from "./vllm_result.ts";
+import { impossibleValues, pickNumber } from "./vllm_result.ts";
 
 /** The container log of a cell: where it was looked for, and what was in it (null: not found). */
 export interface CellContainer {
@@ -113,6 +113,7 @@ export function summarizeCell(x: CellInput): CellOutcome {
   }
   const res = x.result.result;
   if (!["0", "None", ""].includes(run.rc)) integrity.push(`${tag}: client rc ${run.rc}`);
+  for (const why of impossibleValues(res)) integrity.push(`${tag}: ${why}`);
   const { rows, layout } = requestRows(res);
   const ok = rows ? rows.filter((r) => r.ok) : [];
   const mine = x.container.log ? x.container.log.recs.filter((r) => run.serialLo < r.serial && r.serial <= run.serialHi) : [];

@@ -54,6 +54,9 @@ export function parseContainerLog(text: string): ContainerLog {
       if (!/^\d+$/.test(s)) why ||= `${k}=${s.slice(0, 20)} is not a non-negative integer`;
       vals[k] = Number(s);
     }
+    // Values no engine can log: more drafts accepted than proposed, more prompt tokens cached than sent.
+    if (!why && vals.acc > vals.prop) why = `acc=${vals.acc} > prop=${vals.prop} (more drafts accepted than proposed)`;
+    if (!why && vals.cached > vals.prompt) why = `cached=${vals.cached} > prompt=${vals.prompt} (more prompt tokens cached than sent)`;
     if (why) {
       bad.push({ line: i + 1, why });
       continue;

@@ -50,6 +50,32 @@ export function pickNumber(res: VllmResult, ...keys: string[]): number | null {
   return null;
 }
 
+/** Keys of a vLLM result whose value must be a count: a non-negative integer. */
+const COUNT_KEYS = ["num_prompts", "completed", "failed", "total_input_tokens", "total_output_tokens"];
+/** Keys (or key patterns) whose value must be a finite non-negative number. */
+const METRIC_KEYS = [/^duration$/, /_throughput$/, /^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$/];
+
+/**
+ * Every value of a result that cannot be a measurement: a count that is not a non-negative integer
+ * (`"40"`, 39.5), a metric that is not a finite non-negative number (NaN, Infinity, a string).
+ * Each is a FLAG: a unit holding one is never PUBLISHABLE.
+ */
+export function impossibleValues(res: VllmResult): string[] {
+  const out: string[] = [];
+  const show = (v: unknown) => (typeof v === "string" ? JSON.stringify(v.slice(0, 20)) : String(v));
+  for (const [k, v] of Object.entries(res)) {
+    if (COUNT_KEYS.includes(k)) {
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 0) out.push(`${k} is ${show(v)}, not a count`);
+    } else if (METRIC_KEYS.some((re) => re.test(k)) && v !== null) {
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) out.push(`${k} is ${show(v)}, not a finite non-negative number`);
+    }
+  }
+  if (typeof res.completed === "number" && typeof res.num_prompts === "number" && res.completed > res.num_prompts) {
+    out.push(`completed ${res.completed} > num_prompts ${res.num_prompts}`);
+  }
+  return out;
+}
+
 /** The array under `key`, or null when absent or not an array. */
 export function pickArray(res: VllmResult, key: string): unknown[] | null {
   const v = res[key];

@@ -142,6 +142,13 @@ describe("bench serve --mode single", () => {
     assert.ok(rec.limitations.some((l: string) => new RegExp(`interrupted after ${rows.length} of 200 requests`).test(l)), rec.limitations.join("\n"));
     const { ctx: c2 } = ctxFor();
     await assert.rejects(runBenchServe(c2, flags({ rounds: 1, warmup: 0, extend: rec.evidence_id })), /incomplete/);
+    // With --allow-incomplete the new record builds on it, and inherits the incompleteness.
+    const { ctx: c3, out: o3 } = ctxFor();
+    assert.equal(await runBenchServe(c3, flags({ rounds: 1, warmup: 0, extend: rec.evidence_id, allowIncomplete: true })), 0);
+    const ext = JSON.parse(o3.join(""));
+    assert.equal(ext.data.extends, rec.evidence_id);
+    assert.equal(ext.complete, false, "a record built on an interrupted one is not complete");
+    assert.match(ext.limitations[0], new RegExp(`extends ${rec.evidence_id}, which is incomplete`));
   });
 
   test("an unreachable server is exit 69; a URL with credentials is refused without echoing them", async () => {

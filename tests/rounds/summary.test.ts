@@ -54,17 +54,22 @@ describe("summarize", () => {
     }
   });
 
-  test("median over rounds with the t-scaled CI around it; fewer than 2 rounds give no CI", () => {
+  test("median over rounds with the t-scaled CI around it, on the log scale (never below 0); fewer than 3 rounds give no CI", () => {
     const cells: SummaryCell[] = [10, 12, 11, 30].map((v, i) => ({ round: i + 1, label: "a", status: "ok", metrics: { all: { ttft_ms: { value: v, unit: "ms" } } } }));
     const s = summarize(cells, ["a"]);
     const r = row(s, "a", "ttft_ms");
     assert.equal(r.median, 11.5);
     assert.equal(r.n, 4);
     const [lo, hi] = r.ci95 as [number, number];
-    assert.ok(Math.abs((lo + hi) / 2 - 11.5) < 1e-9);
+    assert.ok(Math.abs(Math.sqrt(lo * hi) - 11.5) < 1e-9, "centred on the median on the log scale");
     assert.ok(hi - lo > 2, "t(0.975, 3) = 3.18 scales the bootstrap SE");
     assert.deepEqual(r.by_round, { 1: 10, 2: 12, 3: 11, 4: 30 });
     assert.deepEqual(row(summarize(cells.slice(0, 1), ["a"]), "a", "ttft_ms").ci95, [null, null]);
+    assert.deepEqual(row(summarize(cells.slice(0, 2), ["a"]), "a", "ttft_ms").ci95, [null, null], "2 rounds: no interval");
+    // The issue's case: a spread that a symmetric interval would take below 0 stays positive.
+    const wild: SummaryCell[] = [1, 2, 30].map((v, i) => ({ round: i + 1, label: "a", status: "ok", metrics: { all: { ttft_ms: { value: v, unit: "ms" } } } }));
+    const w = row(summarize(wild, ["a"]), "a", "ttft_ms").ci95 as [number, number];
+    assert.ok(w[0] > 0 && w[1] > w[0], `${w}`);
     assert.ok(s.definitions.ci95.includes(CI_METHOD_T_CLUSTER));
     assert.match(s.definitions.ratio_to_best, /t-scaled bootstrap on the log scale/);
     assert.match(s.definitions.median, /\(observed\)/);
