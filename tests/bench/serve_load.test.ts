@@ -93,7 +93,12 @@ describe("bench serve --mode load", { skip }, () => {
       assert.match(cap.data.reason, /closed-loop stress test/);
       const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, cap.data.measurement, "evidence.json"), "utf8"));
       assert.match(m.limitations[0], /^CLOSED-LOOP STRESS TEST/);
-      const f = await load(mock, ["--rates", "2", "--duration-s", "1", "--max-tokens", "4", "--slo-ttft-p95-ms", "1", "--fail-on-slo"]);
+      // Seed 0's first arrival at 2 req/s comes at 1.04 s: a 1-s level would send nothing, and is
+      // refused before any request (it was once judged "FAIL" and exited 2 on nothing measured).
+      const empty = await load(mock, ["--rates", "2", "--duration-s", "1", "--max-tokens", "4", "--slo-ttft-p95-ms", "1", "--fail-on-slo"]);
+      assert.equal(empty.code, 64, empty.stderr);
+      assert.match(empty.stderr, /--duration-s: level r2 would send no request in 1 s .*give --duration-s 2 or more/);
+      const f = await load(mock, ["--rates", "2", "--duration-s", "2", "--max-tokens", "4", "--slo-ttft-p95-ms", "1", "--fail-on-slo"]);
       assert.equal(f.code, 2, f.stderr);
       assert.equal(JSON.parse(f.stdout).data.rate_star_rps, null);
       for (const [args, re] of [
