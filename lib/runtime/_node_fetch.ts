@@ -1,11 +1,11 @@
 /**
  * A fetch for the measured requests on Node, written on `node:http`/`node:https`.
  *
- * Why: Node's own fetch (undici) spends ~0.6 ms of its own on every request between the call and
- * the request's bytes reaching the socket, and more under load (64 requests dispatched at once
- * reached the server over ~18 ms instead of ~7 ms): all of it lands in TTFT. Measured stage by
- * stage in bench/node_lag (see its RESULTS.md). `node:http` sends the head and the body in
- * one write and hands each socket read straight to the body stream.
+ * Why: Node's own fetch (undici) spent 1.1 ms (median, 2-vCPU EPYC) between the call and the
+ * request's bytes reaching the socket, and more under load (64 requests dispatched at once reached
+ * the server over ~18 ms instead of ~7 ms): all of it landed in TTFT. Measured stage by stage in
+ * bench/node_lag (see its RESULTS.md). `node:http` sends the head and the body in one write, hands
+ * each socket read straight to the body stream, and tells the caller when the request went out.
  *
  * What it keeps of fetch's contract, for the callers ik has: method, headers, a string or byte
  * body, an AbortSignal (before and during the response), redirects never followed (the caller
@@ -19,7 +19,6 @@ import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request a
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { Buffer } from "node:buffer";
 import type { FetchFn } from "./types.ts";
-
 
 // One pool per scheme, kept alive and unbounded as undici's is: a closed loop of N streams reuses
 // N connections; more free sockets than Node's default 256 are kept for 1,000-stream levels.
