@@ -9,8 +9,9 @@
  * URL query and fragment, a secret flag given to ik (usage error), a points plan's client argv
  * (`--password X`, `--token X`, `--hf-token=X`, `--api-key=X`, `--x-token=X`), a rounds manifest
  * env value an engine prints, and the echoing server.
- * Commands: probe, bench serve single and load, report md/html, export vllm/csv/jsonl, bench
- * points (with a load-trial client), load-trial prepare/run, bench rounds.
+ * Commands: probe, bench serve single and load, a sharded slice and merge, report md/html, export
+ * vllm/csv/jsonl, summarize vllm, bench points (with a load-trial client), load-trial prepare/run,
+ * bench rounds, and a run that fails writing its record (crash log).
  * Bun only (end-to-end; CONTRACTS.md CI time): about 30 s.
  */
 import assert from "node:assert/strict";
@@ -89,6 +90,7 @@ describe("secrets never reach a file, a terminal or a crash log (dist/ik)", { sk
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "ik-canary-"));
     await mkdir(join(dir, "tmp"));
+    await mkdir(join(dir, "reports"));
     echo = await startEchoServer("echo-model");
   });
   after(async () => {
@@ -149,6 +151,24 @@ describe("secrets never reach a file, a terminal or a crash log (dist/ik)", { sk
     }
     const rr = await ik(["report", join(dir, "run"), "--out", join(dir, "reports", "run.md")]);
     assert.ok(rr.code !== null);
+    // summarize vllm reads back what export --format vllm wrote.
+    const withRuns = ids.map((id) => join(dir, "export", `${id}-vllm`)).filter((d) => existsSync(join(d, "runs.tsv")));
+    assert.ok(withRuns.length > 0, "a vllm export with runs.tsv");
+    for (const d of withRuns) {
+      const sm = await ik(["summarize", "vllm", "--runs", join(d, "runs.tsv"), "--results", d, "--json-out", join(d, "summary.json")]);
+      assert.ok(sm.code !== null && sm.code !== 70, sm.stderr);
+    }
+  });
+
+  test("a sharded load slice and its merge", async () => {
+    const startAt = Date.now() + 4000;
+    const s = await ik([...serveArgs().filter((_, i, a) => a[i] !== "--run-dir" && a[i - 1] !== "--run-dir"), "--mode", "load", "--rates", "5", "--duration-s", "1",
+      "--shard", "0/1", "--start-at", String(startAt), "--group", "canary-g", "--gpu-name", "NVIDIA H100 80GB HBM3", "--gpu-count", "1", "--label", "shard"]);
+    assert.equal(s.code, 0, s.stderr.slice(-2000));
+    const m = await ik(["merge", join(dir, "runs"), "--group", "canary-g", "--json"]);
+    assert.equal(m.code, 0, m.stderr.slice(-2000));
+    const merged = JSON.parse(m.stdout);
+    for (const id of [merged.evidence_id, merged.data?.measurement]) if (typeof id === "string") await ik(["report", id, "--html", join(dir, "reports", `${id}.html`)]);
   });
 
   test("bench points: secret flags in client_argv; a load-trial client against the echo", async () => {
