@@ -1,8 +1,8 @@
 /**
  * A loopback OpenAI-compatible server that echoes what it is sent back in every channel ik reads:
  * the Authorization header and the request body in response headers, in the streamed content, in
- * error bodies (every third completion request, and every unknown path) and on /metrics (an error
- * page, as a proxy that echoes headers would answer). For the secret canary tests: a client that
+ * error bodies (every third completion request, and every unknown path) and on /metrics (answered
+ * 200 with the echo, as a proxy that echoes headers would). For the secret canary tests: a client that
  * stores or prints any of it leaks the secret. Listens on 127.0.0.1 only.
  * @module
  */
@@ -79,9 +79,14 @@ export async function startEchoServer(model = "echo-model", port = 0): Promise<E
       res.end("data: [DONE]\n\n");
       return;
     }
-    // /metrics and everything else: an error page that echoes the request.
-    res.statusCode = path === "/metrics" ? 500 : 404;
+    // /metrics: 200 with the echo as its text (what a header-echoing proxy answers; not Prometheus
+    // text, so ik quotes its first line). Everything else: an error page that echoes the request.
     res.setHeader("content-type", "text/plain");
+    if (path === "/metrics") {
+      res.end(`${echo}\n`);
+      return;
+    }
+    res.statusCode = 404;
     res.end(`no such thing (${req.method} ${path}); you sent ${echo}\n`);
   });
   await new Promise<void>((ok) => server.listen(port, "127.0.0.1", ok));

@@ -135,6 +135,12 @@ describe("secrets never reach a file, a terminal or a crash log (dist/ik)", { sk
     }
     assert.ok(ids.length >= 2, `records: ${ids.join(", ")}; ${s.stdout.slice(0, 300)} ${l.stdout.slice(0, 300)}`);
     assert.ok(echo.completions() > 3, "the server was really asked");
+    // The echo reached the load record (/metrics answered with it) and was scrubbed there.
+    const loadIds = ids.filter((id) => id.startsWith("serve_benchmark") && readFileSync(join(dir, "runs", id, "evidence.json"), "utf8").includes('"mode": "load"'));
+    assert.ok(loadIds.length > 0, ids.join(", "));
+    const measured = JSON.parse(readFileSync(join(dir, "runs", loadIds[0], "evidence.json"), "utf8"));
+    const notes = JSON.stringify([measured.limitations, measured.data.levels.map((l: { server?: unknown }) => l.server)]);
+    assert.match(notes, /Bearer \*\*\*/, `the /metrics echo is in the record, scrubbed: ${notes.slice(0, 600)}`);
   });
 
   test("report md/html and export of every record", async () => {
