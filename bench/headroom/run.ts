@@ -18,6 +18,7 @@ import { HEADROOM_MOCK_ARGS, type LevelResult, measureLevels } from "../../lib/s
 import { cpuShare } from "../../lib/selftest/cpu_share.ts";
 import { startMockProcess } from "../../lib/selftest/mock_process.ts";
 import { makeSender } from "../../lib/selftest/send.ts";
+import { floorTable, measureFloor } from "./floor.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -143,6 +144,8 @@ async function main(): Promise<void> {
       share: 0,
     });
   }
+  // The floor: a minimal C client (floor_client.c) against dist/ik's mock, the same waves.
+  const floor = existsSync(bunBin) ? await measureFloor(BENCH_LEVELS, bunBin) : "dist/ik missing";
   const cpu = await cpuName();
   const parts: string[] = [];
   const goals: string[] = [];
@@ -164,6 +167,8 @@ async function main(): Promise<void> {
       }
     }
   }
+  parts.push("### Floor: a minimal C client (bench/headroom/floor_client.c) against dist/ik's mock", "");
+  parts.push(typeof floor === "string" ? `not measured: ${floor}` : floorTable(floor), "");
   const body = parts.join("\n");
   const md = [
     "# Client headroom",
@@ -178,7 +183,8 @@ async function main(): Promise<void> {
     "Bun build: ik's client on Bun against dist/ik's mock. Node build: the same client bundled for",
     "Node, on the Node dist/ik-node embeds, against dist/ik-node's mock (what `ik selftest` of the",
     "Node build measures). At 64 and 256 streams the send leg is the mock reading the requests one",
-    "after another, not the client.",
+    "after another, not the client. The floor is what this host and the mock cost before any client",
+    "code: a C epoll client with no allocation per event, its lag computed the same way.",
     "",
     body,
     goals.join("\n\n"),
