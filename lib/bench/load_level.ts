@@ -9,7 +9,7 @@
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
 import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
-import { LevelAccumulator, type LevelSummary, type Slo } from "../metrics/mod.ts";
+import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
@@ -87,6 +87,11 @@ export interface LevelResult {
   name: string;
   target_rate_rps: number | null;
   offered_rate_rps: number | null;
+  /**
+   * The rate the level's seeded schedule asked for ((n − 1) / its span, req/s; a shard: of its own
+   * arrivals), or null for a closed loop: what the offered rate is held against.
+   */
+  scheduled_rate_rps?: number | null;
   send_window_s: number | null;
   planned: number | null;
   sent: number;
@@ -104,6 +109,11 @@ export interface LevelResult {
    * level's slo_ok is null, and N* stops below it as a lower bound.
    */
   not_judged: string | null;
+  /**
+   * Why the level did not send the load its schedule asked for (offered < 0.9 x scheduled, and
+   * what capped it), or null: such a level is not eligible for N*.
+   */
+  not_achieved?: string | null;
   /** Counting methods and length checks (for the record's limitations). */
   counts: CountTally;
 }
@@ -201,11 +211,19 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const why: string[] = [];
   if ((summary.send_lag_ms.p99 ?? 0) > SEND_LAG_LIMIT_MS) why.push(`send lag p99 ${summary.send_lag_ms.p99?.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
   if ((loop.maxMs ?? 0) > LOOP_BLOCK_LIMIT_MS) why.push(`event loop blocked ${loop.maxMs?.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);
+  const clientLimited = why.length ? why.join("; ") : null;
+  const scheduled = offsets ? scheduleRate(offsets) : null;
+  // An interrupted level is already not judged; its offered rate says nothing about the client.
+  const short = interrupted ? null : notAchieved({
+    targetRps: spec.ratePerS, scheduledRps: scheduled, offeredRps: offered, clientLimited,
+    maxRequests: spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests, sent,
+  });
   return {
     level: spec.level,
     name: spec.name,
     target_rate_rps: spec.ratePerS,
     offered_rate_rps: offered,
+    scheduled_rate_rps: allOffsets ? scheduleRate(allOffsets) : null,
     send_window_s: window,
     planned: offsets?.length ?? null,
     sent,
@@ -213,9 +231,10 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     summary,
     event_loop_lag_ms: loop,
     server,
-    client_limited: why.length ? why.join("; ") : null,
+    client_limited: clientLimited,
     interrupted,
     not_judged: notJudged,
+    not_achieved: short,
     counts,
   };
 }

@@ -155,7 +155,7 @@ export async function buildCapacityRecord(
 ): Promise<Record<string, unknown>> {
   const star = x.closedLoop
     ? { value: null, reason: "closed-loop stress test: N* not computed", lowerBound: false }
-    : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks, notJudged: l.not_judged ?? null })));
+    : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks, notJudged: l.not_judged ?? null, notAchieved: l.not_achieved ?? null })));
   const at = x.levels.find((l) => l.level === star.value) ?? null;
   const s = at?.summary ?? null;
   const tok = s?.output_tok_s_per_gpu ?? null;
@@ -190,6 +190,8 @@ export async function buildCapacityRecord(
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
   if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  const short = x.levels.filter((l) => l.not_achieved);
+  if (short.length) limitations.push(`not achieved (not eligible for N*): ${short.map((l) => `${l.name}: ${l.not_achieved}`).join("; ")}`);
   const unjudged = x.levels.filter((l) => l.not_judged);
   if (unjudged.length) {
     limitations.push(`not judged against the SLO: ${unjudged.map((l) => `${l.name} (${l.not_judged})`).join(", ")}${star.lowerBound ? `; N* >= ${star.value} is a lower bound` : ""}`);
@@ -204,7 +206,8 @@ export async function buildCapacityRecord(
       reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
       gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
       curve: x.levels.map((l) => ({
-        level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
+        level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, not_achieved: l.not_achieved ?? null,
+        target_rate_rps: l.target_rate_rps, offered_rate_rps: l.offered_rate_rps, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
         e2e_p95_ms: l.summary.e2e_ms.p95, ttft_p95_ms_failure_adjusted: l.summary.ttft_ms_failure_adjusted.p95,
         output_tok_s_per_gpu: l.summary.output_tok_s_per_gpu, goodput_rps: l.summary.goodput_rps, achieved_rps: l.summary.achieved_rps,
         mean_inflight: l.summary.mean_inflight, n_failed: l.summary.n_failed, client_limited: l.client_limited,

@@ -18,7 +18,7 @@ import { createInterface } from "node:readline";
 import { dataError } from "../cli/errors.ts";
 import type { Artifact, JsonlWriter } from "../evidence/mod.ts";
 import type { LoopLag } from "../executors/mod.ts";
-import { Column, LevelAccumulator, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
+import { Column, LevelAccumulator, notAchieved, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
 import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../bench/load_level.ts";
 import { levelName } from "../bench/serve_load.ts";
@@ -258,16 +258,22 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const lags = entries.map((e) => obj(e.event_loop_lag_ms) as unknown as LoopLag);
     const worst = lags.reduce<LoopLag | null>((a, l) => (a === null || (l.maxMs ?? -1) > (a.maxMs ?? -1) ? l : a), null);
     const shard0 = entriesOf.get(0)?.get(name);
+    const scheduledAll = num(entries[0]?.scheduled_rate_rps);
+    const offered = window && window > 0 ? (sent - 1) / window : null;
+    const scheduled = scheduledAll === null ? null : scheduledAll * share;
+    const clientLimited = why.length ? why.join("; ") : null;
     levels.push({
       level: grid[j], name,
       target_rate_rps: target === null ? null : target * share,
-      offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
+      offered_rate_rps: offered,
+      scheduled_rate_rps: scheduled,
+      not_achieved: notAchieved({ targetRps: target === null ? null : target * share, scheduledRps: scheduled, offeredRps: offered, clientLimited, maxRequests: null, sent }),
       send_window_s: window,
       planned, planned_all: n ?? null, sent,
       summary: acc.summary(gpuCount),
       event_loop_lag_ms: worst ?? { samples: 0, p50Ms: null, p99Ms: null, maxMs: null },
       server: shard0 ? (shard0.server as Record<string, unknown> | null) ?? null : { available: false, note: "shard 0, the only one that scrapes, is absent" },
-      client_limited: why.length ? why.join("; ") : null,
+      client_limited: clientLimited,
       interrupted: ran.length < g.slices.length || entries.some((e) => e.interrupted === true),
       // A partial merge keeps its own rule (aborted rows out of every statistic, the target rate
       // scaled to what was sent, N* a scaled lower bound), so a merged level is always judged.

@@ -71,10 +71,12 @@ export function sloChecks(
 /**
  * N*: the highest level before the first that misses the SLO, levels taken in ascending order. A
  * level that was not judged (interrupted, nothing sent) ends the search there: N* is then the last
- * level that held, as a lower bound (`lowerBound`), never a failure that was not measured.
+ * level that held, as a lower bound (`lowerBound`), never a failure that was not measured. So does
+ * a level that held the SLO but did not achieve its rate (`notAchieved`: the SLO held at a lower
+ * load than the level stands for); one that failed it fails as any other, its shortfall named.
  */
 export function nStar(
-  levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck>; notJudged?: string | null }[],
+  levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck>; notJudged?: string | null; notAchieved?: string | null }[],
 ): { value: number | null; reason: string; lowerBound: boolean } {
   if (!levels.length) return { value: null, reason: "no load levels ran", lowerBound: false };
   if (levels.every((l) => l.sloOk === null && Object.keys(l.checks).length === 0)) return { value: null, reason: "no SLO given", lowerBound: false };
@@ -88,7 +90,14 @@ export function nStar(
     if (lv.sloOk === null) return { value: null, reason: "no SLO given", lowerBound: false };
     if (!lv.sloOk) {
       const failed = Object.entries(lv.checks).filter(([, c]) => !c.ok).map(([k]) => k);
-      return { value: best, reason: `SLO first fails at level ${lv.level} (${failed.join(", ")})`, lowerBound: false };
+      const short = lv.notAchieved ? `; that level was not achieved: ${lv.notAchieved}` : "";
+      return { value: best, reason: `SLO first fails at level ${lv.level} (${failed.join(", ")})${short}`, lowerBound: false };
+    }
+    // The SLO held at a load lower than the level stands for: no claim at it, nor above it.
+    if (lv.notAchieved) {
+      return best === null
+        ? { value: null, reason: `level ${lv.level} was not achieved, ${lv.notAchieved}; no level below it held the SLO`, lowerBound: false }
+        : { value: best, reason: `level ${lv.level} was not achieved, ${lv.notAchieved}; N* is at least ${best}`, lowerBound: true };
     }
     best = lv.level;
   }

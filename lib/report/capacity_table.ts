@@ -4,11 +4,20 @@ import { escapeTerminalLine } from "./escape.ts";
 
 const f = (v: unknown, nd = 1) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(nd) : "-");
 
+/**
+ * A level's SLO column: ok / FAIL / "not judged" (interrupted, nothing sent) / "-" (no SLO), with
+ * "not achieved" where the level did not send its schedule's rate (no N* claim at it).
+ */
+export function sloCell(sloOk: unknown, notJudged: string | null, notAchieved: string | null): string {
+  const verdict = notJudged ? "not judged" : sloOk === true ? "ok" : sloOk === false ? "FAIL" : "-";
+  return notAchieved && !notJudged ? `${verdict} (not achieved)` : verdict;
+}
+
 /** Renders the capacity record and its measurement's per-level figures. */
 export function renderCapacity(capacity: Record<string, unknown>, measured: Record<string, unknown>): string {
   const levels = ((measured.data as { levels?: unknown[] }).levels ?? []) as {
     name: string; target_rate_rps: number | null; offered_rate_rps: number | null; client_limited: string | null;
-    summary: Record<string, any>; server: { means?: Record<string, number | null> } | null;
+    not_judged?: string | null; not_achieved?: string | null; summary: Record<string, any>; server: { means?: Record<string, number | null> } | null;
   }[];
   const t = new Table({
     head: ["level", "rate target/offered", "ok/failed", "TTFT p50/p95 ms", "TTFT p95 fail-adj", "TPOT p95 ms", "ITL p99 ms", "e2e p95 ms", "tok/s/GPU", "goodput rps", "in flight", "server run/wait", "SLO"],
@@ -33,7 +42,7 @@ export function renderCapacity(capacity: Record<string, unknown>, measured: Reco
       f(s.goodput_rps, 2),
       f(s.mean_inflight, 2),
       srv,
-      s.slo_ok === null ? "-" : s.slo_ok ? "ok" : "FAIL",
+      sloCell(s.slo_ok, l.not_judged ?? null, l.not_achieved ?? null),
     ]);
   }
   const lines = [escapeTerminalLine(String(capacity.summary)), t.toString()];

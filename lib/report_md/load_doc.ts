@@ -6,12 +6,14 @@
  * @module
  */
 import { sortBuckets } from "../prompts/mod.ts";
+import { sloCell } from "../report/capacity_table.ts";
 import { nearestRank, orderStatisticCi } from "../stats/mod.ts";
 import { type Block, type ChartSpec, num, obj, text, withCi } from "./doc.ts";
 import { identityFacts, limitationBlocks, ttftCdfBlocks } from "./record_doc.ts";
 import type { RecordBundle } from "./inputs.ts";
 
 type Obj = Record<string, any>;
+const strOrNull = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
 /** One level as the curve reads it. */
 export interface CurveLevel {
@@ -109,7 +111,7 @@ function perLevelTable(levels: Obj[]): Block {
       const s = obj(l.summary), fa = obj(obj(s.ttft_ms_failure_adjusted).p95);
       return [text(l.name ?? l.level) + (l.client_limited ? " (client-limited?)" : ""), `${num(l.target_rate_rps)}/${num(l.offered_rate_rps)}`, `${text(s.n_ok)}/${text(s.n_failed)}`,
         num(obj(s.ttft_ms).p50), withCi(obj(s.ttft_ms).p95, obj(s.ttft_ms).ci95_p95), fa.censored ? "> max" : num(fa.value), withCi(obj(s.tpot_ms).p95, obj(s.tpot_ms).ci95_p95),
-        num(obj(s.e2e_ms).p95), num(obj(s.itl_ms).p99), num(s.output_tok_s_per_gpu), num(s.goodput_rps), num(s.mean_inflight), s.slo_ok === true ? "ok" : s.slo_ok === false ? "FAIL" : "-"];
+        num(obj(s.e2e_ms).p95), num(obj(s.itl_ms).p99), num(s.output_tok_s_per_gpu), num(s.goodput_rps), num(s.mean_inflight), sloCell(s.slo_ok, strOrNull(l.not_judged), strOrNull(l.not_achieved))];
     }),
   };
 }
