@@ -2,12 +2,12 @@
  * `ik export --format vllm`: a load record's levels as `vllm bench serve` result files, one
  * `<tag>.json` per level, plus a runs.tsv so `ik summarize vllm --runs DIR/runs.tsv --results DIR`
  * reads the export back (there are no container logs, so its FLAGS say so and it is never
- * PUBLISHABLE). Pure: the source in, file names and texts out.
+ * PUBLISHABLE). A level of an interrupted record carries `ik_interrupted` and rc 130 in runs.tsv. Pure: the source in, file names and texts out.
  * @module
  */
 import { usageError } from "../cli/errors.ts";
 import type { ExportSource, Obj } from "./record_source.ts";
-import { type VllmExportMeta, vllmLevelResult } from "./vllm_level_file.ts";
+import { levelInterrupted, type VllmExportMeta, vllmLevelResult } from "./vllm_level_file.ts";
 
 /** A file to write: its name inside the output directory and its text. */
 export interface ExportFile {
@@ -27,7 +27,7 @@ export function exportMeta(src: ExportSource): VllmExportMeta {
     tokenizer: typeof args.tokenizer === "string" && args.tokenizer ? args.tokenizer : model,
     api: String(args.api ?? obj(data.request_profile).api ?? "chat"), createdUtc: String(r.created_utc ?? ""),
     levelKind: data.level_kind === "concurrency" ? "concurrency" : "rate", closedLoop: data.open_loop === false,
-    burstiness: typeof wl.burstiness === "number" ? wl.burstiness : 1, slo: wl.slo != null,
+    burstiness: typeof wl.burstiness === "number" ? wl.burstiness : 1, slo: wl.slo != null, interrupted: r.complete === false,
   };
 }
 
@@ -47,7 +47,8 @@ export function vllmExportFiles(src: ExportSource): ExportFile[] {
   for (const lv of src.levels) {
     const tag = safe(`${meta.label}-${lv.name}`);
     files.push({ name: `${tag}.json`, text: JSON.stringify(vllmLevelResult(meta, lv)) });
-    runs.push([tag, dataset, String(lv.level), "0", "0", "0", "-", "0", "-"].join("\t"));
+    // rc 130 (interrupted, as CONTRACTS' table): summarize flags the cell ("client rc 130").
+    runs.push([tag, dataset, String(lv.level), "0", "0", "0", "-", levelInterrupted(meta, lv) ? "130" : "0", "-"].join("\t"));
   }
   files.push({ name: "runs.tsv", text: runs.join("\n") + "\n" });
   return files;

@@ -29,6 +29,13 @@ export interface VllmExportMeta {
   burstiness: number;
   /** True when the run had an SLO (then request_goodput is ik's goodput). */
   slo: boolean;
+  /** True when the record is incomplete (the run was interrupted). */
+  interrupted?: boolean;
+}
+
+/** Whether a level of the export was cut short by an interrupt (its level record, or the whole record). */
+export function levelInterrupted(meta: VllmExportMeta, lv: ExportLevel): boolean {
+  return meta.interrupted === true || lv.entry.interrupted === true;
 }
 
 /** The ik_* notes of a file. */
@@ -137,6 +144,11 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
     generated_texts: reqs.map((r) => r.text), errors: reqs.map((r) => r.error),
     max_output_tokens_per_s: peaks.maxTokS, max_concurrent_requests: peaks.maxConcurrent, rtfx: 0,
   };
+  if (levelInterrupted(meta, lv)) {
+    const aborted = lv.rows.filter((r) => r.error_kind === "aborted").length;
+    // A string, as every ik_* key (vLLM's --metadata slot); summarize flags it.
+    out.ik_interrupted = `the ik run was interrupted (Ctrl-C or a signal)${lv.entry.interrupted === true ? " during this level" : ""}: ${aborted} of the ${reqs.length} requests counted in failed were aborted by the interrupt, not failed by the server; the level is incomplete`;
+  }
   const tpots = good.filter((r) => r.out > 1).map((r) => (r.latency - r.ttft) / (r.out - 1));
   Object.assign(
     out,

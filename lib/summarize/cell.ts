@@ -113,6 +113,7 @@ export function summarizeCell(x: CellInput): CellOutcome {
   }
   const res = x.result.result;
   if (!["0", "None", ""].includes(run.rc)) integrity.push(`${tag}: client rc ${run.rc}`);
+  if (typeof res.ik_interrupted === "string") integrity.push(`${tag}: interrupted run (${res.ik_interrupted})`);
   for (const why of impossibleValues(res)) integrity.push(`${tag}: ${why}`);
   const { rows, layout } = requestRows(res);
   const ok = rows ? rows.filter((r) => r.ok) : [];
