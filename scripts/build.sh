@@ -7,8 +7,9 @@
 #   --label NAME  reports NAME as the target in `ik --version` (default: the target)
 #   --fault NAME  a mutation build for the selftest mutation test: the client measures one thing wrong
 #                 on purpose (lib/client/_fault.ts). NAME is one of: kfirst-ignored events-as-ids
-#                 no-count-mismatch ttft-plus-5ms tpot-plus-5pct clock-skew-50ms (the last one: a sharded
-#                 load run paces 50 ms ahead of its recorded clock, for the merge's skew test). Never for release: every other build
+#                 no-count-mismatch ttft-plus-5ms tpot-plus-5pct clock-skew-50ms usage-trusted (clock-skew-50ms:
+#                 a sharded load run paces 50 ms ahead of its recorded clock, for the merge's skew test;
+#                 usage-trusted: a usage below the token events is the count). Never for release: every other build
 #                 defines the fault as "" so the minifier folds the fault branches away.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +25,8 @@ while [ $# -gt 0 ]; do
 done
 # The names lib/client/_fault.ts knows (tests/client/fault_switch.test.ts checks the two lists agree).
 case "$fault" in
-  ""|kfirst-ignored|events-as-ids|no-count-mismatch|ttft-plus-5ms|tpot-plus-5pct|clock-skew-50ms) ;;
-  *) echo "build.sh: unknown --fault '$fault' (one of: kfirst-ignored events-as-ids no-count-mismatch ttft-plus-5ms tpot-plus-5pct clock-skew-50ms)" >&2; exit 64 ;;
+  ""|kfirst-ignored|events-as-ids|no-count-mismatch|ttft-plus-5ms|tpot-plus-5pct|clock-skew-50ms|usage-trusted) ;;
+  *) echo "build.sh: unknown --fault '$fault' (one of: kfirst-ignored events-as-ids no-count-mismatch ttft-plus-5ms tpot-plus-5pct clock-skew-50ms usage-trusted)" >&2; exit 64 ;;
 esac
 if [ -n "$fault" ] && [ "$outfile" = "dist/ik" ]; then
   echo "build.sh: a --fault build needs its own --outfile (dist/ik is the real binary)" >&2; exit 64

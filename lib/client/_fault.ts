@@ -21,6 +21,7 @@ export const CLIENT_FAULT_NAMES: readonly string[] = [
   "ttft-plus-5ms",
   "tpot-plus-5pct",
   "clock-skew-50ms",
+  "usage-trusted",
 ];
 
 /** `kfirst-ignored`: k_first is always 1, even when the first event streamed several ids. */
@@ -34,6 +35,13 @@ export const FAULT_EVENTS_AS_IDS: boolean =
 /** `no-count-mismatch`: count_mismatch is never set. */
 export const FAULT_NO_COUNT_MISMATCH: boolean =
   (typeof __IK_CLIENT_FAULT__ === "string" ? __IK_CLIENT_FAULT__ : "") === "no-count-mismatch";
+
+/**
+ * `usage-trusted`: usage.completion_tokens is taken as it comes, even below the number of token
+ * events (0 included), and not flagged: the plausibility check is gone. Streamed ids still win.
+ */
+export const FAULT_USAGE_TRUSTED: boolean =
+  (typeof __IK_CLIENT_FAULT__ === "string" ? __IK_CLIENT_FAULT__ : "") === "usage-trusted";
 
 /** `ttft-plus-5ms`: t_first is recorded 5 ms after the first token event arrived. */
 export const FAULT_TTFT_PLUS_5MS: boolean =

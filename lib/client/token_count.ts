@@ -6,7 +6,7 @@
  * used, and count_mismatch says why.
  * @module
  */
-import { FAULT_EVENTS_AS_IDS, FAULT_NO_COUNT_MISMATCH } from "./_fault.ts";
+import { FAULT_EVENTS_AS_IDS, FAULT_NO_COUNT_MISMATCH, FAULT_USAGE_TRUSTED } from "./_fault.ts";
 import type { TokenCountMethod } from "./types.ts";
 
 /** Re-counts tokens of generated text (a tokenizer hook; the method is then "tokenizer"). */
@@ -77,7 +77,7 @@ export function untrustedUsage(usage: Record<string, unknown> | null, nTokenEven
 export function resolveTokenCount(ev: TokenEvidence, countTokens?: CountTokensFn): TokenCount {
   const nIds = ev.nIds > 0 ? ev.nIds : null;
   const nUsage = usageCompletionTokens(ev.usage);
-  const distrust = untrustedUsage(ev.usage, ev.nTokenEvents);
+  const distrust = FAULT_USAGE_TRUSTED ? null : untrustedUsage(ev.usage, ev.nTokenEvents);
   const notes: string[] = [];
   if (nIds !== null && nUsage !== null && nIds !== nUsage) notes.push(`ids ${nIds} != usage ${nUsage}`);
   if (distrust !== null) notes.push(distrust);

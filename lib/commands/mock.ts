@@ -67,7 +67,8 @@ const maybeCount = (name: Flag, description: string) =>
 const onOff = (name: Flag, description: string) => withDefault(flag(name, about(description)), false);
 
 const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, " +
-  "slow-headers:S, reset, usage-mismatch[:D]; @N every N-th request, ~P with probability P (seeded). Repeatable.";
+  "slow-headers:S, reset, usage-mismatch[:D] (usage reports D more tokens than streamed, default 1; a negative D lies " +
+  "low, floored at 0); @N every N-th request, ~P with probability P (seeded). Repeatable.";
 
 /** Parser for `ik mock`. */
 export const mockCommand = command(

@@ -31,7 +31,11 @@ export interface FaultSpec {
   kind: FaultKind;
   /** Seconds, for `stall` and `slow-headers` (at most {@link MAX_DURATION_S}). */
   seconds?: number;
-  /** Extra completion tokens the usage block claims, for `usage-mismatch` (default 1). */
+  /**
+   * Tokens the usage block claims beyond those streamed, for `usage-mismatch` (default 1): a
+   * whole number other than 0, negative for a usage that lies low (the reported count is floored
+   * at 0: `usage-mismatch:-1000` on a 16-token answer reports 0).
+   */
   tokens?: number;
   /** `@N`: only every N-th request (serials N, 2N, …). */
   every?: number;
@@ -42,7 +46,8 @@ export interface FaultSpec {
 }
 
 const TIMED: readonly FaultKind[] = ["stall", "slow-headers"];
-const SYNTAX = "KIND[:S][@N or ~P], e.g. http503@5, stall:2~0.1, reset, usage-mismatch:3";
+const SYNTAX =
+  "KIND[:S][@N or ~P], e.g. http503@5, stall:2~0.1, reset, usage-mismatch:3, usage-mismatch:-2@4";
 
 function bad(text: string, what: string): IkError {
   return usageError(`--fault ${text}`, what, `write ${SYNTAX}; kinds: ${FAULT_KINDS.join(", ")}`);
@@ -73,8 +78,11 @@ export function parseFault(text: string): FaultSpec {
   } else if (kind === "usage-mismatch") {
     if (secondsText !== undefined) {
       const d = Number(secondsText);
-      if (!/^\d+$/.test(secondsText) || d < 1 || !Number.isSafeInteger(d)) {
-        throw bad(text, `'${secondsText}' must be a whole number of tokens, 1 or more`);
+      if (!/^-?\d+$/.test(secondsText) || d === 0 || !Number.isSafeInteger(d)) {
+        throw bad(
+          text,
+          `'${secondsText}' must be a whole number of tokens other than 0 (negative: the usage lies low, floored at 0)`,
+        );
       }
       spec.tokens = d;
     }
@@ -112,7 +120,10 @@ export interface RequestFaults {
   slowHeadersMs: number;
   /** Pause after the first token event, in ms. */
   stallMs: number;
-  /** Completion tokens the usage block claims beyond those streamed (usage-mismatch; summed). */
+  /**
+   * Completion tokens the usage block claims beyond those streamed (usage-mismatch; summed over
+   * the faults that hit; negative when it lies low). The reported count is floored at 0.
+   */
   usageExtra: number;
   /** What breaks the body (the first listed of error-event, truncate, malformed, reset wins). */
   body: "error-event" | "truncate" | "malformed" | "reset" | null;

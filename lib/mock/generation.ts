@@ -248,9 +248,12 @@ export class Run {
     this.#lastWriteMs = now;
   }
 
-  /** Completion tokens the usage block reports after `sent`: true, plus the usage-mismatch fault's extra. */
+  /**
+   * Completion tokens the usage block reports after `sent`: true, plus the usage-mismatch fault's
+   * extra, which may be negative (a usage that lies low); never below 0, however low the lie.
+   */
   usageTokens(sent: number = this.sent): number {
-    return sent + this.g.faults.usageExtra;
+    return Math.max(0, sent + this.g.faults.usageExtra);
   }
 
   /** Phase times so far. */

@@ -37,6 +37,7 @@ test("a source run has no fault: the name is empty, every flag off, no marker he
       fault.FAULT_NO_COUNT_MISMATCH,
       fault.FAULT_TTFT_PLUS_5MS,
       fault.FAULT_TPOT_PLUS_5PCT,
+      fault.FAULT_USAGE_TRUSTED,
     ]
   ) assert.equal(flag, false);
   assert.equal(fault.FAULT_CLOCK_SKEW_MS, 0);
@@ -55,6 +56,7 @@ test("build.sh knows exactly the client's fault names, and refuses any other wit
     "ttft-plus-5ms",
     "tpot-plus-5pct",
     "clock-skew-50ms",
+    "usage-trusted",
   ], "the selftest mutation test and the merge skew test rely on these names");
   for (const bad of ["bogus", "KFIRST-IGNORED", "kfirst"]) {
     const r = spawnSync("bash", ["scripts/build.sh", "--fault", bad, "--outfile", join(tmpdir(), "ik-never-built")], {

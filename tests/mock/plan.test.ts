@@ -194,7 +194,7 @@ describe("--fault syntax", () => {
 });
 
 describe("--fault usage-mismatch and duration limits", () => {
-  it("usage-mismatch[:D] parses (D tokens, default 1) with @N / ~P; stall/slow-headers :S at most 2147483 s", () => {
+  it("usage-mismatch[:D] parses (D tokens, default 1, negative lies low, never 0) with @N / ~P; stall/slow-headers :S at most 2147483 s", () => {
     assert.deepEqual(parseFault("usage-mismatch"), { kind: "usage-mismatch", text: "usage-mismatch" });
     assert.deepEqual(parseFault("usage-mismatch:5@2"), {
       kind: "usage-mismatch",
@@ -206,12 +206,23 @@ describe("--fault usage-mismatch and duration limits", () => {
     assert.equal(faultsFor([parseFault("usage-mismatch")], 1, 0).usageExtra, 1);
     assert.equal(faultsFor([parseFault("usage-mismatch:4@2")], 1, 0).usageExtra, 0);
     assert.equal(faultsFor([parseFault("usage-mismatch:4@2")], 2, 0).usageExtra, 4);
+    // A negative D lies low; the faults that hit one request add up (the mock floors the count at 0).
+    assert.equal(parseFault("usage-mismatch:-3@2").tokens, -3);
+    assert.equal(parseFault("usage-mismatch:-9007199254740991").tokens, -9_007_199_254_740_991);
+    const lowHigh = [parseFault("usage-mismatch:5"), parseFault("usage-mismatch:-6@2")];
+    assert.deepEqual([1, 2].map((n) => faultsFor(lowHigh, n, 0).usageExtra), [5, -1]);
     assert.equal(parseFault("stall:2147483").seconds, 2_147_483);
     for (
       const bad of [
         "usage-mismatch:0",
+        "usage-mismatch:-0",
         "usage-mismatch:1.5",
+        "usage-mismatch:-1.5",
         "usage-mismatch:x",
+        "usage-mismatch:-",
+        "usage-mismatch:--2",
+        "usage-mismatch:+2",
+        "usage-mismatch:-9007199254740992",
         "stall:2147484",
         "slow-headers:3e9",
       ]

@@ -1,8 +1,11 @@
 /**
  * Mutation acceptance: a binary built with one client fault (`scripts/build.sh --fault NAME`) must
  * fail `ik selftest --quick --json` with exit 1, and the check that fails must be the one for that
- * fault; the correct binary passes. Each variant is deleted after use. Bun only (five builds and
- * six selftest runs: ~60 s); skipped under Deno for time.
+ * fault; the correct binary passes. `usage-trusted` only shows where no ids stream, which --quick
+ * (vllm alone) never sees, so that variant runs the full `ik selftest --json` (~20 s; its
+ * `<personality>/usage-mismatch` rows for sglang, llamacpp, trtllm and openai are the ones that must
+ * FAIL; the correct binary's full run passes them in selftest.test.ts). Each variant is deleted
+ * after use. Bun only (six builds and seven selftest runs: ~90 s); skipped under Deno for time.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -14,23 +17,40 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import type { Check } from "../../lib/selftest/checks.ts";
 import { ikBin, ROOT, runArgv } from "../_helpers/ik.ts";
 
-/** Each fault, and the check (group, name prefix) that must FAIL for it. */
-const VARIANTS: { fault: string; group: string; check: string }[] = [
+/** The personalities that stream no ids to a default client (where only token events refute a usage). */
+const NO_IDS = ["sglang", "llamacpp", "trtllm", "openai"];
+
+/**
+ * Each fault, and the checks (group, name prefix) that must FAIL for it (every one of `also` too);
+ * `full`: run the whole selftest, not --quick.
+ */
+const VARIANTS: { fault: string; group: string; check: string; also?: string[]; full?: boolean }[] = [
   { fault: "kfirst-ignored", group: "vllm/tpe3", check: "k_first (first event's ids)" },
   { fault: "events-as-ids", group: "vllm/tpe3", check: "n_tokens (ids) = mock's tokens" },
   { fault: "no-count-mismatch", group: "vllm/usage-mismatch", check: "count_mismatch flagged" },
   { fault: "ttft-plus-5ms", group: "vllm", check: "ttft lag vs mock first_ms" },
   { fault: "tpot-plus-5pct", group: "vllm", check: "tpot vs mock clock" },
+  {
+    fault: "usage-trusted",
+    group: "sglang/usage-mismatch",
+    check: "usage 0: n_tokens = token events, not usage",
+    also: NO_IDS.flatMap((p) => [
+      `${p}/usage-mismatch usage -1 (< token events): n_tokens = token events, not usage`,
+      `${p}/usage-mismatch usage 0: n_tokens = token events, not usage`,
+      `${p}/usage-mismatch count_mismatch flagged where usage < token events`,
+    ]),
+    full: true,
+  },
 ];
 
-const skip = runtime.name === "deno" ? "five builds and six selftests: Bun only, for time" : false;
+const skip = runtime.name === "deno" ? "six builds and seven selftests: Bun only, for time" : false;
 
-describe("selftest --quick catches every client fault variant", { skip }, () => {
+describe("selftest catches every client fault variant", { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), "ik-mutation-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const v of VARIANTS) {
-    test(`--fault ${v.fault}: exit 1, '${v.group} ${v.check}' FAILs`, async () => {
+    test(`--fault ${v.fault}: exit 1, '${v.group} ${v.check}' FAILs${v.full ? " (full selftest)" : ""}`, async () => {
       const bin = join(dir, `ik-${v.fault}`);
       const b = spawnSync("bash", ["scripts/build.sh", "--fault", v.fault, "--outfile", bin], {
         cwd: ROOT,
@@ -39,15 +59,18 @@ describe("selftest --quick catches every client fault variant", { skip }, () => 
       });
       assert.equal(b.status, 0, `build.sh --fault ${v.fault}: ${b.stderr}`);
       try {
-        const r = await runArgv([bin], ["selftest", "--quick", "--json"], { timeoutMs: 60_000 });
+        const args = v.full ? ["selftest", "--json"] : ["selftest", "--quick", "--json"];
+        const r = await runArgv([bin], args, { timeoutMs: v.full ? 120_000 : 60_000 });
         const out = JSON.parse(r.stdout) as { checks: Check[] };
         const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}`);
         const busy = out.checks.filter((c) => c.status === "BUSY").map((c) => `${c.group} ${c.name}`);
         const want = `${v.group} ${v.check}`;
-        assert.ok(
-          failed.some((n) => n.startsWith(want)),
-          `${want} should FAIL; failed: ${failed.join("; ")}; busy: ${busy.join("; ")}`,
-        );
+        for (const w of [want, ...(v.also ?? [])]) {
+          assert.ok(
+            failed.some((n) => n.startsWith(w)),
+            `${w} should FAIL; failed: ${failed.join("; ")}; busy: ${busy.join("; ")}`,
+          );
+        }
         assert.equal(r.code, 1, r.stderr);
       } finally {
         rmSync(bin, { force: true });

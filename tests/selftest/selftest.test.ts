@@ -2,7 +2,7 @@
  * `ik selftest`: passes through the compiled binary, its checks fail when the client is wrong
  * (in-process lying senders, one per class of client fault), and an interrupt is no verdict.
  * A verdict of BUSY (exit 69) is the host being too busy to judge timing: accepted where a pass
- * is expected only when no check FAILed. Budget: ~40 s under Bun (full run ~15 s).
+ * is expected only when no check FAILed. Budget: ~45 s under Bun (full run ~20 s).
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -70,6 +70,19 @@ describe("ik selftest through the binary", () => {
       assert.ok(groups.has(p) && groups.has(`faults/${p}`) && groups.has(`${p}/tpe3`), p);
     }
     assert.ok(groups.has("vllm/spec") && groups.has("sglang/spec") && groups.has("vllm/usage-mismatch"));
+    // A lying usage where no ids stream: high (trusted), below the token events and 0 (not trusted).
+    for (const p of ["sglang", "llamacpp", "trtllm", "openai"]) {
+      const lie = out.checks.filter((c) => c.group === `${p}/usage-mismatch`).map((c) => c.name);
+      for (
+        const n of [
+          "n_usage = the lie told (+3; -1; floored at 0)",
+          "usage +3 (no event refutes it): n_tokens = usage",
+          "usage -1 (< token events): n_tokens = token events, not usage",
+          "usage 0: n_tokens = token events, not usage",
+          "count_mismatch flagged where usage < token events",
+        ]
+      ) assert.ok(lie.includes(n), `${p}/usage-mismatch ${n}: ${lie.join(", ")}`);
+    }
     const single = out.checks.filter((c) => c.group === "bench serve single").map((c) => c.name);
     for (const n of ["record complete, requests ok", "artifacts verify (sha256)", "record: median TTFT (all)", "record: median TPOT (all)"]) {
       assert.ok(single.includes(n), `bench serve single: ${n}`);
@@ -197,6 +210,29 @@ describe("selftest checks fail when the client is wrong", () => {
       return { ...row, n_tokens: row.n_usage, token_count_method: "usage" };
     };
     assert.equal(st(await mismatchChecks(deps(trusting), "vllm"), "n_tokens = streamed ids"), "FAIL");
+  });
+
+  test("no ids: a count taken from a usage below the token events (or 0) is caught; so is ignoring a plausible one", async () => {
+    // Every usage believed, as the usage-trusted fault build does.
+    const trusting: Sender = async (req) => {
+      const row = await real(req);
+      if (row.n_usage === null) return row;
+      return { ...row, n_tokens: row.n_usage, token_count_method: "usage", count_mismatch: null };
+    };
+    const t = await mismatchChecks(deps(trusting), "openai");
+    assert.equal(st(t, "usage -1 (< token events)"), "FAIL");
+    assert.equal(st(t, "usage 0:"), "FAIL");
+    assert.equal(st(t, "count_mismatch flagged where usage < token events"), "FAIL");
+    assert.equal(st(t, "usage +3"), "PASS", "the lie no event refutes is the count either way");
+    assert.equal(st(t, "n_usage = the lie told"), "PASS");
+    // Token events counted whatever the usage says: the plausible (high) usage is then wrongly ignored.
+    const events: Sender = async (req) => {
+      const row = await real(req);
+      return { ...row, n_tokens: row.n_token_events, token_count_method: "sse_events" };
+    };
+    const e = await mismatchChecks(deps(events), "llamacpp");
+    assert.equal(st(e, "usage +3"), "FAIL");
+    assert.equal(st(e, "usage 0:"), "PASS");
   });
 
   test("a row that hides the k_first = 1 assumption is caught where only usage comes", async () => {
