@@ -28,13 +28,16 @@ function segments(name: string): string[] {
  * Whether a key looks like it holds a secret, matched on whole segments, case-insensitive:
  * `api_key`, `apiKey`, `*_key`, `key`, `token`, `access_token`, `secret`, `password`,
  * `authorization`, `auth`, `cookie`. Never `tokens`, `max_tokens`, `token_ids` or other workload
- * fields: only a name whose LAST segment is secret-like counts (`token_ids` ends in `ids`).
+ * fields: only a name whose LAST segment is secret-like counts (`token_ids` ends in `ids`), and not
+ * after `per` (`prefill_ms_per_token` is a unit).
  * @example isSecretKey("openaiApiKey") // true; isSecretKey("max_tokens") // false
  */
 export function isSecretKey(name: string): boolean {
   const segs = segments(name);
   if (segs.length === 0) return false;
   if (SECRET_NAMES.has(segs.join("_"))) return true;
+  // "… per token", "… per key": a unit (`--prefill-ms-per-token 0.05`), not a secret.
+  if (segs.length >= 2 && segs[segs.length - 2] === "per") return false;
   return SECRET_SEGMENTS.has(segs[segs.length - 1]);
 }
 

@@ -12,7 +12,8 @@ describe("isSecretKey", () => {
   });
   test("workload fields are never secrets", () => {
     for (const k of ["tokens", "token_ids", "max_tokens", "min_tokens", "prompt_tokens", "completion_tokens", "max_completion_tokens",
-      "return_token_ids", "keys", "monkey", "author", "key_id", "tokenizer", "model", "messages"]) {
+      "return_token_ids", "keys", "monkey", "author", "key_id", "tokenizer", "model", "messages",
+      "prefill-ms-per-token", "prefill_ms_per_token", "usdPerToken"]) {
       assert.equal(isSecretKey(k), false, k);
     }
   });
