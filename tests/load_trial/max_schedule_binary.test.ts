@@ -1,0 +1,50 @@
+/**
+ * Through dist/ik: `load-trial run --rate 1e-6` was accepted and would have run for weeks. A
+ * schedule whose seeded last arrival is past `--max-schedule-h` (default 24 h) is refused with 64
+ * before any request is sent (the mock's request log stays empty), naming the hours and the flag.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { runIk } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
+
+let dir = "";
+let mock: MockProc;
+let workload = "";
+const env = () => ({ IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") });
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ik-lt-sched-"));
+  mock = await startMock(["--engine", "vllm", "--ttft-ms", "1", "--tpot-ms", "1", "--request-log"]);
+  const prep = await runIk(["load-trial", "prepare", "--out", join(dir, "lt"), "--synth", "16:4", "--requests", "8", "--json"], { env: env() });
+  assert.equal(prep.code, 0, prep.stderr);
+  workload = JSON.parse(prep.stdout).path;
+});
+after(async () => {
+  await mock?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const run = (rate: string, n: string, extra: string[], out: string) =>
+  runIk(["load-trial", "run", "--base", mock.base, "--expected-model", "mock-model", "--workload", workload, "--rate", rate, "--requests", n,
+    "--ttft", "2", "--tpot", "0.05", "--attainment", "0.9", "--out", join(dir, out), ...extra], { env: env(), timeoutMs: 30_000 });
+
+test("a schedule past --max-schedule-h is refused (64) before anything is sent, naming the hours and the flag", async () => {
+  const r = await run("1e-6", "10", [], "weeks");
+  assert.equal(r.code, 64, r.stderr);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0], /^ik: --rate: 10 requests at 0\.000001 req\/s would take [\d.]+ h \(the seeded schedule's last arrival\), over --max-schedule-h 24/);
+  assert.match(lines[0], /raise --rate, lower --requests, or raise --max-schedule-h/);
+  // The bound is the flag's: 0.001 h (3.6 s) refuses 20 requests at 2 req/s (about 10 s), 1 h accepts them.
+  const tight = await run("2", "20", ["--max-schedule-h", "0.001"], "tight");
+  assert.equal(tight.code, 64, tight.stderr);
+  assert.match(tight.stderr, /over --max-schedule-h 0\.001/);
+  assert.doesNotMatch(mock.proc.stdout(), /ik-request /, "nothing reached the server");
+  const ok = await run("40", "6", ["--max-schedule-h", "1"], "fits");
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(mock.proc.stdout().match(/ik-request /g)?.length, 6);
+});
