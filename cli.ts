@@ -10,10 +10,10 @@ import { formatMessage, message } from "@optique/core/message";
 import { formatErrorLine, IkError } from "./lib/cli/errors.ts";
 import { ExitCode } from "./lib/cli/exit_codes.ts";
 import { makeContext } from "./lib/commands/context.ts";
-import { cliParser, COMMAND_PARSERS, dispatch } from "./lib/commands/mod.ts";
+import { cliParser, dispatch } from "./lib/commands/mod.ts";
+import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
-import { parse } from "@optique/core/parser";
 import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
@@ -80,15 +80,10 @@ export async function main(argvIn: string[]): Promise<number> {
         },
         stderr: () => {},
         onError: (_code: number, err: unknown) => {
-          const text = withOptionSuggestion(
-            argv,
-            formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true }),
-          );
-          const where = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ") || "arguments";
-          const cmd = argv.filter((a) => !a.startsWith("-")).slice(0, 1).join(" ");
-          const hint = cmd && !/Unexpected option or subcommand: `[^-]/.test(text)
-            ? `see 'ik ${cmd} --help'`
-            : "see 'ik --help'";
+          const raw = formatMessage(err as Parameters<typeof formatMessage>[0], { colors: false, quotes: true });
+          const { text, path } = withOptionHint(argv, raw);
+          const where = path || "arguments";
+          const hint = path ? `see 'ik ${path} --help'` : "see 'ik --help'";
           runtime.writeStderr(scrubText(formatErrorLine(where, text.replace(/\.$/, ""), hint)) + "\n");
           shownCode = ExitCode.USAGE;
           throw EXIT_SENTINEL;
@@ -144,18 +139,18 @@ export async function main(argvIn: string[]): Promise<number> {
 }
 
 /**
- * optique's top-level `or` only suggests command names; for a misspelt option of a known command
- * (`ik probe --base-ur`), the command's own parser has the "Did you mean `--base-url`?" line.
+ * The error line's command (the deepest one argv's leading words name: `bench serve`) and, for an
+ * unknown option, the hint for it there (a near miss of its own options, or what ik calls another
+ * tool's flag) in place of optique's top-level one, which knows only command names.
  */
-function withOptionSuggestion(argv: readonly string[], text: string): string {
-  const m = /Unexpected option or subcommand: `(-[^`]*)`/.exec(text);
-  const parser = m && argv.length > 0 ? COMMAND_PARSERS[argv[0]] : undefined;
-  if (!parser) return text;
-  const r = parse(parser, [...argv]);
-  if (r.success) return text;
-  const own = formatMessage(r.error, { colors: false, quotes: true });
-  const hint = /Did you mean[^\n]*/.exec(own)?.[0];
-  return hint ? `${text.replace(/\.?\s*$/, ".")} ${hint}` : text;
+function withOptionHint(argv: readonly string[], text: string): { text: string; path: string } {
+  const { path, names } = commandOptions(cliParser as never, argv);
+  const where = path.join(" ");
+  const m = /Unexpected option or (?:subcommand|argument): [`"](-[^`"]*)[`"]/.exec(text);
+  if (!m || !path.length) return { text, path: where };
+  const hint = optionHint(where, m[1], names);
+  const head = `unknown option \`${m[1].replace(/=.*$/, "")}\``;
+  return { text: hint ? `${head}. ${hint}` : head, path: where };
 }
 
 /** Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names. */

@@ -6,7 +6,7 @@
 import { or } from "@optique/core/constructs";
 import { message } from "@optique/core/message";
 import { command } from "@optique/core/primitives";
-import type { InferValue, Parser } from "@optique/core/parser";
+import type { InferValue } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
 import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
 import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
@@ -30,21 +30,6 @@ export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCo
 
 /** The parser for every ik command. */
 export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTrialCommand, promptsCommand, mockCommand, summarizeCommand, exportCommand, compareCommand, reportCommand, mergeCommand);
-
-/** Each command's own parser, by name (cli.ts uses them to suggest a misspelt option). */
-export const COMMAND_PARSERS: Readonly<Record<string, Parser<"sync", unknown, unknown>>> = {
-  selftest: selftestCommand,
-  probe: probeCommand,
-  mock: mockCommand,
-  bench: benchCommand,
-  "load-trial": loadTrialCommand,
-  prompts: promptsCommand,
-  summarize: summarizeCommand,
-  export: exportCommand,
-  compare: compareCommand,
-  report: reportCommand,
-  merge: mergeCommand,
-};
 
 /** The parsed value of {@link cliParser}. */
 export type CliArgs = InferValue<typeof cliParser>;

@@ -56,6 +56,49 @@ for (const v of ikVariants()) {
       assert.match(cmd.stderr, /did you mean `?probe`?\?/i);
     });
 
+    test("a subcommand's misspelt option: its own near miss and its own help, never 'ik bench --help'", async () => {
+      for (
+        const [args, where, want] of [
+          [["bench", "serve", "--duraton-s", "3"], "bench serve", "--duration-s"],
+          [["bench", "serve", "--rate", "4"], "bench serve", "--rates"],
+          [["bench", "serve", "--base", "http://127.0.0.1:1"], "bench serve", "--base-url"],
+          [["probe", "--base", "http://127.0.0.1:1"], "probe", "--base-url"],
+          [["load-trial", "run", "--base-url", "http://127.0.0.1:1"], "load-trial run", "--base"],
+          [["prompts", "synth", "--bukcet", "a:1:1"], "prompts synth", "--bucket"],
+          [["summarize", "vllm", "--run", "x"], "summarize vllm", "--runs"],
+        ] as const
+      ) {
+        const r = await ik([...args]);
+        assert.equal(r.code, 64, r.stderr);
+        assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`^ik: ${where}: unknown option \`${args.find((a) => a.startsWith("--"))}\`\\. Did you mean \`${want}\`\\?; see 'ik ${where} --help'$`, "m"), r.stderr);
+      }
+      // Another command's error also points at its own help.
+      const missing = await ik(["bench", "serve", "--base-url", "http://127.0.0.1:1"]);
+      assert.match(missing.stderr, /^ik: bench serve: Missing option `--model`; see 'ik bench serve --help'$/m);
+    });
+
+    test("another tool's flag (vLLM, AIPerf, guidellm) says what ik calls it", async () => {
+      for (
+        const [flag, want] of [
+          ["--request-rate", /use --rates R,S with --mode load/],
+          ["--max-concurrency", /use --concurrency N --closed-loop/],
+          ["--num-prompts", /use --max-requests-per-level N/],
+          ["--dataset-name", /use --prompts FILE, a prompt set that 'ik prompts synth/],
+          ["--goodput", /use --slo-ttft-p95-ms, --slo-tpot-p95-ms and --slo-e2e-p95-ms/],
+          ["--save-result", /'ik export --format vllm --out DIR' writes vLLM's result files/],
+          ["--max-seconds", /use --duration-s S/],
+        ] as const
+      ) {
+        const r = await ik(["bench", "serve", flag, "4"]);
+        assert.equal(r.code, 64, r.stderr);
+        assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`^ik: bench serve: unknown option \`${flag}\`\\. That is another tool's flag: in 'ik bench serve' `), r.stderr);
+        assert.match(r.stderr, want, r.stderr);
+        assert.match(r.stderr, /; see 'ik bench serve --help'$/m);
+      }
+    });
+
     test("a URL with credentials in a parse error is redacted", async () => {
       const r = await ik(["--base-url", "http://u:hunter22@h:1/v1?api_key=abcd1234"]);
       assert.equal(r.code, 64);
