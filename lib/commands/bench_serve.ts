@@ -170,8 +170,8 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
       ctx.out(ctx.json ? prep.clean(JSON.stringify(slice)) + "\n" : prep.clean(renderSlice(slice, dir)));
       return interrupted ? interruptedExit(`the slice ${slice.evidence_id} is`) : ExitCode.OK;
     }
-    const { capacity, measured, interrupted } = await runLoad(load);
-    progress.done();
+    // A failed write ends the run with its one exit-74 line: the progress line is ended first.
+    const { capacity, measured, interrupted } = await runLoad(load).finally(() => progress.done());
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
     if (interrupted) return interruptedExit(`the records ${measured.evidence_id} and ${capacity.evidence_id} are`);
     const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
