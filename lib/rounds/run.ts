@@ -12,7 +12,7 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
+import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -134,6 +134,9 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   if (schedule) plan.load_schedule = schedule;
   if (body.value) plan.extra_body = { value: body.value, source: body.source };
   if (adaptive) plan.adaptive = adaptive;
+  // Every output folder (the run dir, the store the cells' records go to, the lock's folder) is
+  // checked writable before an engine is launched or a request sent (exit 74 otherwise).
+  await checkWritable([runDir, storeRoot((n) => rt.env(n), rt.cwd()), dirname(resolve(rt.cwd(), o.gpuLockPath))]);
   const lock = await acquireGpuLock(o.gpuLockPath, { pid: rt.pid(), command: o.command, env: (n) => rt.env(n), pidAlive: rt.pidAlive });
   const cells: Cell[] = [];
   let interrupted = false;
