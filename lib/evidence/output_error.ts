@@ -128,30 +128,42 @@ async function nearestExisting(dir: string): Promise<{ path: string; isDir: bool
  * Checks that each output folder can be written, before anything is measured: a small probe file
  * is created (exclusively), written, and removed in the folder, or, when the folder does not exist
  * yet, in its nearest existing ancestor (nothing is left behind and no folder is created).
- * Throws the exit-74 {@link outputError} naming the folder.
- * @param dirs output folders; null and undefined entries are skipped
+ * Throws the exit-74 {@link outputError} naming the folder (or what `as` names).
+ * @param dirs output folders, or `{ dir, as }` to name the output a person gave instead (a lock
+ *   file: `--gpu-lock PATH`); null and undefined entries are skipped
  */
-export async function checkWritable(dirs: readonly (string | null | undefined)[]): Promise<void> {
-  for (const dir of dirs) {
-    if (!dir) continue;
-    let at: { path: string; isDir: boolean };
+export async function checkWritable(dirs: readonly (string | { dir: string; as: string } | null | undefined)[]): Promise<void> {
+  for (const entry of dirs) {
+    if (!entry) continue;
+    const dir = typeof entry === "string" ? entry : entry.dir;
     try {
-      at = await nearestExisting(dir);
+      await checkOne(dir);
     } catch (e) {
-      throw outputError(e, dir);
+      if (typeof entry === "string" || !isOutputError(e)) throw e;
+      throw new IkError(e.code, entry.as, e.message, e.hint);
     }
-    if (!at.isDir) throw outputError({ code: "ENOTDIR" }, dir === at.path ? dir : `${dir} (${at.path} is a file)`);
-    const probe = join(at.path, `.ik-write-check-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`);
+  }
+}
+
+/** One folder (see checkWritable). */
+async function checkOne(dir: string): Promise<void> {
+  let at: { path: string; isDir: boolean };
+  try {
+    at = await nearestExisting(dir);
+  } catch (e) {
+    throw outputError(e, dir);
+  }
+  if (!at.isDir) throw outputError({ code: "ENOTDIR" }, dir === at.path ? dir : `${dir} (${at.path} is a file)`);
+  const probe = join(at.path, `.ik-write-check-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`);
+  try {
+    const fh = await open(probe, "wx", 0o600);
     try {
-      const fh = await open(probe, "wx", 0o600);
-      try {
-        await fh.write("ik write check\n");
-      } finally {
-        await fh.close().catch(() => {});
-        await unlink(probe).catch(() => {});
-      }
-    } catch (e) {
-      throw outputError(e, dir);
+      await fh.write("ik write check\n");
+    } finally {
+      await fh.close().catch(() => {});
+      await unlink(probe).catch(() => {});
     }
+  } catch (e) {
+    throw outputError(e, dir);
   }
 }

@@ -136,7 +136,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   if (adaptive) plan.adaptive = adaptive;
   // Every output folder (the run dir, the store the cells' records go to, the lock's folder) is
   // checked writable before an engine is launched or a request sent (exit 74 otherwise).
-  await checkWritable([runDir, storeRoot((n) => rt.env(n), rt.cwd()), dirname(resolve(rt.cwd(), o.gpuLockPath))]);
+  await checkWritable([runDir, storeRoot((n) => rt.env(n), rt.cwd()), { dir: dirname(resolve(rt.cwd(), o.gpuLockPath)), as: `--gpu-lock ${o.gpuLockPath}` }]);
   const lock = await acquireGpuLock(o.gpuLockPath, { pid: rt.pid(), command: o.command, env: (n) => rt.env(n), pidAlive: rt.pidAlive });
   const cells: Cell[] = [];
   let interrupted = false;
