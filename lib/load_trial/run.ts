@@ -12,7 +12,7 @@ import type { Endpoint } from "../client/mod.ts";
 import { requestRow } from "../client/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
-import type { IkError } from "../cli/errors.ts";
+import { IkError } from "../cli/errors.ts";
 import { JsonlWriter, outputError } from "../evidence/mod.ts";
 import { runOpenLoop, startLoopLag } from "../executors/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
@@ -125,6 +125,8 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     workload: { sha256: cfg.workload.requests_sha256, requests: reqs.length, seed: cfg.workload.seed },
     ...cfg.identity,
   };
-  if (io.fail) summary.stopped_early = `writing ${io.fail.where} failed: requests.jsonl keeps ${journal.lines} whole rows`;
-  return { verdict, summary, interrupted, writeFailure: io.fail };
+  if (io.fail === null) return { verdict, summary, interrupted, writeFailure: null };
+  summary.stopped_early = `writing ${io.fail.where} failed: requests.jsonl keeps ${journal.lines} whole rows`;
+  const what = `stopped sending; ${journal.lines} whole rows kept in ${journal.path}, summary.json (if written) is complete: false`;
+  return { verdict, summary, interrupted, writeFailure: new IkError(io.fail.code, io.fail.where, `${io.fail.message}; ${what}`, io.fail.hint) };
 }

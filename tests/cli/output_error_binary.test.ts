@@ -6,11 +6,12 @@
  * - bench serve --mode load --rates 20,40 --duration-s 3 with IK_RUNS_DIR on a 200 KB tmpfs:
  *   the disk fills mid-run; the sends stop; every journal line parses; the rows kept are the
  *   number the error line (and the record, when it could be written) says.
+ * - Single mode on a 60 KB tmpfs and load-trial run on a 24 KB one: the same, for their journals.
  * - A read-only IK_RUNS_DIR or --run-dir (bench serve single and load), and the read-only case of
  *   bench rounds (run dir, store, GPU lock), bench points, load-trial prepare and run, merge,
  *   summarize --json-out and prompts synth.
  * Needs root for the mounts (CI runs as root; skipped with the reason elsewhere). Bun only
- * (end-to-end; CONTRACTS.md CI time): about 15 s.
+ * (end-to-end; CONTRACTS.md CI time): about 20 s.
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -132,6 +133,43 @@ describe("a full or read-only disk is exit 74 and loses nothing (dist/ik)", { sk
     assert.ok(sent - kept <= 10, `the sends stopped at the failure: ${sent} sent, ${kept} journaled`);
     await new Promise((ok) => setTimeout(ok, 300));
     assert.equal(srv.completions() - before, sent, "nothing is sent after exit");
+  });
+
+  /** The rows of a JSONL file: it ends with a whole line and every line parses. */
+  const wholeRows = (path: string) => {
+    const t = readFileSync(path, "utf8");
+    assert.ok(t === "" || t.endsWith("\n"), `no torn last line in ${path}`);
+    return t.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  };
+
+  test("single mode on a 60 KB tmpfs: the first row that cannot be journaled stops the rounds; the rows kept are whole and counted", async () => {
+    const fs = join(dir, "small-single");
+    mountTmpfs(fs, "60k");
+    const before = srv.completions();
+    const r = await ik([...serve, "--base-url", srv.base, "--rounds", "300", "--limit-per-bucket", "2"], { IK_RUNS_DIR: join(fs, "runs") }, 90_000);
+    const line = assert74(r, join(fs, "runs"), "ENOSPC");
+    const m = /stopped sending; (\d+) whole rows kept in (\S+)\/requests\.jsonl/.exec(line);
+    assert.ok(m, line);
+    assert.equal(wholeRows(join(m[2], "requests.jsonl")).length, Number(m[1]));
+    const sent = srv.completions() - before;
+    assert.equal(sent, Number(m[1]) + 1, `one request after the last journaled row, then no more (${sent} sent)`);
+  });
+
+  test("load-trial run on a 24 KB tmpfs: stops sending, whole rows kept and counted, exit 74", async () => {
+    const prep = await ik(["load-trial", "prepare", "--out", join(dir, "lt-full"), "--synth", "16:8", "--requests", "50", "--json"]);
+    assert.equal(prep.code, 0, prep.stderr);
+    const fs = join(dir, "small-trial");
+    mountTmpfs(fs, "24k");
+    const before = srv.completions();
+    const r = await ik(["load-trial", "run", "--base", srv.base, "--expected-model", "m", "--workload", JSON.parse(prep.stdout).path, "--rate", "100",
+      "--requests", "400", "--ttft", "2", "--tpot", "1", "--attainment", "0.1", "--engine-kind", "vllm", "--out", join(fs, "trial")], {}, 90_000);
+    const line = assert74(r, join(fs, "trial"), "ENOSPC");
+    const m = /stopped sending; (\d+) whole rows kept in (\S+requests\.jsonl)/.exec(line);
+    assert.ok(m, line);
+    assert.equal(wholeRows(m[2]).length, Number(m[1]));
+    const sent = srv.completions() - before;
+    assert.ok(sent < 400 && sent - Number(m[1]) <= 10, `the sends stopped at the failure: ${sent} sent, ${m[1]} journaled`);
+    if (existsSync(join(fs, "trial", "summary.json"))) assert.equal(JSON.parse(readFileSync(join(fs, "trial", "summary.json"), "utf8")).complete, false);
   });
 
   test("bench serve: a read-only IK_RUNS_DIR or --run-dir is refused before any request (single and load)", async () => {
