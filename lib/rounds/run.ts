@@ -7,7 +7,8 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { usageError } from "../cli/errors.ts";
+import { IkError, usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
 import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
@@ -140,6 +141,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   const lock = await acquireGpuLock(o.gpuLockPath, { pid: rt.pid(), command: o.command, env: (n) => rt.env(n), pidAlive: rt.pidAlive });
   const cells: Cell[] = [];
   let interrupted = false;
+  // A cell whose bench serve could not write its output (exit 74): the next ones would fail the same way.
+  let writeFailure: string | null = null;
   const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n");
   try {
     await rt.files.mkdir(outDir);
@@ -173,6 +176,13 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
           interrupted = true;
           break outer;
         }
+        const serve = cell.serve as { returncode?: number | null; stderr_tail?: string | null } | undefined;
+        if (serve?.returncode === ExitCode.IO_ERROR) {
+          const line = (serve.stderr_tail ?? "").split("\n").reverse().find((l) => l.startsWith("ik: "));
+          writeFailure = `cell ${label} r${k}: bench serve could not write its output (${line ? line.slice(4).split("; ")[0] : "exit 74"})`;
+          plan.stopped_on_write_failure = { after_cells: cells.length, note: writeFailure };
+          break outer;
+        }
       }
       if (!adaptive) continue;
       const step = adaptiveStep(k, adaptive, rounds);
@@ -203,12 +213,20 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
     plan.load_schedule = schedule;
   }
   plan.serve_evidence_final = o.mode === "single" ? cellsLastEvidence(cells) : null;
-  await writePlan();
   const summary = summarize(cells, labels, { mode: o.mode });
   const resolved = resolvedSummary(cells, labels);
-  await rt.files.writeText(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n");
   const markdown = roundsMarkdown(summary, plan as never, cells, resolved);
-  await rt.files.writeText(join(outDir, "summary.md"), scrubText(markdown));
+  const writeSummary = async () => {
+    await writePlan();
+    await rt.files.writeText(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n");
+    await rt.files.writeText(join(outDir, "summary.md"), scrubText(markdown));
+  };
+  if (writeFailure !== null) {
+    // The summary of the cells that ran is kept if the disk still takes it; the exit is 74 either way.
+    const kept = await writeSummary().then(() => `what finished is summarised in ${outDir}`, () => `the cells that finished are in ${outDir}`);
+    throw new IkError(ExitCode.IO_ERROR, "bench rounds", `${writeFailure}; stopped after ${cells.length} cell(s); ${kept}`, "free space or choose another output folder ($IK_RUNS_DIR, --run-dir), then rerun");
+  }
+  await writeSummary();
   return { plan, cells, summary, resolved, markdown, outDir, interrupted };
 }
 

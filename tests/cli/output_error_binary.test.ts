@@ -7,11 +7,12 @@
  *   the disk fills mid-run; the sends stop; every journal line parses; the rows kept are the
  *   number the error line (and the record, when it could be written) says.
  * - Single mode on a 60 KB tmpfs and load-trial run on a 24 KB one: the same, for their journals.
+ * - bench rounds whose bench serve child fills a 12 KB store: rounds stops at that cell with 74.
  * - A read-only IK_RUNS_DIR or --run-dir (bench serve single and load), and the read-only case of
  *   bench rounds (run dir, store, GPU lock), bench points, load-trial prepare and run, merge,
  *   summarize --json-out and prompts synth.
  * Needs root for the mounts (CI runs as root; skipped with the reason elsewhere). Bun only
- * (end-to-end; CONTRACTS.md CI time): about 20 s.
+ * (end-to-end; CONTRACTS.md CI time): about 30 s.
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -22,6 +23,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ikBin, type IkRun, runIk } from "../_helpers/ik.ts";
 import { mountReadOnly, mountSkipReason, mountTmpfs, unmountAll } from "../_helpers/mounts.ts";
+import { freePorts } from "../_helpers/ports.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 
 const skip = runtime.name !== "bun"
@@ -192,6 +194,26 @@ describe("a full or read-only disk is exit 74 and loses nothing (dist/ik)", { sk
     const lock = assert74(await ik([...args, "--run-dir", join(dir, "rounds-lock"), "--gpu-lock", join(ro, "ik-gpu.lock")]), join(ro, "ik-gpu.lock"), "EROFS");
     assert.match(lock, /--gpu-lock/);
     assert.ok(!existsSync(marker), "no engine was launched");
+  });
+
+  test("bench rounds whose bench serve fills the store (a 12 KB tmpfs): stops at that cell, exit 74 naming the path", async () => {
+    const fs = join(dir, "small-rounds");
+    mountTmpfs(fs, "12k");
+    const [port] = await freePorts(1);
+    await writeFile(join(dir, "rounds-full.json"), JSON.stringify({
+      model: { id: "m" },
+      engines: [
+        { label: "e1", name: "vllm", launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--ttft-ms", "2", "--tpot-ms", "1", "--model", "m"], port },
+        { label: "e2", name: "vllm", launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--ttft-ms", "2", "--tpot-ms", "1", "--model", "m"], port },
+      ],
+    }));
+    const r = await ik(["bench", "rounds", join(dir, "rounds-full.json"), "--rounds", "2", "--serve-args", "--max-tokens 8 --warmup 0 --limit-per-bucket 2",
+      "--run-dir", join(dir, "rounds-full"), "--gpu-lock", join(dir, "lock-full"), "--stop-timeout-s", "5"], { IK_RUNS_DIR: join(fs, "runs") }, 120_000);
+    const line = assert74(r, join(fs, "runs"), "ENOSPC");
+    assert.match(line, /^ik: bench rounds: cell e\d r1: .*stopped after 1 cell/);
+    const plan = JSON.parse(readFileSync(join(dir, "rounds-full", "rounds", "plan.json"), "utf8"));
+    assert.equal(plan.stopped_on_write_failure.after_cells, 1, "the plan says where it stopped");
+    assert.ok(!existsSync(join(dir, "lock-full")), "the GPU lock is released");
   });
 
   test("load-trial prepare and run, bench points: a read-only --out is refused (run and points send nothing)", async () => {
