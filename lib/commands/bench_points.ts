@@ -1,7 +1,7 @@
 /**
  * `ik bench points`: ordered benchmark points against a running router or fleet (seed 004).
  * Exit 0 when every point ran, 69 when preflight failed, 1 when it stopped after starting, 64/65
- * for usage and plan problems, 130 when interrupted.
+ * for usage and plan problems, 74 when --out cannot be written, 130 when interrupted.
  * @module
  */
 import { existsSync } from "node:fs";

@@ -2,7 +2,9 @@
  * `ik bench serve`: the client-side streaming benchmark of one OpenAI-compatible server. Single
  * mode: one request at a time, rounds over a prompt set, per-bucket medians and p95 with CIs over
  * rounds, written as an evidence record (seed 000). Exit 0 when the benchmark ran (failed
- * requests are counted in the record), 69 when the server is unreachable, 130 when interrupted.
+ * requests are counted in the record), 69 when the server is unreachable, 74 when the store or the run
+ * dir cannot be written (checked before the first request; a disk that fills mid-run stops the sends and
+ * keeps every whole row), 130 when interrupted.
  * @module
  */
 import { object } from "@optique/core/constructs";

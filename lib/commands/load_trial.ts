@@ -3,7 +3,8 @@
  * (seed 004). `prepare` writes `DIR/workload/workload.json`; `run` sends N requests of it as
  * open-loop Poisson arrivals at rate R and judges SLO attainment and scheduling validity.
  * Exit codes (CONTRACTS.md): 0 attained and valid; 2 either failed; 64 usage; 65 bad workload;
- * 69 server unreachable or the expected model not served; 130 interrupted.
+ * 69 server unreachable or the expected model not served; 74 --out cannot be written (a full disk stops
+ * the sends, whole rows kept); 130 interrupted.
  * @module
  */
 import { existsSync } from "node:fs";
