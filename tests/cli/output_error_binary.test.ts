@@ -7,12 +7,13 @@
  *   the disk fills mid-run; the sends stop; every journal line parses; the rows kept are the
  *   number the error line (and the record, when it could be written) says.
  * - Single mode on a 60 KB tmpfs and load-trial run on a 24 KB one: the same, for their journals.
+ * - A sharded load slice on a 200 KB tmpfs: the same; its staging journal keeps the whole rows.
  * - bench rounds whose bench serve child fills a 12 KB store: rounds stops at that cell with 74.
  * - A read-only IK_RUNS_DIR or --run-dir (bench serve single and load), and the read-only case of
  *   bench rounds (run dir, store, GPU lock), bench points, load-trial prepare and run, merge,
  *   summarize --json-out and prompts synth.
  * Needs root for the mounts (CI runs as root; skipped with the reason elsewhere). Bun only
- * (end-to-end; CONTRACTS.md CI time): about 30 s.
+ * (end-to-end; CONTRACTS.md CI time): about 20 s.
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -172,6 +173,21 @@ describe("a full or read-only disk is exit 74 and loses nothing (dist/ik)", { sk
     const sent = srv.completions() - before;
     assert.ok(sent < 400 && sent - Number(m[1]) <= 10, `the sends stopped at the failure: ${sent} sent, ${m[1]} journaled`);
     if (existsSync(join(fs, "trial", "summary.json"))) assert.equal(JSON.parse(readFileSync(join(fs, "trial", "summary.json"), "utf8")).complete, false);
+  });
+
+  test("a sharded load slice on a 200 KB tmpfs: stops sending, its staging journal keeps whole rows, counted", async () => {
+    const fs = join(dir, "small-shard");
+    mountTmpfs(fs, "200k");
+    await writeFile(join(dir, "key"), "ab".repeat(32) + "\n", { mode: 0o600 }); // a shared key, as shards need
+    const before = srv.completions();
+    const r = await ik([...serve, "--base-url", srv.base, "--mode", "load", "--rates", "20,40", "--duration-s", "3", "--shard", "0/1",
+      "--start-at", String(Date.now() + 2500), "--level-gap-s", "0.5", "--group", "ioerr-g", "--gpu-name", "NVIDIA H100 80GB HBM3", "--gpu-count", "1"], { IK_RUNS_DIR: join(fs, "runs") }, 90_000);
+    const line = assert74(r, fs, "ENOSPC");
+    const m = /stopped sending; (\d+) whole rows kept in (\S+\/\.staging\/\S+\/requests\.jsonl)/.exec(line);
+    assert.ok(m, line);
+    assert.equal(wholeRows(m[2]).length, Number(m[1]));
+    const sent = srv.completions() - before;
+    assert.ok(sent - Number(m[1]) <= 10, `the sends stopped at the failure: ${sent} sent, ${m[1]} journaled`);
   });
 
   test("bench serve: a read-only IK_RUNS_DIR or --run-dir is refused before any request (single and load)", async () => {
