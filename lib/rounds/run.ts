@@ -13,7 +13,7 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
+import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -143,7 +143,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   let interrupted = false;
   // A cell whose bench serve could not write its output (exit 74): the next ones would fail the same way.
   let writeFailure: string | null = null;
-  const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n");
+  // Written whole or not at all: a full disk leaves no torn plan, cell or summary (exit 74).
+  const writePlan = () => writeWhole(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n", 0o644);
   try {
     await rt.files.mkdir(outDir);
     await rt.files.mkdir(join(runDir, "logs"));
@@ -170,7 +171,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
         progress(`round ${k}/${rounds} · ${label} (position ${pos + 1}/${order.length}): launching`);
         const cell = await runCell(byLabel.get(label)!, k, pos, cfg);
         cells.push(cell);
-        await rt.files.writeText(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n");
+        await writeWhole(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n", 0o644);
         progress(`round ${k}/${rounds} · ${label}: ${cell.status}${cell.detail ? ` (${cell.detail})` : ""}`);
         if (cell.interrupted || signal?.aborted) {
           interrupted = true;
@@ -218,8 +219,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   const markdown = roundsMarkdown(summary, plan as never, cells, resolved);
   const writeSummary = async () => {
     await writePlan();
-    await rt.files.writeText(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n");
-    await rt.files.writeText(join(outDir, "summary.md"), scrubText(markdown));
+    await writeWhole(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n", 0o644);
+    await writeWhole(join(outDir, "summary.md"), scrubText(markdown), 0o644);
   };
   if (writeFailure !== null) {
     // The summary of the cells that ran is kept if the disk still takes it; the exit is 74 either way.
