@@ -14,6 +14,7 @@ import { cliParser, dispatch } from "./lib/commands/mod.ts";
 import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
+import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
 import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
@@ -153,8 +154,12 @@ function withOptionHint(argv: readonly string[], text: string): { text: string; 
   return { text: hint ? `${head}. ${hint}` : head, path: where };
 }
 
-/** Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names. */
-export async function reportError(e: unknown): Promise<number> {
+/**
+ * Maps an uncaught error to its line and exit code; a bug's stack goes to a log file the line names.
+ * A write that failed on a full or read-only disk is no bug: exit 74 naming the path.
+ */
+export async function reportError(e0: unknown): Promise<number> {
+  const e = isUnhandledWriteFailure(e0) ? outputError(e0) : e0;
   if (e instanceof IkError) {
     runtime.writeStderr(scrubText(e.oneLine()) + "\n");
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(scrubText(String(e.stack)) + "\n");

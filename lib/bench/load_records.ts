@@ -6,9 +6,9 @@
  * the curve).
  * @module
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, newEvidenceId, scrubbedJson, StagedRun } from "../evidence/mod.ts";
+import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, usdPer1mTokens } from "../metrics/mod.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
@@ -32,6 +32,8 @@ export interface LoadRecordInput extends LoadRun {
   needRef: boolean;
   salted: number;
   interrupted: boolean;
+  /** Why the run stopped early on a failed write (the record says so first), if it did. */
+  writeFailure?: string | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -92,6 +94,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (skipped.length && !x.interrupted) limitations.push(`levels not run after the SLO failed: ${skipped.join(", ")} (--sweep-all runs them)`);
   const planned = x.levels.reduce((a, l) => a + (l.planned ?? l.sent), 0);
   const sent = x.levels.reduce((a, l) => a + l.sent, 0);
+  if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
   if (x.interrupted) {
     limitations.push(`interrupted after ${sent} of ${planned} requests${skipped.length ? ` (levels not started: ${skipped.join(", ")})` : ""}`);
   }
@@ -132,8 +135,9 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     },
   };
   if (x.runDir) {
-    await mkdir(join(x.runDir, "metrics"), { recursive: true, mode: 0o700 });
-    await writeFile(join(x.runDir, "metrics", `${x.label}.load.json`), scrubbedJson({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, 1) + "\n");
+    const p = join(x.runDir, "metrics", `${x.label}.load.json`);
+    await guardWrite(p, () => mkdir(join(x.runDir as string, "metrics"), { recursive: true, mode: 0o700 }));
+    await writeWhole(p, scrubbedJson({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, 1) + "\n", 0o644);
   }
   return buildRecord({
     evidence_id: x.evidenceId, kind: "serve_benchmark", claim_class: "observed", summary,

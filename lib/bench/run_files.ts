@@ -6,9 +6,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { scrubJsonLine, type StagedRun } from "../evidence/mod.ts";
+import { guardWrite, scrubJsonLine, type StagedRun, writeWhole } from "../evidence/mod.ts";
 
 /** A document to write, by path relative to `outputs/<label>/` (or `inputs/<label>/`). */
 export type RunDoc = readonly [rel: string, doc: unknown];
@@ -45,8 +45,8 @@ export async function writeRunFiles(
       for (const t of targets) {
         await run.write(t, data);
         if (extraRoot) {
-          await mkdir(dirname(join(extraRoot, t)), { recursive: true, mode: 0o700 });
-          await writeFile(join(extraRoot, t), data);
+          await guardWrite(join(extraRoot, t), () => mkdir(dirname(join(extraRoot, t)), { recursive: true, mode: 0o700 }));
+          await writeWhole(join(extraRoot, t), data, 0o644);
         }
       }
       snap[key][rel] = createHash("sha256").update(data).digest("hex");
@@ -67,8 +67,8 @@ export async function writeRunFiles(
       files: sortedObject({ ...(old.files ?? {}), ...index.files }),
       inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
     };
-    await mkdir(dirname(p), { recursive: true, mode: 0o700 });
-    await writeFile(p, JSON.stringify(merged, null, 1) + "\n");
+    await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
+    await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
   }
   return rel;
 }

@@ -4,11 +4,13 @@
  * level per grid value, stopping after the first level that misses the SLO unless --sweep-all.
  * A concurrency level N is open-loop Poisson (gamma) arrivals at N / e2e_ref, as the seed designs
  * it; --closed-loop runs N workers back to back instead (a stress test, never N*).
- * Writes the measured `serve_benchmark` record and the derived `capacity` record.
+ * Writes the measured `serve_benchmark` record and the derived `capacity` record. The first write
+ * that fails (a full disk) stops the sends; the measured record is then finished as incomplete if
+ * it can be, and the run ends with the exit-74 error (every whole row journaled is kept).
  * @module
  */
-import { unavailableError, usageError } from "../cli/errors.ts";
-import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { IkError, unavailableError, usageError } from "../cli/errors.ts";
+import { JsonlWriter, newEvidenceId, outputError, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
@@ -107,35 +109,66 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   if (!cfg.closedLoop && cfg.levelKind === "concurrency" && !aborted()) refuseEmptyLevels(cfg, (n) => concurrencyToRate(n, e2eRef as number));
   const id = newEvidenceId("serve_benchmark");
   const run = await StagedRun.create(cfg.storeRoot, id);
-  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);
+  // The first failed write stops the run: no more sends, and the rows already whole are kept.
+  const stop = new AbortController();
+  const io = { fail: null as IkError | null };
+  const onError = (e: unknown) => {
+    io.fail ??= outputError(e);
+    stop.abort(io.fail);
+  };
+  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   const levels: LevelResult[] = [];
   const files: { rel: string; role: string }[] = [];
-  for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
+  for (let i = 0; i < cfg.grid.length && !aborted() && io.fail === null; i++) {
     const level = cfg.grid[i];
     const name = levelName(cfg.levelKind, level);
     const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
     const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
-    const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
-    const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
+    let outputs: JsonlWriter, inputs: JsonlWriter;
+    try {
+      outputs = await JsonlWriter.open(`${run.dir}/${outRel}`, { onError });
+      inputs = await JsonlWriter.open(`${run.dir}/${inRel}`, { onError });
+    } catch (e) {
+      onError(e);
+      break;
+    }
     const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
     const res = await runLevel({
       index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
       maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i),
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-      signal: cfg.signal, onProgress: cfg.onProgress, sampler: cfg.samplerFor?.(name),
+      signal, onProgress: cfg.onProgress, sampler: cfg.samplerFor?.(name),
     });
-    await outputs.close();
-    await inputs.close();
+    await outputs.close().catch(onError);
+    await inputs.close().catch(onError);
     files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
     levels.push(res);
     if (res.summary.slo_ok === false && !cfg.sweepAll) break;
   }
-  await journal.close();
-  const interrupted = aborted();
+  await journal.close().catch(onError);
+  const interrupted = aborted() || io.fail !== null;
   const input: LoadRecordInput = { ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted };
+  if (io.fail !== null) throw await finishAfterWriteFailure(io.fail, input, journal.lines);
   const measured = await buildLoadRecord(input);
   const dir = await run.finish(measured);
   const capacity = await buildCapacityRecord(input, measured, cfg.storeRoot);
   return { measured, capacity, dir, interrupted };
+}
+
+/**
+ * After a failed write: finishes the measured record as incomplete if the disk still takes it
+ * (no capacity record is derived from it), and returns the one exit-74 line to raise: the path,
+ * the error, and where the whole rows are.
+ */
+async function finishAfterWriteFailure(fail: IkError, input: LoadRecordInput, kept: number): Promise<IkError> {
+  const note = `writing ${fail.where} failed (${fail.message.replace(/^cannot write \((\w+).*$/, "$1")}): the run stopped sending; requests.jsonl keeps ${kept} whole rows`;
+  let at = input.run.dir, finished = false;
+  try {
+    at = await input.run.finish(await buildLoadRecord({ ...input, writeFailure: note }));
+    finished = true;
+  } catch { /* the journal's whole rows in the staging folder are what remains */ }
+  const what = `stopped sending; ${kept} whole rows kept in ${at}/requests.jsonl, ${finished ? "the record is marked incomplete" : "the record could not be written"}`;
+  return new IkError(fail.code, fail.where, `${fail.message}; ${what}`, fail.hint);
 }

@@ -3,11 +3,14 @@
  * prompt set after `warmup` untimed requests. Round 0 goes untagged and writes the outputs and exact
  * inputs; warm-up and every later round carry a unique prefix tag, so no timed request can hit a
  * prefix cache another filled (unless --no-cache-salt, which the record says). Every row is
- * journaled as it completes; an interrupt ends the run with an incomplete record.
+ * journaled as it completes; an interrupt ends the run with an incomplete record. A row that cannot
+ * be journaled (a full disk) stops the run: the record is finished as incomplete if the disk still
+ * takes it, and the exit-74 error names the file and the whole rows kept.
  * @module
  */
 import { createHash } from "node:crypto";
-import { newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { IkError } from "../cli/errors.ts";
+import { isOutputError, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { type RunDoc, writeRunFiles } from "./run_files.ts";
 import type { Runner } from "./runner.ts";
@@ -53,6 +56,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const textSha = new Map<string, Set<string>>();
   const walls = new Map<number, readonly [number, number]>();
   const aborted = () => cfg.signal?.aborted === true;
+  let ioFail = null as IkError | null;
   const n = cfg.prompts.length;
   for (let i = 0; i < cfg.warmup && !aborted(); i++) await cfg.runner.send(cfg.prompts[i % n], `ik-warm-${i}`);
   outer:
@@ -70,7 +74,14 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
         break outer;
       }
       const row = singleRow(result, { round: r, label: cfg.label, max_tokens: cfg.runner.maxFor(p) }) as unknown as Record<string, unknown>;
-      await run.journal(row);
+      try {
+        await run.journal(row);
+      } catch (e) {
+        if (!isOutputError(e)) throw e;
+        ioFail = e;
+        walls.set(r, [t0, Date.now() / 1000]);
+        break outer;
+      }
       rows.push(row);
       if (result.ok && salt === null) {
         const set = textSha.get(p.id) ?? new Set<string>();
@@ -86,20 +97,37 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
     walls.set(r, [t0, Date.now() / 1000]);
     cfg.progress?.(`round ${r + 1 - offset}/${cfg.rounds}: ${rows.filter((x) => x.round === r && x.ok).length}/${n} ok`);
   }
-  const interrupted = aborted();
-  const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
-  const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
-  const record = await buildSingleRecord({
-    ...cfg,
-    evidenceId: id,
-    run,
-    rows: [...prevRows, ...rows],
-    walls,
-    outputsIndex,
-    interrupted,
-    planned: prevRows.length + cfg.rounds * n,
-    nondeterministic,
-  });
-  const dir = await run.finish(record);
+  const interrupted = aborted() || ioFail !== null;
+  const finish = async (writeFailure: string | null) => {
+    const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
+    const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
+    const record = await buildSingleRecord({
+      ...cfg,
+      evidenceId: id,
+      run,
+      rows: [...prevRows, ...rows],
+      walls,
+      outputsIndex,
+      interrupted,
+      planned: prevRows.length + cfg.rounds * n,
+      nondeterministic,
+      writeFailure,
+    });
+    return { record, dir: await run.finish(record) };
+  };
+  if (ioFail !== null) throw await finishAfterWriteFailure(ioFail, run, finish);
+  const { record, dir } = await finish(null);
   return { record, dir, interrupted };
+}
+
+/** After a failed journal write: the record finished as incomplete if it can be, and the exit-74 line to raise. */
+async function finishAfterWriteFailure(fail: IkError, run: StagedRun, finish: (note: string) => Promise<{ dir: string }>): Promise<IkError> {
+  const kept = run.rows;
+  let at = run.dir, finished = false;
+  try {
+    at = (await finish(`writing ${fail.where} failed: the run stopped; requests.jsonl keeps ${kept} whole rows`)).dir;
+    finished = true;
+  } catch { /* the journal's whole rows in the staging folder are what remains */ }
+  const what = `stopped sending; ${kept} whole rows kept in ${at}/requests.jsonl, ${finished ? "the record is marked incomplete" : "the record could not be written"}`;
+  return new IkError(fail.code, fail.where, `${fail.message}; ${what}`, fail.hint);
 }

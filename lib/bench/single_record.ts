@@ -4,9 +4,9 @@
  * limitation under its condition, identity and artifacts.
  * @module
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, scrubbedJson, type StagedRun } from "../evidence/mod.ts";
+import { buildRecord, guardWrite, scrubbedJson, type StagedRun, writeWhole } from "../evidence/mod.ts";
 import { bucketMetrics, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
@@ -46,6 +46,8 @@ export interface SingleRecordInput {
   /** A note when the endpoint key is per process. */
   keyNote: string | null;
   isLocal: boolean;
+  /** Why the run stopped early on a failed write (the record says so first), if it did. */
+  writeFailure?: string | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -94,8 +96,8 @@ async function writeMetricsFile(runDir: string, label: string, rows: Record<stri
     { bucket: d.bucket, ...Object.fromEntries(names.map((k) => [k, median(d.v[k])])) },
   ]));
   const p = join(runDir, "metrics", `${label}.json`);
-  await mkdir(join(runDir, "metrics"), { recursive: true, mode: 0o700 });
-  await writeFile(p, scrubbedJson({ label, speed: { per_bucket: table, per_input_median: perInput } }, 1) + "\n");
+  await guardWrite(p, () => mkdir(join(runDir, "metrics"), { recursive: true, mode: 0o700 }));
+  await writeWhole(p, scrubbedJson({ label, speed: { per_bucket: table, per_input_median: perInput } }, 1) + "\n", 0o644);
 }
 
 
@@ -138,6 +140,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     limitations.unshift(`extends ${x.extending!.record.evidence_id}, which is incomplete (its run was interrupted): its partial rounds are part of this record`);
   }
   if (x.interrupted) limitations.push(`interrupted after ${x.rows.length} of ${x.planned} requests`);
+  if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
   const missing: string[] = [];
   if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
   if (!x.rows.some((r) => r.ok)) missing.push("every request failed");

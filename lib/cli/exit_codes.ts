@@ -12,6 +12,8 @@ export const ExitCode = {
   DATA: 65,
   /** Service unavailable: server unreachable or not ready. */
   UNAVAILABLE: 69,
+  /** Output cannot be written (EX_IOERR): a full or read-only disk, a vanished output folder. */
+  IO_ERROR: 74,
   /** Internal error (a bug). */
   INTERNAL: 70,
   /** Interrupted by SIGINT/SIGTERM/SIGHUP; what finished is kept. */

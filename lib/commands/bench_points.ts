@@ -1,7 +1,7 @@
 /**
  * `ik bench points`: ordered benchmark points against a running router or fleet (seed 004).
  * Exit 0 when every point ran, 69 when preflight failed, 1 when it stopped after starting, 64/65
- * for usage and plan problems, 130 when interrupted.
+ * for usage and plan problems, 74 when --out cannot be written, 130 when interrupted.
  * @module
  */
 import { existsSync } from "node:fs";
@@ -17,7 +17,7 @@ import { choice, float, string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { parseEndpoint } from "../client/mod.ts";
-import { endpointKeyPath, endpointTag, loadEndpointKey } from "../evidence/mod.ts";
+import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey } from "../evidence/mod.ts";
 import { checkBaseUrl, parsePlan } from "../points/plan.ts";
 import { runPoints } from "../points/runner.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
@@ -70,6 +70,7 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
     const plan = parsePlan(planText, f.plan);
     const out = resolve(rt.cwd(), f.out);
     if (existsSync(out)) throw usageError("--out", `${f.out} already exists`, "give a new folder: a points run never writes into an old one");
+    await checkWritable([out]); // before the preflight's first request (exit 74)
     const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
     const invocation = ["ik", "bench", "points", "--base", "{base}", "--model", f.model, "--plan", f.plan, "--out", f.out,
       ...(f.apiKeyEnv ? ["--api-key-env", f.apiKeyEnv] : []), "--ready-path", f.readyPath, "--drain-source", f.drainSource,

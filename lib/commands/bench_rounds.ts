@@ -3,7 +3,9 @@
  * at a time: launch, readiness, warm-up, the child `ik bench serve`, stop of the whole process
  * group, GPU memory back to baseline, resolved config; then the medians over rounds with CIs and
  * the paired ratios to the best engine (seed 001). Exit 0 when every cell was ok, 1 when any was
- * not, 64/65/69 for usage, manifest and lock problems, 130 when interrupted.
+ * not, 64/65/69 for usage, manifest and lock problems, 74 when the run dir, the store or the lock cannot be
+ * written (checked before an engine starts; a cell whose bench serve exits 74 stops the run), 130 when
+ * interrupted.
  * @module
  */
 import { resolve } from "node:path";

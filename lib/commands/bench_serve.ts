@@ -2,7 +2,9 @@
  * `ik bench serve`: the client-side streaming benchmark of one OpenAI-compatible server. Single
  * mode: one request at a time, rounds over a prompt set, per-bucket medians and p95 with CIs over
  * rounds, written as an evidence record (seed 000). Exit 0 when the benchmark ran (failed
- * requests are counted in the record), 69 when the server is unreachable, 130 when interrupted.
+ * requests are counted in the record), 69 when the server is unreachable, 74 when the store or the run
+ * dir cannot be written (checked before the first request; a disk that fills mid-run stops the sends and
+ * keeps every whole row), 130 when interrupted.
  * @module
  */
 import { object } from "@optique/core/constructs";
@@ -170,8 +172,8 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
       ctx.out(ctx.json ? prep.clean(JSON.stringify(slice)) + "\n" : prep.clean(renderSlice(slice, dir)));
       return interrupted ? interruptedExit(`the slice ${slice.evidence_id} is`) : ExitCode.OK;
     }
-    const { capacity, measured, interrupted } = await runLoad(load);
-    progress.done();
+    // A failed write ends the run with its one exit-74 line: the progress line is ended first.
+    const { capacity, measured, interrupted } = await runLoad(load).finally(() => progress.done());
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
     if (interrupted) return interruptedExit(`the records ${measured.evidence_id} and ${capacity.evidence_id} are`);
     const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];

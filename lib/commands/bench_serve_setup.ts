@@ -12,7 +12,7 @@ import { IkError, usageError } from "../cli/errors.ts";
 import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
 import { detectEngine, type DetectedEngine } from "../engines/mod.ts";
-import { endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
+import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
 import { gpuIdentity, queryGpus } from "../gpu/mod.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
@@ -166,6 +166,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const extraBody = checkExtraBody(f.extraBody) ?? {};
   let chatTemplateKwargs = jsonObject(f.chatTemplateKwargs, "--chat-template-kwargs");
   const runDir = f.runDir ? resolve(rt.cwd(), f.runDir) : null;
+  // The store and the run dir must take a file before the first request (exit 74 otherwise).
+  await checkWritable([storeRoot((k) => rt.env(k), rt.cwd()), runDir]);
   if (runDir) {
     const pin = await intakePin(runDir);
     if (pin) {

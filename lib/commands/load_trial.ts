@@ -3,7 +3,8 @@
  * (seed 004). `prepare` writes `DIR/workload/workload.json`; `run` sends N requests of it as
  * open-loop Poisson arrivals at rate R and judges SLO attainment and scheduling validity.
  * Exit codes (CONTRACTS.md): 0 attained and valid; 2 either failed; 64 usage; 65 bad workload;
- * 69 server unreachable or the expected model not served; 130 interrupted.
+ * 69 server unreachable or the expected model not served; 74 --out cannot be written (a full disk stops
+ * the sends, whole rows kept); 130 interrupted.
  * @module
  */
 import { existsSync } from "node:fs";
@@ -21,7 +22,7 @@ import { ExitCode } from "../cli/exit_codes.ts";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
 import { detectEngine, ENGINE_KIND_CHOICES, type EngineKind } from "../engines/mod.ts";
-import { endpointKeyPath, endpointTag, loadEndpointKey, redactUrl, scrubbedJson } from "../evidence/mod.ts";
+import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, redactUrl, scrubbedJson, writeWhole } from "../evidence/mod.ts";
 import { loadPromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { parseSynthBucket } from "../prompts/synth.ts";
@@ -82,6 +83,7 @@ async function prepare(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "l
   const out = resolve(rt.cwd(), f.out);
   const file = join(out, "workload", "workload.json");
   if (existsSync(file)) throw usageError("--out", `${file} already exists`, "give a new folder (a workload is never overwritten)");
+  await checkWritable([out]);
   let workload;
   if (f.prompts !== undefined) {
     const set = f.prompts === BUILTIN_NAME ? loadBuiltinPromptSet() : await loadPromptSet(resolve(rt.cwd(), f.prompts));
@@ -135,6 +137,7 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
         "raise --rate, lower --requests, or raise --max-schedule-h",
       );
     }
+    await checkWritable([out]); // before the first request (exit 74)
     const models = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 10_000 });
     if (models.status === 0) throw unavailableError("--base", `server at ${redactUrl(ep.origin)} not reachable (${models.error ?? "no answer"})`);
     if (!models.ok) throw unavailableError("--base", `/v1/models answered HTTP ${models.status}`, "check the URL and the API key");
@@ -151,7 +154,13 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
       identity: { base_url: endpointTag(key.key, ep), model: f.expectedModel, engine_kind: kind, workload_file: wpath, tool: { name: "ik", version: VERSION } },
     });
     const summaryText = clean(scrubbedJson(res.summary, 2)) + "\n";
-    await rt.files.writeText(join(out, "summary.json"), summaryText, { mode: 0o600 });
+    const summaryPath = join(out, "summary.json");
+    if (res.writeFailure) {
+      // Stopped by a failed write: the summary (complete: false) is kept if the disk still takes it.
+      await writeWhole(summaryPath, summaryText).catch(() => {});
+      throw res.writeFailure;
+    }
+    await writeWhole(summaryPath, summaryText);
     const v = res.verdict;
     if (ctx.json) ctx.out(clean(JSON.stringify(res.summary)) + "\n");
     else {

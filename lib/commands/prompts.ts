@@ -3,8 +3,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
+import { checkWritable, writeWhole } from "../evidence/mod.ts";
 import { gzipSync } from "node:zlib";
 import { object, or } from "@optique/core/constructs";
 import { message } from "@optique/core/message";
@@ -114,12 +114,13 @@ export async function runPrompts(ctx: CommandContext, f: PromptsFlags): Promise<
   }
   const names = buckets.map((b) => b.name);
   if (new Set(names).size !== names.length) throw usageError("--bucket", `bucket names repeat (${names.join(", ")})`, "give each bucket once");
+  const out = resolve(ctx.runtime.cwd(), f.out);
+  await checkWritable([dirname(out)]);
   const tok = f.tokenizer ? await loadTokenizer(resolve(ctx.runtime.cwd(), f.tokenizer)) : null;
   const text = synthPromptSet(buckets, f.perBucket, f.seed, tok ? tok.count : pseudoTokens, tok ? `tokenizer ${tok.sha256.slice(0, 12)}` : "pseudo");
-  const out = resolve(ctx.runtime.cwd(), f.out);
   const sha256 = createHash("sha256").update(text).digest("hex");
-  await writeFile(out, /\.gz$/i.test(out) ? gzipSync(text) : text);
-  await writeFile(manifestPath(out), JSON.stringify({ name: setStem(out), sha256, buckets, per_bucket: f.perBucket, seed: f.seed }, null, 1) + "\n");
+  await writeWhole(out, /\.gz$/i.test(out) ? gzipSync(text) : text, 0o644);
+  await writeWhole(manifestPath(out), JSON.stringify({ name: setStem(out), sha256, buckets, per_bucket: f.perBucket, seed: f.seed }, null, 1) + "\n", 0o644);
   if (ctx.json) ctx.out(JSON.stringify({ path: out, sha256, n: buckets.length * f.perBucket }) + "\n");
   else ctx.out(`wrote ${out}: ${buckets.length * f.perBucket} prompts, sha256 ${sha256}\n`);
   return ExitCode.OK;

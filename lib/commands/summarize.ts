@@ -4,8 +4,8 @@
  * flag; 65 for a malformed runs.tsv (naming file:line) or a named input that is missing.
  * @module
  */
-import { readFile, stat, writeFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { object } from "@optique/core/constructs";
 import { message } from "@optique/core/message";
 import { optional, withDefault } from "@optique/core/modifiers";
@@ -15,7 +15,7 @@ import { float, integer, string } from "@optique/core/valueparser";
 import { dataError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
-import { scrubbedJson } from "../evidence/mod.ts";
+import { checkWritable, scrubbedJson, writeWhole } from "../evidence/mod.ts";
 import { type ReadText, renderUnit, summarizeUnit, unitJson } from "../summarize/mod.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -77,6 +77,8 @@ export async function runSummarize(ctx: CommandContext, f: SummarizeFlags): Prom
   const at = (p: string | undefined) => (p === undefined ? null : resolve(cwd, p));
   const passes = f.decide === undefined ? null : f.decide.split(/[\s,]+/).filter(Boolean);
   if (passes && !passes.length) throw usageError("--decide", "names no pass", `give the passes that must be complete, e.g. --decide "A B"`);
+  const jsonOut = f.jsonOut ? resolve(cwd, f.jsonOut) : null;
+  if (jsonOut) await checkWritable([dirname(jsonOut)]);
   const results = resolve(cwd, f.results);
   const st = await stat(results).catch(() => null);
   if (!st?.isDirectory()) throw dataError("--results", `${results}: ${st ? "not a directory" : "no such directory"}`, "give the directory holding the <tag>.json files");
@@ -87,7 +89,7 @@ export async function runSummarize(ctx: CommandContext, f: SummarizeFlags): Prom
   }, readOrNull);
   for (const w of s.warnings) ctx.err(`ik: summarize vllm: warning: ${escapeTerminalLine(w)}\n`);
   const json = unitJson(s);
-  if (f.jsonOut) await writeFile(resolve(cwd, f.jsonOut), scrubbedJson(json, 1) + "\n");
+  if (jsonOut) await writeWhole(jsonOut, scrubbedJson(json, 1) + "\n", 0o644);
   ctx.out(ctx.json ? JSON.stringify(json) + "\n" : renderUnit(s));
   return s.decision && s.decision.verdict !== "PUBLISHABLE" ? ExitCode.VERDICT_NEGATIVE : ExitCode.OK;
 }

@@ -13,6 +13,7 @@
  */
 import { link, open, readFile, unlink, writeFile } from "node:fs/promises";
 import { unavailableError } from "../cli/errors.ts";
+import { outputErrno, outputError } from "../evidence/output_error.ts";
 
 /** The environment variable naming the lock path a parent ik already holds. */
 export const GPU_LOCK_HELD_ENV = "IK_GPU_LOCK_HELD";
@@ -148,6 +149,7 @@ async function readOrNull(path: string): Promise<string | null> {
  *   an earlier process that had the same pid, as happens with pid 1 in containers): taken over,
  *   with a note.
  * - A lock held by a live process: an IkError with exit 69 naming its pid, command and start time.
+ * - A lock file that cannot be written (a read-only or full disk): an IkError with exit 74 naming it.
  *
  * @example
  * const lock = await acquireGpuLock(defaultGpuLockPath(rt.env), { pid: rt.pid(), command: "ik bench rounds m.json",
@@ -171,7 +173,10 @@ export async function acquireGpuLock(path: string, opts: AcquireGpuLockOptions):
   const text = JSON.stringify(owner) + "\n";
   const notes: string[] = [];
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (await createExclusive(path, text, opts.pid)) {
+    const created = await createExclusive(path, text, opts.pid).catch((e) => {
+      throw outputErrno(e) !== null ? outputError(e, `--gpu-lock ${path}`, "the GPU lock cannot be taken") : e;
+    });
+    if (created) {
       let released = false;
       return {
         path,

@@ -14,4 +14,5 @@ export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "
 export type { Artifact } from "./store.ts";
 export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
 export { buildRecord, type ClaimClass, type EvidenceRecord } from "./record.ts";
-export { JsonlWriter } from "./jsonl_writer.ts";
+export { JsonlWriter, type JsonlWriterOptions } from "./jsonl_writer.ts";
+export { checkWritable, guardWrite, isOutputError, isUnhandledWriteFailure, outputErrno, outputError, writeWhole } from "./output_error.ts";

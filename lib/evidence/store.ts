@@ -3,15 +3,19 @@
  * `<root>/.staging/<id>/`, journals each request row as it completes, and at the end (normal or
  * interrupted) writes `evidence.json` with `complete: true|false` and renames the directory into
  * place, so a record in the store is always whole. Directories are 0700. Loading checks
- * integrity: every listed artifact must exist with its sha256.
+ * integrity: every listed artifact must exist with its sha256. A write that fails (a full or
+ * read-only disk) is the exit-74 error naming the file; the journal never holds a torn line and
+ * evidence.json is either whole or absent.
  * @module
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { appendFile, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEvidenceId } from "./evidence_id.ts";
-import { scrubbedJson, scrubJsonLine, scrubKnown } from "./scrub.ts";
+import { JsonlWriter } from "./jsonl_writer.ts";
+import { guardWrite, writeWhole } from "./output_error.ts";
+import { scrubbedJson, scrubKnown } from "./scrub.ts";
 
 /** The store root from the environment: `$IK_RUNS_DIR`, else `./runs`. */
 export function storeRoot(env: (name: string) => string | undefined, cwd: string): string {
@@ -39,6 +43,7 @@ export async function fileSha256(path: string): Promise<string> {
 export class StagedRun {
   /** Rows journaled so far. */
   rows = 0;
+  #journal: JsonlWriter | null = null;
 
   private constructor(readonly root: string, readonly id: string, readonly dir: string) {}
 
@@ -46,15 +51,35 @@ export class StagedRun {
   static async create(root: string, id: string): Promise<StagedRun> {
     if (!parseEvidenceId(id)) throw new RangeError(`not an evidence id: '${id}'`);
     const dir = join(root, ".staging", id);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(join(dir, "requests.jsonl"), "", { mode: 0o600 });
+    await guardWrite(dir, () => mkdir(dir, { recursive: true, mode: 0o700 }));
+    await guardWrite(join(dir, "requests.jsonl"), () => writeFile(join(dir, "requests.jsonl"), "", { mode: 0o600 }));
     return new StagedRun(root, id, dir);
   }
 
-  /** Appends one row to requests.jsonl at once (a crash loses nothing already measured), scrubbed. */
+  /**
+   * Appends one row to requests.jsonl at once (a crash loses nothing already measured), scrubbed,
+   * as one whole line; a failed write raises exit 74 and leaves the rows before it whole.
+   */
   async journal(row: unknown): Promise<void> {
-    await appendFile(join(this.dir, "requests.jsonl"), scrubJsonLine(row) + "\n");
-    this.rows++;
+    this.#journal ??= await JsonlWriter.open(join(this.dir, "requests.jsonl"));
+    this.#journal.write(row);
+    await this.#journal.flush();
+    if (this.#journal.failed) throw this.#journal.failed;
+    this.rows = this.#journal.lines;
+  }
+
+  /**
+   * Closes the journal (finish does it too). A failure journal() has already raised is not raised
+   * again, so a run stopped by it can still be finished as incomplete.
+   */
+  async closeJournal(): Promise<void> {
+    const j = this.#journal;
+    if (!j) return;
+    const raised = j.failed !== null;
+    this.#journal = null;
+    await j.close().catch((e) => {
+      if (!raised) throw e;
+    });
   }
 
   /**
@@ -63,8 +88,8 @@ export class StagedRun {
    */
   async write(relPath: string, data: string | Uint8Array): Promise<string> {
     const p = this.inside(relPath);
-    await mkdir(resolve(p, ".."), { recursive: true, mode: 0o700 });
-    await writeFile(p, typeof data === "string" ? scrubKnown(data) : data, { mode: 0o600 });
+    await guardWrite(p, () => mkdir(resolve(p, ".."), { recursive: true, mode: 0o700 }));
+    await writeWhole(p, typeof data === "string" ? scrubKnown(data) : data);
     return p;
   }
 
@@ -76,13 +101,15 @@ export class StagedRun {
 
   /**
    * Writes evidence.json (through the scrubber: keys, URLs, argv, this run's secret values) and
-   * renames the run into `<root>/<id>/`.
+   * renames the run into `<root>/<id>/`. evidence.json appears whole or not at all (written
+   * beside, then renamed); a failure is exit 74 and the staging directory keeps the journal.
    * @returns the final directory
    */
   async finish(record: Record<string, unknown>): Promise<string> {
-    await writeFile(join(this.dir, "evidence.json"), scrubbedJson(record, 2) + "\n", { mode: 0o600 });
+    await this.closeJournal();
+    await writeWhole(join(this.dir, "evidence.json"), scrubbedJson(record, 2) + "\n");
     const final = join(this.root, this.id);
-    await rename(this.dir, final);
+    await guardWrite(final, () => rename(this.dir, final));
     return final;
   }
 

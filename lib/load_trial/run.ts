@@ -2,7 +2,9 @@
  * `ik load-trial run` (seed 004's external client): N requests of a workload as open-loop
  * Poisson arrivals at rate R on absolute deadlines, each streamed through the one client loop;
  * rows journaled to `requests.jsonl` as they complete; then `summary.json` with the attainment,
- * the scheduling validity with its numbers, and percentiles.
+ * the scheduling validity with its numbers, and percentiles. A row that cannot be journaled (a full
+ * disk) stops the sends; the summary is then `complete: false` and the result carries the exit-74
+ * error to raise once it is written (if it can be).
  * @module
  */
 import { join } from "node:path";
@@ -10,7 +12,8 @@ import type { Endpoint } from "../client/mod.ts";
 import { requestRow } from "../client/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
-import { JsonlWriter } from "../evidence/mod.ts";
+import { IkError } from "../cli/errors.ts";
+import { JsonlWriter, outputError } from "../evidence/mod.ts";
 import { runOpenLoop, startLoopLag } from "../executors/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
@@ -53,6 +56,8 @@ export interface TrialResult {
   verdict: TrialVerdict;
   summary: Record<string, unknown>;
   interrupted: boolean;
+  /** The first failed write (exit 74), when one stopped the trial. */
+  writeFailure: IkError | null;
 }
 
 /** Runs one trial and writes its files. */
@@ -64,7 +69,15 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     extraBody: {}, chatTemplateKwargs: {}, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs, idleTimeoutMs: Math.min(cfg.timeoutMs, 60_000), signal: cfg.signal,
   });
   const offsets = cfg.offsetsMs ?? trialOffsetsMs(cfg.rateRps, cfg.requests, cfg.seed);
-  const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"));
+  // The first failed write stops the sends (the rows already whole stay).
+  const stop = new AbortController();
+  const io = { fail: null as IkError | null };
+  const onError = (e: unknown) => {
+    io.fail ??= outputError(e);
+    stop.abort(io.fail);
+  };
+  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"), { onError });
   const rows: TrialRow[] = [];
   const lag = startLoopLag();
   const tWall0 = Date.now() / 1000;
@@ -74,10 +87,10 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens });
     journal.write(row);
     rows.push(row as unknown as TrialRow);
-  }, { offsetsMs: offsets, signal: cfg.signal });
+  }, { offsetsMs: offsets, signal });
   const loopLag = lag.stop();
-  await journal.close();
-  const interrupted = cfg.signal?.aborted === true;
+  await journal.close().catch(onError);
+  const interrupted = cfg.signal?.aborted === true || io.fail !== null;
   const verdict = judgeTrial(rows, cfg.requests, { ttftMs: cfg.ttftS * 1000, tpotMs: cfg.tpotS * 1000 }, cfg.attainment);
   const durationS = rows.length ? (performance.now() - outcome.t0Ms) / 1000 : 0;
   const summary: Record<string, unknown> = {
@@ -112,5 +125,8 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     workload: { sha256: cfg.workload.requests_sha256, requests: reqs.length, seed: cfg.workload.seed },
     ...cfg.identity,
   };
-  return { verdict, summary, interrupted };
+  if (io.fail === null) return { verdict, summary, interrupted, writeFailure: null };
+  summary.stopped_early = `writing ${io.fail.where} failed: requests.jsonl keeps ${journal.lines} whole rows`;
+  const what = `stopped sending; ${journal.lines} whole rows kept in ${journal.path}, summary.json (if written) is complete: false`;
+  return { verdict, summary, interrupted, writeFailure: new IkError(io.fail.code, io.fail.where, `${io.fail.message}; ${what}`, io.fail.hint) };
 }

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { type Endpoint } from "../client/mod.ts";
-import { registerArgvSecrets, scrubArgv, scrubbedJson, scrubText } from "../evidence/mod.ts";
+import { registerArgvSecrets, scrubArgv, scrubbedJson, scrubText, writeWhole } from "../evidence/mod.ts";
 import { scrubFileInPlace } from "../evidence/scrub_file.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { VERSION } from "../version.ts";
@@ -76,8 +76,9 @@ export function runnerDigest(rt: Runtime): { sha256: string; of: "binary" | "sou
   return { sha256: sha256(lines), of: "sources", path: root, files: files.length };
 }
 
-async function writeJson(rt: Runtime, path: string, v: unknown): Promise<void> {
-  await rt.files.writeText(path, scrubbedJson(v, 2) + "\n", { mode: 0o600 });
+/** Writes a JSON file whole or not at all (a full disk leaves no torn manifest.json; exit 74). */
+async function writeJson(_rt: Runtime, path: string, v: unknown): Promise<void> {
+  await writeWhole(path, scrubbedJson(v, 2) + "\n", 0o600);
 }
 
 /** Runs the client with its timeout: stdout and stderr to files, killed as a group at the timeout; polls the drain source meanwhile. */

@@ -7,12 +7,13 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { usageError } from "../cli/errors.ts";
+import { IkError, usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
 import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot } from "../evidence/mod.ts";
+import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -134,10 +135,16 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   if (schedule) plan.load_schedule = schedule;
   if (body.value) plan.extra_body = { value: body.value, source: body.source };
   if (adaptive) plan.adaptive = adaptive;
+  // Every output folder (the run dir, the store the cells' records go to, the lock's folder) is
+  // checked writable before an engine is launched or a request sent (exit 74 otherwise).
+  await checkWritable([runDir, storeRoot((n) => rt.env(n), rt.cwd()), { dir: dirname(resolve(rt.cwd(), o.gpuLockPath)), as: `--gpu-lock ${o.gpuLockPath}` }]);
   const lock = await acquireGpuLock(o.gpuLockPath, { pid: rt.pid(), command: o.command, env: (n) => rt.env(n), pidAlive: rt.pidAlive });
   const cells: Cell[] = [];
   let interrupted = false;
-  const writePlan = () => rt.files.writeText(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n");
+  // A cell whose bench serve could not write its output (exit 74): the next ones would fail the same way.
+  let writeFailure: string | null = null;
+  // Written whole or not at all: a full disk leaves no torn plan, cell or summary (exit 74).
+  const writePlan = () => writeWhole(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n", 0o644);
   try {
     await rt.files.mkdir(outDir);
     await rt.files.mkdir(join(runDir, "logs"));
@@ -164,10 +171,17 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
         progress(`round ${k}/${rounds} · ${label} (position ${pos + 1}/${order.length}): launching`);
         const cell = await runCell(byLabel.get(label)!, k, pos, cfg);
         cells.push(cell);
-        await rt.files.writeText(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n");
+        await writeWhole(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n", 0o644);
         progress(`round ${k}/${rounds} · ${label}: ${cell.status}${cell.detail ? ` (${cell.detail})` : ""}`);
         if (cell.interrupted || signal?.aborted) {
           interrupted = true;
+          break outer;
+        }
+        const serve = cell.serve as { returncode?: number | null; stderr_tail?: string | null } | undefined;
+        if (serve?.returncode === ExitCode.IO_ERROR) {
+          const line = (serve.stderr_tail ?? "").split("\n").reverse().find((l) => l.startsWith("ik: "));
+          writeFailure = `cell ${label} r${k}: bench serve could not write its output (${line ? line.slice(4).split("; ")[0] : "exit 74"})`;
+          plan.stopped_on_write_failure = { after_cells: cells.length, note: writeFailure };
           break outer;
         }
       }
@@ -200,12 +214,20 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
     plan.load_schedule = schedule;
   }
   plan.serve_evidence_final = o.mode === "single" ? cellsLastEvidence(cells) : null;
-  await writePlan();
   const summary = summarize(cells, labels, { mode: o.mode });
   const resolved = resolvedSummary(cells, labels);
-  await rt.files.writeText(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n");
   const markdown = roundsMarkdown(summary, plan as never, cells, resolved);
-  await rt.files.writeText(join(outDir, "summary.md"), scrubText(markdown));
+  const writeSummary = async () => {
+    await writePlan();
+    await writeWhole(join(outDir, "summary.json"), scrubbedJson({ plan, summary, resolved_config: resolved, cells: cells.map(cellBrief) }, 2) + "\n", 0o644);
+    await writeWhole(join(outDir, "summary.md"), scrubText(markdown), 0o644);
+  };
+  if (writeFailure !== null) {
+    // The summary of the cells that ran is kept if the disk still takes it; the exit is 74 either way.
+    const kept = await writeSummary().then(() => `what finished is summarised in ${outDir}`, () => `the cells that finished are in ${outDir}`);
+    throw new IkError(ExitCode.IO_ERROR, "bench rounds", `${writeFailure}; stopped after ${cells.length} cell(s); ${kept}`, "free space or choose another output folder ($IK_RUNS_DIR, --run-dir), then rerun");
+  }
+  await writeSummary();
   return { plan, cells, summary, resolved, markdown, outDir, interrupted };
 }
 

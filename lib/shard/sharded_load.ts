@@ -17,9 +17,9 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { unavailableError, usageError } from "../cli/errors.ts";
+import { IkError, unavailableError, usageError } from "../cli/errors.ts";
 import { FAULT_CLOCK_SKEW_MS } from "../client/_fault.ts";
-import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
+import { guardWrite, JsonlWriter, newEvidenceId, outputError, StagedRun } from "../evidence/mod.ts";
 import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
@@ -102,10 +102,20 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
 
   const id = newEvidenceId("serve_benchmark");
   const run = await StagedRun.create(cfg.storeRoot, id);
-  await writeFile(join(run.dir, "shard.json"), JSON.stringify({
+  await guardWrite(join(run.dir, "shard.json"), () => writeFile(join(run.dir, "shard.json"), JSON.stringify({
     evidence_id: id, group_id: cfg.shard.groupId, shard: `${spec.k}/${spec.s}`, k: spec.k, s: spec.s, start_at_ms: startAtMs,
-  }) + "\n", { mode: 0o600 });
-  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`);
+  }) + "\n", { mode: 0o600 }));
+  // The first failed write stops this shard's sends; its staging journal keeps the whole rows
+  // (what 'ik merge --allow-partial' reads of a killed shard).
+  const stop = new AbortController();
+  const io = { fail: null as IkError | null };
+  const onError = (e: unknown) => {
+    io.fail ??= outputError(e);
+    stop.abort(io.fail);
+  };
+  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const stopped = () => aborted() || io.fail !== null;
+  const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   // Shard wall time = monotonic + this offset; the fault build paces as if the wall clock ran ahead.
   const wallMinusMono = clock.anchor.wall_ms - clock.anchor.mono_ms;
   const files: { rel: string; role: string }[] = [];
@@ -113,7 +123,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const levelPools: PromptPool[] = [runPool];
   const running: Promise<LevelResult>[] = [];
   try {
-    for (let i = 0; i < cfg.grid.length && !aborted(); i++) {
+    for (let i = 0; i < cfg.grid.length && !stopped(); i++) {
       const level = cfg.grid[i];
       const name = levelName(cfg.levelKind, level);
       const t0 = starts[i] - wallMinusMono - FAULT_CLOCK_SKEW_MS;
@@ -121,17 +131,17 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
       // level's streams still running) are not held up by file opens.
       const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
       const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
-      const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`);
-      const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`);
+      const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`, { onError });
+      const inputs = await JsonlWriter.open(`${run.dir}/${inRel}`, { onError });
       files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
       let sendsDone!: () => void;
       const sending = new Promise<void>((r) => (sendsDone = r));
       // Closed loop has no global schedule: its prompt pool starts afresh every level on every shard.
       const pool = cfg.closedLoop ? new PromptPool(cfg.prompts) : runPool;
       if (pool !== runPool) levelPools.push(pool);
-      await waitUntil(t0 - SETUP_LEAD_MS, undefined, { signal: cfg.signal });
-      if (aborted()) {
-        await Promise.all([outputs.close(), inputs.close()]);
+      await waitUntil(t0 - SETUP_LEAD_MS, undefined, { signal });
+      if (stopped()) {
+        await Promise.all([outputs.close(), inputs.close()]).catch(onError);
         break;
       }
       const p = runLevel({
@@ -140,11 +150,11 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
         offsetsMs: planned ? planned[i].offsetsMs : undefined,
       }, {
         runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-        signal: cfg.signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
+        signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
       }).finally(async () => {
         sendsDone();
-        await outputs.close();
-        await inputs.close();
+        await outputs.close().catch(onError);
+        await inputs.close().catch(onError);
       });
       running.push(p);
       await Promise.race([sending, p]);
@@ -154,7 +164,10 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
     await Promise.allSettled(running);
   }
   const levels = await Promise.all(running);
-  await journal.close();
+  await journal.close().catch(onError);
+  if (io.fail !== null) {
+    throw new IkError(io.fail.code, io.fail.where, `${io.fail.message}; stopped sending; ${journal.lines} whole rows kept in ${run.dir}/requests.jsonl (a killed shard's journal: 'ik merge --allow-partial' reads it)`, io.fail.hint);
+  }
   const anchorEnd = clockAnchor();
   const interrupted = aborted() || levels.length < cfg.grid.length;
   const slice = await buildSliceRecord({
