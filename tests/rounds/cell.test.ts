@@ -29,7 +29,7 @@ after(async () => {
 
 function spec(port: number): EngineSpec {
   return {
-    label: "m", name: "vllm", kind: "vllm", version: null, launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "1", "--startup-log", "vllm"],
+    label: "m", name: "vllm", kind: "vllm", kind_source: "name", version: null, launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "1", "--startup-log", "vllm"],
     env: {}, port, host: "127.0.0.1", ready_check: "/v1/models", metrics_path: null, role: null, cwd: null, expect: {},
   };
 }
@@ -39,7 +39,7 @@ function config(rt: typeof runtime, exec: ExecFn, over: Partial<CellConfig> = {}
   return {
     rt, exec, runDir: dir, storeRoot: join(dir, "runs"), promptsArg: "builtin:default", warmupPrompts: set.prompts.slice(0, 8), mode: "single",
     startupTimeoutMs: 20_000, stopTimeoutMs: 100, serveTimeoutMs: 60_000, warmup: 1, warmupMaxTokens: 4, pollMs: 50, gpuMemToleranceMib: 512,
-    gpuMemWaitMs: 5_000, serveCmd: null, serveArgs: ["--max-tokens", "4", "--warmup", "0", "--limit-per-bucket", "1"], passEnv: [], modelId: null,
+    gpuMemWaitMs: 5_000, serveCmd: null, serveArgs: ["--max-tokens", "4", "--warmup", "0", "--limit-per-bucket", "1"], passEnv: [], modelId: null, maxFail: null,
     extraBody: null, chatTemplateKwargs: null, childEnv: { IK_KEY_FILE: join(dir, "key") }, lastEvidence: {}, schedule: null, ...over,
   };
 }
