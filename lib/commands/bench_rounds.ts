@@ -71,15 +71,17 @@ function summaryText(summary: RoundsSummary, cells: { status: string | null }[],
   const show = main.length ? main : summary.rows;
   const w = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.length);
   const we = Math.max(8, ...show.map((r) => escapeTerminalLine(r.engine).length + 2)), wm = Math.max(8, ...show.map((r) => r.metric.length));
-  lines.push(`${w("engine", we)} ${w("metric", wm)} ${w("median", 10)} ${w("95% CI", 22)} ${w("ratio", 8)} ratio 95% CI`);
+  lines.push(`${w("engine", we)} ${w("metric", wm)} ${w("median", 10)} ${w("95% CI", 22)} ${w("ratio", 8)} ${w("ratio 95% CI", 16)} reading`);
   for (const r of show) {
-    const mark = r.engine === r.best ? " *" : r.failed_requests ? " !" : "";
+    const mark = r.engine === r.best ? " *" : r.engine === r.reference ? " =" : r.excluded_from_best ? " !" : "";
     const ci = r.ci95[0] === null ? "-" : `${formatValue(r.ci95[0])} - ${formatValue(r.ci95[1])}`;
     const rci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
-    lines.push(`${w(escapeTerminalLine(r.engine) + mark, we)} ${w(r.metric, wm)} ${w(formatValue(r.median), 10)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${rci}`);
+    const median = `${r.lower_bound ? "≥ " : ""}${formatValue(r.median)}`;
+    const reading = [r.verdict, r.n_star_note].filter(Boolean).join("; ");
+    lines.push(`${w(escapeTerminalLine(r.engine) + mark, we)} ${w(r.metric, wm)} ${w(median, 10)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${w(rci, 16)} ${escapeTerminalLine(reading)}`);
   }
   const bad = cells.filter((c) => c.status !== "ok").length;
-  lines.push("", `* best engine; ! had failed requests (never best, no ratio). ${cells.length} cells, ${bad} not ok.`);
+  lines.push("", `* best engine (every other ratio CI excludes 1); = reference of the ratios, no clear best; ! never ranked (failed requests or [HARD GATE]); ≥ a lower bound. ${cells.length} cells, ${bad} not ok.`);
   lines.push(`Full report: ${escapeTerminalLine(outDir)}/summary.md (all buckets, resolved configs, failed cells).`);
   return lines.join("\n") + "\n";
 }

@@ -45,8 +45,8 @@ export function ciHalfWidths(summary: RoundsSummary, labels: readonly string[], 
       out[label] = { width: null, basis: "no successful round", counted: true };
       continue;
     }
-    if (labels.length > 1 && r.best === label) {
-      out[label] = { width: null, basis: "best engine (the reference of every ratio)", counted: false };
+    if (labels.length > 1 && r.reference === label) {
+      out[label] = { width: null, basis: "reference engine (the denominator of every ratio)", counted: false };
       continue;
     }
     const [rlo, rhi] = r.ratio_ci95;
