@@ -1,12 +1,12 @@
 /**
  * Issue 18 through dist/ik, with `ik mock` processes as engines:
- * - one single-mode round of five engines (Bun only, ~20 s): a manifest `model.id` the engine does
+ * - one single-mode round of five engines (Bun only, ~6 s): a manifest `model.id` the engine does
  *   not serve is `model_missing` naming what it serves; an engine that exits mid-measurement is
  *   `engine_exited`; failures over `--slo-max-fail` are `too_many_failures`; an `expect` hard-gate
  *   violation is `hard_gate` (shown, never ranked); a "vllm-mtp" entry launched as `vllm serve`
- *   is kind vllm; the run exits 1;
- * - two identical engines for two rounds (Bun only, ~12 s): no engine is marked best, exit 0;
- * - a load round whose engines reach different N* (Bun only, ~10 s): the N* at the top of the
+ *   is kind vllm; the run exits 1; a hard-gate violation alone exits 1 too (~2 s);
+ * - two identical engines for two rounds (Bun only, ~3 s): no engine is marked best, exit 0;
+ * - a load round whose engines reach different N* (Bun only, ~8 s): the N* at the top of the
  *   grid is `≥ 4`, and every value at N* says the N* differ;
  * - a bad `--extra-body` (flag, `--serve-args` or manifest) refused before any engine launches
  *   (both runtimes, ~2 s).
@@ -38,7 +38,7 @@ after(async () => {
 const readJson = async (p: string) => JSON.parse(await readFile(p, "utf8"));
 
 describe("bench rounds verdicts (issue 18)", { skip: BUN ? false : "Bun only (heavy end-to-end; CONTRACTS.md CI time)" }, () => {
-  test("model_missing, engine_exited, too_many_failures, hard_gate and a kind from the launch argv in one round; exit 1 (~20 s)", async () => {
+  test("model_missing, engine_exited, too_many_failures, hard_gate and a kind from the launch argv in one round; exit 1 (~6 s)", async () => {
     const ik = ikBin();
     const marker = `verdicts-${process.pid}`;
     const ports = await freePorts(5);
@@ -104,7 +104,24 @@ describe("bench rounds verdicts (issue 18)", { skip: BUN ? false : "Bun only (he
     assert.doesNotMatch(r.stdout, /gated \*/);
   });
 
-  test("two identical engines over two rounds: no engine is marked best (too few rounds / no clear difference); exit 0 (~12 s)", async () => {
+  test("a hard-gate violation alone: the faster, violating engine is never ranked and the run exits 1 (~2 s)", async () => {
+    const ik = ikBin();
+    const [p1, p2] = await freePorts(2);
+    const eng = (port: number, tpot: string, ...extra: string[]) => [ik, "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", tpot, ...extra];
+    await writeFile(join(dir, "gate.json"), JSON.stringify({ engines: [
+      { label: "fastgated", name: "vllm", launch: eng(p1, "1", "--startup-log", "vllm"), port: p1, expect: { max_num_seqs: 64 } },
+      { label: "plain", name: "vllm", launch: eng(p2, "4"), port: p2 },
+    ] }));
+    const r = await runIk(["bench", "rounds", join(dir, "gate.json"), "--prompts", join(dir, "six.jsonl"), "--rounds", "1", "--warmup", "0",
+      "--serve-args", "--max-tokens 8 --warmup 0 --limit-per-bucket 2", "--run-dir", join(dir, "gate"), "--gpu-lock", join(dir, "lockG"), "--poll-s", "0.1"],
+      { env, timeoutMs: 60_000 });
+    assert.equal(r.code, 1, r.stderr.slice(-3000));
+    assert.match(r.stdout, /^fastgated ! +decode_tok_s .*never ranked: \[HARD GATE\]$/m);
+    assert.match(r.stdout, /^plain = +decode_tok_s /m);
+    assert.match(r.stdout, /2 cells, 1 not ok/);
+  });
+
+  test("two identical engines over two rounds: no engine is marked best (too few rounds / no clear difference); exit 0 (~3 s)", async () => {
     const ik = ikBin();
     const [p1, p2] = await freePorts(2);
     const eng = (port: number) => [ik, "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "3"];
@@ -121,7 +138,7 @@ describe("bench rounds verdicts (issue 18)", { skip: BUN ? false : "Bun only (he
     for (const row of summary.summary.rows) assert.equal(row.best, null, `${row.engine} ${row.metric}`);
   });
 
-  test("load mode: an N* at the top of the grid reads ≥ 4, and values at different N* say so (~10 s)", async () => {
+  test("load mode: an N* at the top of the grid reads ≥ 4, and values at different N* say so (~8 s)", async () => {
     const ik = ikBin();
     const [p1, p2] = await freePorts(2);
     // big: 8 slots (≈ 250 req/s); small: 1 slot of 16 x 2 ms (≈ 31 req/s). Levels 1 and 4 at --ref-e2e-ms 100: 10 and 40 req/s.
