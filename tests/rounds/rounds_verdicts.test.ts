@@ -52,8 +52,8 @@ describe("bench rounds verdicts (issue 18)", { skip: BUN ? false : "Bun only (he
       engines: [
         { label: "mtp", name: "vllm-mtp", launch: [shim, "serve", marker, "--port", String(ports[0])], port: ports[0] },
         { label: "othermodel", name: "vllm", launch: [ik, "mock", "--engine", "vllm", "--port", String(ports[1]), "--model", "some-other-model"], port: ports[1] },
-        // Six requests of ~0.4 s each; the engine exits with status 1 after 1.8 s.
-        { label: "dies", name: "vllm", launch: m(ports[2], "--tpot-ms", "20", "--exit-after-s", "1.8"), port: ports[2] },
+        // Six requests of ~0.55 s each, from ~0.6 s after the start; the engine exits with status 1 after 2.5 s.
+        { label: "dies", name: "vllm", launch: m(ports[2], "--tpot-ms", "30", "--exit-after-s", "2.5"), port: ports[2] },
         { label: "flaky", name: "vllm", launch: m(ports[3], "--fault", "http500@3"), port: ports[3] },
         { label: "gated", name: "vllm", launch: m(ports[4], "--startup-log", "vllm"), port: ports[4], expect: { max_num_seqs: 128 } },
       ],
