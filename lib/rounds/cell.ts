@@ -313,7 +313,6 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.notes = [`no ${missing.join(", ")} this round: no ok request had two token events apart in time (one token, or every token in one network read); the summary has one round fewer for ${missing.length > 1 ? "them" : "it"}`];
     }
     const complete = record !== null && record.complete !== false;
-    if (complete && res.code === 0 && typeof record?.evidence_id === "string" && cfg.mode === "single") cfg.lastEvidence[label] = record.evidence_id;
     const [status, detail] = res.timedOut ? ["serve_failed", `bench serve ran past --serve-timeout-s ${cfg.serveTimeoutMs / 1000}`] as const : cellStatus(res.code, complete ? record : null, metrics);
     cell.status = status;
     if (detail) cell.detail = detail;
@@ -328,7 +327,11 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         cell.detail = tooMany;
       }
     }
-    if (cfg.mode === "load" && status === "ok" && cfg.schedule) {
+    // The next round extends this record (seed), unless this round is not comparable: a dead
+    // engine's or a too-failing round must not end up in the engine's final record.
+    const chain = complete && res.code === 0 && typeof record?.evidence_id === "string" && cfg.mode === "single";
+    if (chain && cell.status !== "engine_exited" && cell.status !== "too_many_failures") cfg.lastEvidence[label] = record!.evidence_id as string;
+    if (cfg.mode === "load" && cell.status === "ok" && cfg.schedule) {
       const used = referenceE2eMs(record, (id) => readJson(join(cfg.storeRoot, id, "evidence.json")));
       cell.load_schedule = { ...cell.load_schedule, ref_e2e_ms_used: used };
       if (cfg.schedule.fixed_by === null && cfg.schedule.ref_e2e_ms === null && used !== null) {
