@@ -2,10 +2,12 @@
  * `ik bench rounds MANIFEST`: every engine of a manifest, R rounds in a Williams order, one server
  * at a time: launch, readiness, warm-up, the child `ik bench serve`, stop of the whole process
  * group, GPU memory back to baseline, resolved config; then the medians over rounds with CIs and
- * the paired ratios to the best engine (seed 001). Exit 0 when every cell was ok, 1 when any was
- * not, 64/65/69 for usage, manifest and lock problems, 74 when the run dir, the store or the lock cannot be
- * written (checked before an engine starts; a cell whose bench serve exits 74 stops the run), 130 when
- * interrupted.
+ * the paired ratios to the reference engine, which is named best only where every ratio CI excludes
+ * 1 (seed 001, issue 18). Exit 0 when every cell was ok, 1 when any was not (a model.id the engine
+ * does not serve, an engine that exited before its stop, failures over --slo-max-fail, a [HARD
+ * GATE] violation among them), 64/65/69 for usage, manifest and lock problems, 74 when the run dir,
+ * the store or the lock cannot be written (checked before an engine starts; a cell whose bench
+ * serve exits 74 stops the run), 130 when interrupted.
  * @module
  */
 import { resolve } from "node:path";
@@ -45,7 +47,7 @@ const flags = {
   warmup: withDefault(option("--warmup", integer({ min: 0, max: 1000, metavar: "N" }), { description: message`Warm-up requests per cell, before the measurement (from the set's first 8 prompts).` }), 2),
   warmupMaxTokens: withDefault(option("--warmup-max-tokens", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`max_tokens of each warm-up request.` }), 16),
   serveCmd: optional(option("--serve-cmd", string({ metavar: "CMD" }), { description: message`The child bench serve command (also $IK_BENCH_SERVE_CMD): with {base_url} {model} {prompts} {mode} {engine_kind} {label} {round} {run_dir} {ik} it is used as written; without, it replaces the program part.` })),
-  serveArgs: optional(option("--serve-args", string({ metavar: "ARGS" }), { description: message`Extra bench serve flags for every cell, e.g. "--max-tokens 64 --rates 1,2,4" (shell quoting).` })),
+  serveArgs: optional(option("--serve-args", string({ metavar: "ARGS" }), { description: message`Extra bench serve flags for every cell, e.g. "--max-tokens 64 --rates 1,2,4" (shell quoting). Single mode: with --slo-max-fail N here, a cell with more failed requests is not ok.` })),
   passEnv: multiple(option("--pass-env", string({ metavar: "NAME" }), { description: message`Copy this variable from ik's environment into every engine's (repeatable; engines otherwise get only PATH HOME USER LOGNAME LANG LC_ALL TZ TMPDIR and the manifest env).` })),
   gpuMemToleranceMib: withDefault(option("--gpu-mem-tolerance-mib", integer({ min: 0, max: 1_000_000, metavar: "MIB" }), { description: message`GPU memory over the pre-launch baseline still counted as freed.` }), 512),
   gpuMemWaitS: withDefault(option("--gpu-mem-wait-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Longest wait for GPU memory to come back to baseline, seconds.` }), 60),
@@ -61,7 +63,7 @@ const flags = {
 /** Parser for `ik bench rounds`. */
 export const benchRoundsCommand = command("rounds", object({ cmd: constant("bench-rounds" as const), ...flags }), {
   brief: message`Several engines from a manifest in balanced rounds: launch, measure and stop each cell; medians and paired ratios with CIs.`,
-  description: message`Each round runs every engine once, in a Williams order (every engine in every position, every ordered pair equally often). A cell: refuse a busy port, launch in a new process group with a clean environment (log in logs/<label>.r<k>.log), wait for readiness, warm up, scrape metrics, run 'ik bench serve' as a child, scrape again, stop the whole group (TERM, then KILL), wait for GPU memory, parse the resolved config from the log. Writes <run-dir>/rounds/plan.json, <label>.r<k>.json per cell, summary.json and summary.md; the summary goes to stdout.`,
+  description: message`Each round runs every engine once, in a Williams order (every engine in every position, every ordered pair equally often). A cell: refuse a busy port, launch in a new process group with a clean environment (log in logs/<label>.r<k>.log), wait for readiness, warm up, scrape metrics, run 'ik bench serve' as a child, scrape again, stop the whole group (TERM, then KILL), wait for GPU memory, parse the resolved config from the log. A cell is not ok when the manifest's model.id is not served (model_missing), the engine exits before its stop (engine_exited), its failures pass --slo-max-fail in --serve-args (too_many_failures) or its config violates expect (hard_gate). An engine is named best (*) only where every other engine's ratio CI excludes 1 with 3+ round pairs. Writes <run-dir>/rounds/plan.json, <label>.r<k>.json per cell, summary.json and summary.md; the summary goes to stdout.`,
 });
 
 /** The parsed flags of `ik bench rounds`. */
@@ -73,15 +75,17 @@ function summaryText(summary: RoundsSummary, cells: { status: string | null }[],
   const show = main.length ? main : summary.rows;
   const w = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.length);
   const we = Math.max(8, ...show.map((r) => escapeTerminalLine(r.engine).length + 2)), wm = Math.max(8, ...show.map((r) => r.metric.length));
-  lines.push(`${w("engine", we)} ${w("metric", wm)} ${w("median", 10)} ${w("95% CI", 22)} ${w("ratio", 8)} ratio 95% CI`);
+  lines.push(`${w("engine", we)} ${w("metric", wm)} ${w("median", 10)} ${w("95% CI", 22)} ${w("ratio", 8)} ${w("ratio 95% CI", 16)} reading`);
   for (const r of show) {
-    const mark = r.engine === r.best ? " *" : r.failed_requests ? " !" : "";
+    const mark = r.engine === r.best ? " *" : r.engine === r.reference ? " =" : r.excluded_from_best ? " !" : "";
     const ci = r.ci95[0] === null ? "-" : `${formatValue(r.ci95[0])} - ${formatValue(r.ci95[1])}`;
     const rci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
-    lines.push(`${w(escapeTerminalLine(r.engine) + mark, we)} ${w(r.metric, wm)} ${w(formatValue(r.median), 10)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${rci}`);
+    const median = `${r.lower_bound ? "≥ " : ""}${formatValue(r.median)}`;
+    const reading = [r.verdict, r.n_star_note].filter(Boolean).join("; ");
+    lines.push(`${w(escapeTerminalLine(r.engine) + mark, we)} ${w(r.metric, wm)} ${w(median, 10)} ${w(ci, 22)} ${w(formatValue(r.ratio_to_best), 8)} ${w(rci, 16)} ${escapeTerminalLine(reading)}`);
   }
   const bad = cells.filter((c) => c.status !== "ok").length;
-  lines.push("", `* best engine; ! had failed requests (never best, no ratio). ${cells.length} cells, ${bad} not ok.`);
+  lines.push("", `* best engine (every other ratio CI excludes 1); = reference of the ratios, no clear best; ! never ranked (failed requests or [HARD GATE]); ≥ a lower bound. ${cells.length} cells, ${bad} not ok.`);
   lines.push(`Full report: ${escapeTerminalLine(outDir)}/summary.md (all buckets, resolved configs, failed cells).`);
   return lines.join("\n") + "\n";
 }

@@ -11,8 +11,9 @@
  *   them, but "256 tokens", "0x100" or "" are never numbers;
  * - arrays compare element by element, objects key by key in any order.
  *
- * A present, different value is a violation (a hard gate, printed "[HARD GATE] ..."); an absent
- * key is unverified, and the config then cannot count as RESOLVED.
+ * A present, different value is a violation (a hard gate, printed "[HARD GATE] ..."): `bench
+ * rounds` makes that cell `hard_gate` (shown, never ranked, exit 1). An absent key is unverified,
+ * and the config then cannot count as RESOLVED.
  * @module
  */
 import type { ResolvedConfig, ResolvedStatus } from "./resolved_config.ts";

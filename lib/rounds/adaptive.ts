@@ -2,7 +2,7 @@
  * The adaptive stop of `ik bench rounds` (`--ci-target`, `--min-rounds`; seed 001). With a CI
  * target, `--rounds` becomes a maximum (default 12, rounded up to whole Williams periods). After
  * each whole period, once at least `--min-rounds` rounds ran, the run stops when every engine's
- * decode_tok_s ratio to the best engine (bucket `all`) has a 95% CI (paired t-scaled bootstrap
+ * decode_tok_s ratio to the reference engine, the best median (bucket `all`) has a 95% CI (paired t-scaled bootstrap
  * on the log scale, see summary.ts) whose half-width is at most the target times the ratio.
  * Stopping only at whole periods keeps the order balanced. Stopping when a CI looks narrow is
  * optional stopping, so the rule is recorded in the plan and should be fixed before the run.
@@ -27,7 +27,7 @@ export interface HalfWidth {
   basis: string;
   /** Rounds (or pairs) behind it. */
   n?: number;
-  /** False for the best engine: the reference of every ratio is not checked. */
+  /** False for the reference engine (the best median): the denominator of every ratio is not checked. */
   counted: boolean;
 }
 
@@ -45,8 +45,8 @@ export function ciHalfWidths(summary: RoundsSummary, labels: readonly string[], 
       out[label] = { width: null, basis: "no successful round", counted: true };
       continue;
     }
-    if (labels.length > 1 && r.best === label) {
-      out[label] = { width: null, basis: "best engine (the reference of every ratio)", counted: false };
+    if (labels.length > 1 && r.reference === label) {
+      out[label] = { width: null, basis: "reference engine (the denominator of every ratio)", counted: false };
       continue;
     }
     const [rlo, rhi] = r.ratio_ci95;
@@ -135,8 +135,8 @@ export function adaptivePlan(nEngines: number, rounds: number | null, minRounds:
     throw usageError("--ci-target", `cannot stop anything: the first check comes after round ${first} (whole Williams periods of ${period} for ${nEngines} engine(s), from --min-rounds ${min} on) and --rounds is ${max}`, "raise --rounds");
   }
   const rule = `stop after a whole Williams period (every ${period} round(s)) once at least ${min} rounds ran, ` +
-    `when every engine's ${ADAPTIVE_METRIC} [${ADAPTIVE_BUCKET}] ratio to the best engine has a 95% CI ` +
-    `half-width <= ${ciTarget} x the ratio (the best engine is the reference and is not checked; an ` +
+    `when every engine's ${ADAPTIVE_METRIC} [${ADAPTIVE_BUCKET}] ratio to the reference engine (the best median) has a 95% CI ` +
+    `half-width <= ${ciTarget} x the ratio (the reference is not checked; an ` +
     `engine without a ratio, or the only engine, uses the CI of its median); at most ${max} rounds`;
   return {
     adaptive: { ci_target: ciTarget, min_rounds: min, max_rounds: max, max_rounds_source: source, period, first_check_round: first, metric: ADAPTIVE_METRIC, bucket: ADAPTIVE_BUCKET, rule, checks: [] },

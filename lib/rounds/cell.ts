@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseEndpoint } from "../client/mod.ts";
+import { listModels, parseEndpoint } from "../client/mod.ts";
 import type { ExecFn } from "../gpu/mod.ts";
 import { type GpuMemoryReading, gpuMemoryUsedMib, waitGpuMemory } from "../engines_host/gpu_memory.ts";
 import { cleanEnv } from "../engines_host/clean_env.ts";
@@ -16,13 +16,14 @@ import { checkExpect } from "../engines_host/expect.ts";
 import { metricsDelta } from "../engines_host/metrics_delta.ts";
 import { probePort } from "../engines_host/port_check.ts";
 import { parseResolvedConfig } from "../engines_host/resolved_config.ts";
-import { launchEngine, LaunchError, type LaunchedEngine, scrapeText, servedModel, stopGroup, waitReady, warmupEngine } from "../engines_host/server.ts";
+import { launchEngine, LaunchError, type LaunchedEngine, scrapeText, stopGroup, waitReady, warmupEngine } from "../engines_host/server.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import { scrubArgv, scrubbedJson, scrubText } from "../evidence/mod.ts";
 import { scrubFileInPlace } from "../evidence/scrub_file.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type CellMetrics, type CellResolved, cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, roundMetricsFromRows, ROW_METRICS } from "./cell_metrics.ts";
+import { checkServedModel, engineExitedDetail, hardGateDetail, tooManyFailures } from "./cell_checks.ts";
 import { metricsPathOf } from "./engine_select.ts";
 import type { EngineSpec } from "./manifest.ts";
 import { serveArgv } from "./serve_argv.ts";
@@ -64,6 +65,8 @@ export interface CellConfig {
   serveArgs: string[];
   passEnv: string[];
   modelId: string | null;
+  /** `--slo-max-fail` from `--serve-args` (single mode: more failures make the cell not ok), or null. */
+  maxFail: number | null;
   extraBody: Record<string, unknown> | null;
   chatTemplateKwargs: Record<string, unknown> | null;
   /** Variables for the child `bench serve` (IK_GPU_LOCK_HELD). */
@@ -91,6 +94,8 @@ export interface Cell {
   pid?: number;
   ready?: Record<string, unknown>;
   served_model?: string | null;
+  /** Every model /v1/models listed. */
+  served_models?: string[];
   model?: string;
   warmup?: Record<string, unknown>;
   serve?: Record<string, unknown>;
@@ -212,14 +217,17 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         : `the engine exited before it was ready (${ready.last})`;
       return cell;
     }
-    const served = await servedModel(ep, { signal: cfg.signal });
-    cell.served_model = served;
-    const model = served ?? cfg.modelId;
-    if (!model) {
-      cell.status = "serve_failed";
-      cell.detail = "no model name: /v1/models listed none and the manifest has no model.id";
+    const listed = await listModels(ep, { signal: cfg.signal, timeoutMs: 5000 }).catch(() => null);
+    const served = listed?.ok ? listed.models.map((m) => m.id).filter((id): id is string => typeof id === "string") : [];
+    cell.served_model = served[0] ?? null;
+    cell.served_models = served;
+    const picked = checkServedModel(cfg.modelId, served);
+    if (picked.model === null) {
+      cell.status = picked.status;
+      cell.detail = picked.detail;
       return cell;
     }
+    const model = picked.model;
     cell.model = model;
     const kind: EngineKind = spec.kind === "auto" ? "generic" : spec.kind;
     if (cfg.warmup > 0) {
@@ -305,11 +313,25 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.notes = [`no ${missing.join(", ")} this round: no ok request had two token events apart in time (one token, or every token in one network read); the summary has one round fewer for ${missing.length > 1 ? "them" : "it"}`];
     }
     const complete = record !== null && record.complete !== false;
-    if (complete && res.code === 0 && typeof record?.evidence_id === "string" && cfg.mode === "single") cfg.lastEvidence[label] = record.evidence_id;
     const [status, detail] = res.timedOut ? ["serve_failed", `bench serve ran past --serve-timeout-s ${cfg.serveTimeoutMs / 1000}`] as const : cellStatus(res.code, complete ? record : null, metrics);
     cell.status = status;
     if (detail) cell.detail = detail;
-    if (cfg.mode === "load" && status === "ok" && cfg.schedule) {
+    const exited = engine?.exit ?? null;
+    if (exited && ["ok", "serve_failed", "serve_no_metrics"].includes(status)) {
+      cell.status = "engine_exited";
+      cell.detail = engineExitedDetail(exited, "during the measurement, before ik stopped it", metrics);
+    } else if (status === "ok" && cfg.mode === "single") {
+      const tooMany = tooManyFailures(metrics, cfg.maxFail);
+      if (tooMany) {
+        cell.status = "too_many_failures";
+        cell.detail = tooMany;
+      }
+    }
+    // The next round extends this record (seed), unless this round is not comparable: a dead
+    // engine's or a too-failing round must not end up in the engine's final record.
+    const chain = complete && res.code === 0 && typeof record?.evidence_id === "string" && cfg.mode === "single";
+    if (chain && cell.status !== "engine_exited" && cell.status !== "too_many_failures") cfg.lastEvidence[label] = record!.evidence_id as string;
+    if (cfg.mode === "load" && cell.status === "ok" && cfg.schedule) {
       const used = referenceE2eMs(record, (id) => readJson(join(cfg.storeRoot, id, "evidence.json")));
       cell.load_schedule = { ...cell.load_schedule, ref_e2e_ms_used: used };
       if (cfg.schedule.fixed_by === null && cfg.schedule.ref_e2e_ms === null && used !== null) {
@@ -321,6 +343,10 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
     return cell;
   } finally {
     if (engine !== null) {
+      if (engine.exit && cell.status === "ok") {
+        cell.status = "engine_exited";
+        cell.detail = engineExitedDetail(engine.exit, "after the measurement, before ik stopped it", cell.metrics);
+      }
       const stop = await stopGroup(rt, engine, cfg.stopTimeoutMs);
       cell.stop = { ...stop };
       if (!stop.group_gone && (cell.status === "ok" || cell.status === null)) {
@@ -332,7 +358,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       // The engine is gone: its log loses this run's secrets (a secret-named env value it printed).
       await scrubFileInPlace(logPath).catch(() => false);
       const log = existsSync(logPath) && statSync(logPath).size < 64 * 1024 * 1024 ? readFileSync(logPath, "utf8") : "";
-      const parsed = parseResolvedConfig(log, spec.name ?? spec.kind);
+      const parsed = parseResolvedConfig(log, spec.kind !== "auto" ? spec.kind : spec.name ?? spec.kind);
       const check = checkExpect(spec.expect, parsed);
       const file = `resolved_config/${label}.r${k}.json`;
       await rt.files.mkdir(join(cfg.runDir, "resolved_config"));
@@ -342,6 +368,10 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         unknown_settings: check.unverified.map((u) => `${u} (expected, not in the log${check.hints[u] ? `; ${check.hints[u]}` : ""})`),
         violations: check.violations.map((v) => v.message), unverified: check.unverified, self_reported: parsed.self_reported, file,
       };
+      if (check.violations.length && cell.status === "ok") {
+        cell.status = "hard_gate";
+        cell.detail = hardGateDetail(cell.resolved_config.violations);
+      }
       if (cell.status === "startup_timeout" || cell.status === "exited_early") cell.log_tail = scrubText(tail(logPath, 1500));
     }
     cell.t_end = Date.now() / 1000;

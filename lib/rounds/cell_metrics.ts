@@ -5,8 +5,7 @@
  * engine's resolved-config summary over its rounds. Pure.
  * @module
  */
-import { median } from "../stats/mod.ts";
-import type { CellMetric } from "./summary.ts";
+import { type CellMetric, roundsMedian } from "./summary.ts";
 import type { ReportResolved } from "./markdown.ts";
 
 /** `{bucket: {metric: value}}` of one cell. */
@@ -40,7 +39,7 @@ export function parseServeOutput(stdout: string): Record<string, unknown> | null
 export const ROW_METRICS: readonly (readonly [string, string])[] = [["ttft_ms", "ms"], ["tpot_ms", "ms"], ["decode_tok_s", "tok/s"], ["e2e_ms", "ms"]];
 
 /**
- * `[round, metrics]` for the latest round in `rows`: per bucket and `all`, the median over that
+ * `[round, metrics]` for the latest round in `rows`: per bucket and `all`, the nearest-rank median over that
  * round's ok requests, and `failed_requests` (its failures, with n = the round's requests). An
  * extended record holds every earlier round too; only the latest is this cell's.
  */
@@ -57,7 +56,7 @@ export function roundMetricsFromRows(rows: readonly Record<string, unknown>[]): 
     const mets: Record<string, CellMetric & { stat?: string | null }> = {};
     for (const [name, unit] of ROW_METRICS) {
       const vals = ok.map((r) => r[name]).filter((v): v is number => typeof v === "number" && Number.isFinite(v));
-      const m = median(vals);
+      const m = roundsMedian(vals);
       if (m !== null) mets[name] = { value: m, unit, stat: "median", n: vals.length };
     }
     mets.failed_requests = { value: sel.length - ok.length, unit: "requests", stat: "count", n: sel.length };
@@ -66,7 +65,16 @@ export function roundMetricsFromRows(rows: readonly Record<string, unknown>[]): 
   return [k, out];
 }
 
-const PLAIN_STATS = new Set(["", "median", "p50", "value", "threshold"]);
+const PLAIN_STATS = new Set(["", "median", "p50", "value", "threshold", "lower_bound"]);
+const STAR_NAMES = new Set(["n_star", "rate_star_rps"]);
+
+/** The top level of a capacity record's grid (`data.curve`), or null. */
+function gridTop(record: Record<string, unknown>): number | null {
+  const curve = (record.data as { curve?: unknown } | undefined)?.curve;
+  if (!Array.isArray(curve)) return null;
+  const levels = curve.map((l) => (l as { level?: unknown })?.level).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+  return levels.length ? Math.max(...levels) : null;
+}
 
 function bucketOf(m: Record<string, unknown>): string {
   if (m.bucket !== undefined && m.bucket !== null) return String(m.bucket);
@@ -83,18 +91,22 @@ function bucketOf(m: Record<string, unknown>): string {
 /**
  * `{bucket: {metric: value}}` from a record's `metrics` list (load mode: the capacity record). A
  * stat other than the median is appended to the name (`ttft_ms_p95_at_n_star`); null values are
- * skipped.
+ * skipped. An N* (or max rate) marked `lower_bound`, or at the top of the record's grid (the SLO
+ * held at every level tried), keeps its name and gets `lower_bound: true`.
  */
 export function recordBucketMetrics(record: Record<string, unknown> | null): CellMetrics {
   const out: CellMetrics = {};
   if (!record || !Array.isArray(record.metrics)) return out;
+  const top = gridTop(record);
   for (const m of record.metrics as Record<string, unknown>[]) {
     if (!m || typeof m !== "object" || typeof m.name !== "string" || !m.name) continue;
     const v = m.value;
     if (typeof v !== "number" || !Number.isFinite(v)) continue;
     const stat = typeof m.stat === "string" ? m.stat : "";
     const key = PLAIN_STATS.has(stat) ? m.name : `${m.name}_${stat}`;
-    (out[bucketOf(m)] ??= {})[key] = { value: v, unit: typeof m.unit === "string" ? m.unit : null, stat: stat || null, n: typeof m.n === "number" ? m.n : undefined };
+    const entry: CellMetric & { stat?: string | null } = { value: v, unit: typeof m.unit === "string" ? m.unit : null, stat: stat || null, n: typeof m.n === "number" ? m.n : undefined };
+    if (STAR_NAMES.has(m.name) && (stat === "lower_bound" || (top !== null && v >= top))) entry.lower_bound = true;
+    (out[bucketOf(m)] ??= {})[key] = entry;
   }
   return out;
 }

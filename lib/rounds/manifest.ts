@@ -5,6 +5,7 @@
  * @module
  */
 import { knownEngineKind } from "../engines_host/resolved_config.ts";
+import { type KindSource, resolveEngineKind } from "./engine_kind.ts";
 import { dirname } from "node:path";
 import { dataError, type IkError } from "../cli/errors.ts";
 
@@ -30,8 +31,10 @@ export interface EngineSpec {
   label: string;
   /** The manifest's `name`, or null. */
   name: string | null;
-  /** The `--engine-kind` for the child `bench serve`. */
+  /** The `--engine-kind` for the child `bench serve`: from a known `name`, else the launch argv, else `auto`. */
   kind: RoundsEngineKind;
+  /** Where `kind` came from: the `name`, the `launch` argv, or `none` (auto). */
+  kind_source: KindSource;
   /** The manifest's `version` as text, or null. */
   version: string | null;
   /** The launch command (argv, no shell). */
@@ -160,10 +163,13 @@ function checkEngine(e: unknown, i: number, taken: Map<string, number>, out: Man
   const unknown = Object.keys(e).filter((k) => !ENGINE_FIELDS.includes(k));
   if (unknown.length) warnings.push(`${who}: unknown field(s) ${unknown.join(", ")} ignored`);
   if (!label || !launchOk || !portOk) return null;
+  const kind = resolveEngineKind(e.name, launch as string[]);
+  if (kind.conflict) warnings.push(`${who}: name "${e.name}" says ${kind.kind} but the launch argv runs ${kind.conflict}; using ${kind.kind} (the name)`);
   return {
     label,
     name: typeof e.name === "string" ? e.name : null,
-    kind: engineKindFromName(e.name),
+    kind: kind.kind,
+    kind_source: kind.source,
     version,
     launch: [...launch as string[]],
     env,

@@ -79,24 +79,28 @@ function comparison(summary: RoundsSummary, resolved: Readonly<Record<string, Re
   const lines = [
     "An engine marked [FAILURES] had failed requests in that bucket: its latencies cover only the requests it " +
     "answered, so it is never named best there and gets no ratio. A median's 95% CI needs at least 3 rounds " +
-    "(with 2, a t interval has one degree of freedom): '-' below that.", "",
-    `| engine | bucket | metric | median [${cls}] | 95% CI | rounds | ratio to best [derived] | ratio 95% CI |`,
-    "|---|---|---|---|---|---|---|---|",
+    "(with 2, a t interval has one degree of freedom): '-' below that. Ratios are to the reference (the best " +
+    "median); an engine is named (best) only where every other ranked engine's ratio CI excludes 1 with at least 3 " +
+    "round pairs, else the reading says \"no clear difference\". An engine marked [HARD GATE] ran with a config the " +
+    "manifest's expect contradicts: shown, never ranked. ≥: a lower bound (an N* at the top of the grid).", "",
+    `| engine | bucket | metric | median [${cls}] | 95% CI | rounds | ratio to reference [derived] | ratio 95% CI | reading |`,
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of summary.rows) {
     const info = resolved[r.engine];
-    let marks = r.engine === r.best ? " (best)" : "";
+    let marks = r.engine === r.best ? " (best)" : r.engine === r.reference ? " (reference)" : "";
     if (r.failed_requests) marks += " [FAILURES]";
     if (info?.violations.length) marks += " [HARD GATE]";
     if (info?.status === "SELF_REPORTED") marks += " [SELF-REPORTED CONFIG]";
     const unit = r.unit ? ` ${tableCell(r.unit)}` : "";
-    const ratioCi = r.engine === r.best || r.ratio_to_best === null ? "-" : `${fmt(r.ratio_ci95[0])} - ${fmt(r.ratio_ci95[1])}`;
+    const ratioCi = r.engine === r.reference || r.ratio_to_best === null ? "-" : `${fmt(r.ratio_ci95[0])} - ${fmt(r.ratio_ci95[1])}`;
+    const reading = [r.verdict, r.n_star_note].filter(Boolean).join("; ") || "-";
     lines.push(
-      `| ${tableCell(r.engine)}${marks} | ${tableCell(r.bucket)} | ${tableCell(r.metric)} | ${fmt(r.median)}${unit} | ` +
-        `${fmt(r.ci95[0])} - ${fmt(r.ci95[1])} | ${r.n} | ${fmt(r.ratio_to_best)} | ${ratioCi} |`,
+      `| ${tableCell(r.engine)}${marks} | ${tableCell(r.bucket)} | ${tableCell(r.metric)} | ${r.lower_bound ? "≥ " : ""}${fmt(r.median)}${unit} | ` +
+        `${fmt(r.ci95[0])} - ${fmt(r.ci95[1])} | ${r.n} | ${fmt(r.ratio_to_best)} | ${ratioCi} | ${tableCell(reading)} |`,
     );
   }
-  if (!summary.rows.length) lines.push("| (no successful rounds) | | | | | | | |");
+  if (!summary.rows.length) lines.push("| (no successful rounds) | | | | | | | | |");
   if (summary.failures.length) {
     lines.push("", "## Failed requests", "", "| engine | bucket | failed | requests | rounds |", "|---|---|---|---|---|");
     for (const f of summary.failures) {

@@ -23,7 +23,8 @@ import { selectEngines } from "./engine_select.ts";
 import { parseManifest } from "./manifest.ts";
 import { roundsMarkdown } from "./markdown.ts";
 import { hasFlag, shellSplit } from "../cli/argv_words.ts";
-import { RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
+import { checkRoundsExtraBody, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
+import { maxFailFrom } from "./cell_checks.ts";
 import { type RoundsSummary, summarize } from "./summary.ts";
 import { type RoundDesign, roundOrders } from "./williams.ts";
 
@@ -108,6 +109,9 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
       : { fixed_by: null, ref_e2e_ms: null, source: "not yet measured (the first load cell's reference requests set it)" };
   }
   const body = resolveJsonSetting({ flag: "--extra-body", flagValue: o.extraBody, manifestValue: manifest.extra_body, manifestKey: "extra_body", serveArgs });
+  // The child checks --extra-body too, but only after its engine has launched: check it once here.
+  checkRoundsExtraBody(body, o.manifestPath);
+  const maxFail = maxFailFrom(serveArgs);
   let ctk = resolveJsonSetting({ flag: "--chat-template-kwargs", flagValue: o.chatTemplateKwargs, manifestValue: manifest.chat_template_kwargs, manifestKey: "chat_template_kwargs", serveArgs });
   const runDir = o.runDir ? resolve(rt.cwd(), o.runDir) : manifest.run_dir ? resolve(rt.cwd(), manifest.run_dir) : dirname(manifestPath);
   for (const d of [runDir, dirname(manifestPath)]) {
@@ -121,7 +125,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
   let design: RoundDesign = roundOrders(labels, rounds);
   const outDir = join(runDir, "rounds");
   const plan: Record<string, unknown> = {
-    mode: o.mode, rounds, engines: specs.map((s) => ({ label: s.label, name: s.name, kind: s.kind, version: s.version, port: s.port, host: s.host, ready_check: s.ready_check, metrics_path: s.metrics_path, role: s.role, expect: s.expect, env_keys: Object.keys(s.env).sort() })),
+    mode: o.mode, rounds, engines: specs.map((s) => ({ label: s.label, name: s.name, kind: s.kind, kind_source: s.kind_source, version: s.version, port: s.port, host: s.host, ready_check: s.ready_check, metrics_path: s.metrics_path, role: s.role, expect: s.expect, env_keys: Object.keys(s.env).sort() })),
     design, prompts: { name: o.prompts.name, sha256: o.prompts.sha256, n: o.prompts.prompts.length, buckets: bucketCounts(o.prompts) },
     settings: {
       startup_timeout_s: o.startupTimeoutS, stop_timeout_s: o.stopTimeoutS, serve_timeout_s: o.serveTimeoutS, warmup: o.warmup, warmup_max_tokens: o.warmupMaxTokens,
@@ -155,7 +159,7 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
       rt, exec, runDir, storeRoot: resolve(rt.cwd(), storeRoot((n) => rt.env(n), rt.cwd())), promptsArg: o.promptsArg, warmupPrompts: o.prompts.prompts.slice(0, 8), mode: o.mode,
       startupTimeoutMs: o.startupTimeoutS * 1000, stopTimeoutMs: o.stopTimeoutS * 1000, serveTimeoutMs: o.serveTimeoutS * 1000,
       warmup: o.warmup, warmupMaxTokens: o.warmupMaxTokens, pollMs: o.pollS * 1000, gpuMemToleranceMib: o.gpuMemToleranceMib,
-      gpuMemWaitMs: o.gpuMemWaitS * 1000, serveCmd: o.serveCmd, serveArgs, passEnv: o.passEnv, modelId: manifest.model_id,
+      gpuMemWaitMs: o.gpuMemWaitS * 1000, serveCmd: o.serveCmd, serveArgs, passEnv: o.passEnv, modelId: manifest.model_id, maxFail,
       extraBody: body.value, chatTemplateKwargs: ctk.value, childEnv: lock.childEnv, lastEvidence: {}, schedule, signal,
     };
     const byLabel = new Map(specs.map((s) => [s.label, s]));

@@ -5,7 +5,8 @@
  * every engine shares. Pure: strings in, argv out.
  * @module
  */
-import { usageError } from "../cli/errors.ts";
+import { dataError, IkError, usageError } from "../cli/errors.ts";
+import { checkExtraBody } from "../engines/extra_body.ts";
 import { dropFlag, flagValue, shellSplit } from "../cli/argv_words.ts";
 import { canonicalJson } from "../evidence/mod.ts";
 import { sortedJson } from "./format.ts";
@@ -152,4 +153,20 @@ export function resolveJsonSetting(o: {
     throw usageError("--serve-args", `sets ${o.flag} ${sortedJson(given)} but ${source} says ${sortedJson(value)}`, "give one value");
   }
   return value ? { value, source } : { value: given, source: `${o.flag} in --serve-args` };
+}
+
+/**
+ * Checks the resolved extra body as every child `bench serve` would (no prototype keys, `stream`
+ * kept true), once, before any engine launches: a bad `--extra-body` (or one in `--serve-args`) is
+ * a usage error (64), a bad manifest `workload.extra_body` a data error (65) naming the manifest.
+ */
+export function checkRoundsExtraBody(body: Resolved, manifestPath: string): void {
+  if (!body.value) return;
+  try {
+    checkExtraBody(JSON.stringify(body.value));
+  } catch (e) {
+    if (!(e instanceof IkError)) throw e;
+    if (body.source.startsWith("manifest")) throw dataError(manifestPath, `workload.extra_body: ${e.message}`, "fix the manifest and rerun");
+    throw usageError(body.source === "--extra-body" ? "--extra-body" : "--serve-args", `${body.source === "--extra-body" ? "" : "--extra-body: "}${e.message}`, e.hint);
+  }
 }

@@ -70,7 +70,7 @@ describe("adaptiveCheck", () => {
   test("met with small noise; not met with large noise; the best engine is not counted", () => {
     const quiet = adaptiveCheck(cellsFor({ a: 100, b: 80 }, 4, 0.004), ["a", "b"], 4, 0.02);
     assert.equal(quiet.met, true, JSON.stringify(quiet.widths));
-    assert.deepEqual(quiet.widths.a, { width: null, basis: "best engine (the reference of every ratio)", counted: false });
+    assert.deepEqual(quiet.widths.a, { width: null, basis: "reference engine (the denominator of every ratio)", counted: false });
     assert.equal(quiet.widths.b.basis, "ratio_ci95");
     assert.ok((quiet.widths.b.width as number) < 0.02);
     const loud = adaptiveCheck(cellsFor({ a: 100, b: 80 }, 4, 0.3), ["a", "b"], 4, 0.02);

@@ -2,7 +2,8 @@
  * One rounds cell in process, over the compiled binary as engine (`ik mock`) and as the child
  * `bench serve`: a group that cannot be proven gone makes an ok cell `stop_failed`; GPU memory is
  * read before the launch and waited for after the stop; the serve command honours a
- * `--serve-cmd` template (both runtimes, ~12 s).
+ * `--serve-cmd` template; an engine that exits mid-measurement is `engine_exited` and not chained
+ * into the engine's record (both runtimes, ~12 s).
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -29,7 +30,7 @@ after(async () => {
 
 function spec(port: number): EngineSpec {
   return {
-    label: "m", name: "vllm", kind: "vllm", version: null, launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "1", "--startup-log", "vllm"],
+    label: "m", name: "vllm", kind: "vllm", kind_source: "name", version: null, launch: [ikBin(), "mock", "--engine", "vllm", "--port", String(port), "--tpot-ms", "1", "--startup-log", "vllm"],
     env: {}, port, host: "127.0.0.1", ready_check: "/v1/models", metrics_path: null, role: null, cwd: null, expect: {},
   };
 }
@@ -39,7 +40,7 @@ function config(rt: typeof runtime, exec: ExecFn, over: Partial<CellConfig> = {}
   return {
     rt, exec, runDir: dir, storeRoot: join(dir, "runs"), promptsArg: "builtin:default", warmupPrompts: set.prompts.slice(0, 8), mode: "single",
     startupTimeoutMs: 20_000, stopTimeoutMs: 100, serveTimeoutMs: 60_000, warmup: 1, warmupMaxTokens: 4, pollMs: 50, gpuMemToleranceMib: 512,
-    gpuMemWaitMs: 5_000, serveCmd: null, serveArgs: ["--max-tokens", "4", "--warmup", "0", "--limit-per-bucket", "1"], passEnv: [], modelId: null,
+    gpuMemWaitMs: 5_000, serveCmd: null, serveArgs: ["--max-tokens", "4", "--warmup", "0", "--limit-per-bucket", "1"], passEnv: [], modelId: null, maxFail: null,
     extraBody: null, chatTemplateKwargs: null, childEnv: { IK_KEY_FILE: join(dir, "key") }, lastEvidence: {}, schedule: null, ...over,
   };
 }
@@ -79,4 +80,20 @@ test("GPU memory: the baseline before launch, the wait after the stop; the templ
   assert.equal(argv[argv.indexOf("--engine-kind") + 1], "vllm");
   assert.equal(c.resolved_config?.status, "RESOLVED");
   assert.equal(c.served_model, "mock-model");
+});
+
+test("an engine that exits mid-measurement: engine_exited with its failures, and the next round does not extend its record (issue 18, ~4 s)", { skip: existsSync(ikBin()) ? false : "needs dist/ik" }, async () => {
+  const s = spec(await freePort());
+  s.launch.push("--exit-after-s", "1.5");
+  s.launch[s.launch.indexOf("--tpot-ms") + 1] = "30";
+  const cfg = config(runtime, noGpu, { serveCmd: `${ikBin()} bench serve`, warmup: 0, serveArgs: ["--max-tokens", "40", "--warmup", "0", "--limit-per-bucket", "1"], stopTimeoutMs: 2000 });
+  const c = await runCell(s, 1, 0, cfg);
+  assert.equal(c.status, "engine_exited", String(c.detail));
+  assert.match(String(c.detail), /^the engine exited with code 1 during the measurement, before ik stopped it; [1-9]\d* of \d+ requests failed/);
+  assert.equal(typeof c.serve?.evidence_id, "string", "bench serve wrote its record");
+  assert.deepEqual(cfg.lastEvidence, {}, "a round that is not comparable is not chained into the engine's record");
+  const ok = config(runtime, noGpu, { serveCmd: `${ikBin()} bench serve`, warmup: 0 });
+  const c2 = await runCell(spec(await freePort()), 1, 0, ok);
+  assert.equal(c2.status, "ok", String(c2.detail));
+  assert.deepEqual(Object.keys(ok.lastEvidence), ["m"], "an ok round is");
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
-import { checkManifest, engineKindFromName, metricsPathOf, parseManifest, selectEngines } from "../../lib/rounds/mod.ts";
+import { checkManifest, engineKindFromLaunch, engineKindFromName, metricsPathOf, parseManifest, selectEngines } from "../../lib/rounds/mod.ts";
 
 const good = {
   model: { id: "tiny" },
@@ -33,11 +33,13 @@ describe("parseManifest", () => {
     assert.deepEqual(m.chat_template_kwargs, { enable_thinking: false });
     const [v, l, t] = m.engines;
     assert.deepEqual(v, {
-      label: "v", name: "vllm", kind: "vllm", version: "0.11.0", launch: ["vllm", "serve", "m"], env: { HF_HOME: "/h" }, port: 8001,
+      label: "v", name: "vllm", kind: "vllm", kind_source: "name", version: "0.11.0", launch: ["vllm", "serve", "m"], env: { HF_HOME: "/h" }, port: 8001,
       host: "127.0.0.1", ready_check: "/v1/models", metrics_path: null, role: null, cwd: null, expect: { max_num_seqs: 256 },
     });
     assert.equal(l.label, "llama.cpp-build");
-    assert.equal(l.kind, "auto");
+    // "llama.cpp-build" names no kind; its launch argv does (issue 18).
+    assert.equal(l.kind, "llamacpp");
+    assert.equal(l.kind_source, "launch");
     assert.equal(l.ready_check, "/health");
     assert.equal(l.metrics_path, "/metrics2");
     assert.equal(l.version, "7");
@@ -58,6 +60,31 @@ describe("parseManifest", () => {
   test("kind from name only for the four known kinds (case and punctuation ignored), else auto", () => {
     assert.deepEqual(["vllm", "SGLang", "llamacpp", "trtllm", "llama.cpp", "TensorRT-LLM", "vLLM", "mock", "vllm-fork", "", null].map(engineKindFromName),
       ["vllm", "sglang", "llamacpp", "trtllm", "llamacpp", "trtllm", "vllm", "auto", "auto", "auto", "auto"]);
+  });
+
+  test("kind from the launch argv when the name gives none (issue 18): vllm serve, python -m sglang.launch_server, llama-server, trtllm-serve", () => {
+    const cases: [string[], string | null][] = [
+      [["vllm", "serve", "Qwen/Qwen3-8B", "--speculative-config", "{}"], "vllm"],
+      [["/opt/venv/bin/vllm", "serve", "m"], "vllm"],
+      [["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"], "vllm"],
+      [["python", "-m", "sglang.launch_server", "--model-path", "m"], "sglang"],
+      [["sglang", "serve", "--model-path", "m"], "sglang"],
+      [["/build/bin/llama-server", "-m", "m.gguf"], "llamacpp"],
+      [["trtllm-serve", "m"], "trtllm"],
+      [["bash", "-c", "source env.sh && exec vllm serve m --port 8000"], "vllm"],
+      [["env", "CUDA_VISIBLE_DEVICES=0", "llama-server", "-m", "x"], "llamacpp"],
+      [["python", "serve.py", "--model", "vllm"], null],
+      [["./my-engine", "--port", "1"], null],
+    ];
+    for (const [argv, kind] of cases) assert.equal(engineKindFromLaunch(argv), kind, argv.join(" "));
+    const m = parseManifest(JSON.stringify({ engines: [
+      { label: "mtp", name: "vllm-mtp", launch: ["vllm", "serve", "m", "--speculative-config", "{\"method\":\"mtp\"}"], port: 1 },
+      { label: "sg", name: "sglang-radix", launch: ["python", "-m", "sglang.launch_server"], port: 2 },
+      { label: "odd", name: "custom", launch: ["./run.sh"], port: 3 },
+      { label: "mixed", name: "sglang", launch: ["vllm", "serve", "m"], port: 4 },
+    ] }), "m.json");
+    assert.deepEqual(m.engines.map((e) => [e.label, e.kind, e.kind_source]), [["mtp", "vllm", "launch"], ["sg", "sglang", "launch"], ["odd", "auto", "none"], ["mixed", "sglang", "name"]]);
+    assert.match(m.warnings.join("\n"), /engine "mixed" \(engines\[3\]\): name "sglang" says sglang but the launch argv runs vllm/);
   });
 
   test("unknown engine fields are warnings, not errors", () => {

@@ -3,14 +3,14 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatG, formatValue, type ReportPlan, type RoundsSummary, roundsMarkdown, type SummaryRow } from "../../lib/rounds/mod.ts";
 
-const base: Omit<SummaryRow, "engine" | "median" | "ci95" | "best" | "ratio_to_best" | "ratio_ci95"> = {
-  bucket: "all", metric: "decode_tok_s", unit: "tok/s", higher_is_better: true, n: 6, n_pairs: 6, failed_requests: 0, by_round: {},
+const base: Omit<SummaryRow, "engine" | "median" | "ci95" | "best" | "ratio_to_best" | "ratio_ci95" | "verdict"> = {
+  bucket: "all", metric: "decode_tok_s", unit: "tok/s", higher_is_better: true, n: 6, n_pairs: 6, failed_requests: 0, by_round: {}, reference: "a",
 };
 const summary: RoundsSummary = {
   rows: [
-    { ...base, engine: "a", median: 101.234, ci95: [99.5, 103.01], best: "a", ratio_to_best: 1, ratio_ci95: [null, null] },
-    { ...base, engine: "b", median: 87.9, ci95: [86, 89.96], best: "a", ratio_to_best: 0.86956, ratio_ci95: [0.8512, 0.8883] },
-    { ...base, engine: "c", median: 1234.56, ci95: [1200.4, 1300], best: "a", ratio_to_best: null, ratio_ci95: [null, null], failed_requests: 2 },
+    { ...base, engine: "a", median: 101.234, ci95: [99.5, 103.01], best: "a", ratio_to_best: 1, ratio_ci95: [null, null], verdict: "best" },
+    { ...base, engine: "b", median: 87.9, ci95: [86, 89.96], best: "a", ratio_to_best: 0.86956, ratio_ci95: [0.8512, 0.8883], verdict: "worse" },
+    { ...base, engine: "c", median: 1234.56, ci95: [1200.4, 1300], best: "a", ratio_to_best: null, ratio_ci95: [null, null], failed_requests: 2, verdict: "never ranked: failed requests" },
   ],
   failures: [{ engine: "c", bucket: "all", failed_requests: 2, requests: 48, rounds: 6 }],
   definitions: {},
@@ -44,11 +44,11 @@ describe("roundsMarkdown", () => {
   });
   test("comparison rows with (best), [FAILURES], [HARD GATE], [SELF-REPORTED CONFIG]", () => {
     assert.ok(md.includes([
-      "| engine | bucket | metric | median [observed] | 95% CI | rounds | ratio to best [derived] | ratio 95% CI |",
-      "|---|---|---|---|---|---|---|---|",
-      "| a (best) | all | decode_tok_s | 101 tok/s | 99.5 - 103 | 6 | 1 | - |",
-      "| b [HARD GATE] | all | decode_tok_s | 87.9 tok/s | 86 - 90 | 6 | 0.87 | 0.851 - 0.888 |",
-      "| c [FAILURES] [SELF-REPORTED CONFIG] | all | decode_tok_s | 1235 tok/s | 1200 - 1300 | 6 | n/a | - |",
+      "| engine | bucket | metric | median [observed] | 95% CI | rounds | ratio to reference [derived] | ratio 95% CI | reading |",
+      "|---|---|---|---|---|---|---|---|---|",
+      "| a (best) | all | decode_tok_s | 101 tok/s | 99.5 - 103 | 6 | 1 | - | best |",
+      "| b [HARD GATE] | all | decode_tok_s | 87.9 tok/s | 86 - 90 | 6 | 0.87 | 0.851 - 0.888 | worse |",
+      "| c [FAILURES] [SELF-REPORTED CONFIG] | all | decode_tok_s | 1235 tok/s | 1200 - 1300 | 6 | n/a | - | never ranked: failed requests |",
     ].join("\n")), md);
     assert.ok(md.includes("## Failed requests\n\n| engine | bucket | failed | requests | rounds |\n|---|---|---|---|---|\n| c | all | 2 | 48 | 6 |"));
   });

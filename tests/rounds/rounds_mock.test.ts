@@ -187,7 +187,7 @@ describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (h
       assert.equal(st.stop.group_gone, true);
       for (const c of [d, nm, st]) assert.deepEqual(runtime.groupMembers(c.pid), []);
       const g = await cell("gated");
-      assert.equal(g.status, "ok");
+      assert.equal(g.status, "hard_gate", "an expect violation makes the cell not comparable (issue 18)");
       assert.deepEqual(g.resolved_config.violations, ["[HARD GATE] max_num_seqs: expected 128, resolved 256"]);
       const md = await readFile(join(run, "rounds", "summary.md"), "utf8");
       assert.match(md, /^\| gated[^|\n]*\[HARD GATE\] \| all \| decode_tok_s/m);

@@ -108,7 +108,7 @@ describe("what a cell reads back", () => {
     const [k, m] = roundMetricsFromRows(rows);
     assert.equal(k, 1);
     assert.deepEqual(Object.keys(m), ["long", "short", "all"]);
-    assert.equal(m.short.decode_tok_s.value, 200);
+    assert.equal(m.short.decode_tok_s.value, 100, "nearest-rank median of [100, 300]: the 1st, an observed value");
     assert.equal(m.all.decode_tok_s.value, 100);
     assert.deepEqual(m.long.failed_requests, { value: 1, unit: "requests", stat: "count", n: 2 });
     assert.deepEqual(m.all.failed_requests, { value: 1, unit: "requests", stat: "count", n: 4 });
@@ -125,6 +125,17 @@ describe("what a cell reads back", () => {
     assert.deepEqual(Object.keys(m.all).sort(), ["n_star", "ttft_ms_p95_at_n_star"]);
     assert.equal(m.short.decode_tok_s.value, 50);
     assert.deepEqual(recordBucketMetrics(null), {});
+    assert.equal(m.all.n_star.lower_bound, undefined);
+  });
+  test("recordBucketMetrics: an N* at the top of the record's grid, or marked lower_bound, keeps its name and is a lower bound", () => {
+    const curve = [{ level: 1 }, { level: 4 }];
+    const top = recordBucketMetrics({ metrics: [{ name: "n_star", value: 4, unit: "streams", stat: "threshold" }], data: { curve } });
+    assert.equal(top.all.n_star.lower_bound, true);
+    const below = recordBucketMetrics({ metrics: [{ name: "n_star", value: 1, unit: "streams", stat: "threshold" }], data: { curve } });
+    assert.equal(below.all.n_star.lower_bound, undefined);
+    const marked = recordBucketMetrics({ metrics: [{ name: "rate_star_rps", value: 2.5, unit: "req/s", stat: "lower_bound" }] });
+    assert.deepEqual(Object.keys(marked.all), ["rate_star_rps"]);
+    assert.equal(marked.all.rate_star_rps.lower_bound, true);
   });
   test("cellStatus: a failed child, no metrics, every request failed, ok", () => {
     const ok = { all: { failed_requests: { value: 0, n: 4 }, decode_tok_s: { value: 1 } } };
