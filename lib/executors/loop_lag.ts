@@ -4,6 +4,7 @@
  * for more than ~10 ms is flagged (the client may have limited the measurement).
  * @module
  */
+import { nearestRankSorted } from "../stats/mod.ts";
 
 /** What the monitor saw. */
 export interface LoopLag {
@@ -28,7 +29,7 @@ export function startLoopLag(intervalMs = 20, clock: () => number = () => perfor
       clearInterval(t);
       if (!lags.length) return { samples: 0, p50Ms: null, p99Ms: null, maxMs: null };
       const s = lags.sort((a, b) => a - b);
-      const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+      const at = (p: number) => nearestRankSorted(s, p) as number;
       return { samples: s.length, p50Ms: at(50), p99Ms: at(99), maxMs: s[s.length - 1] };
     },
   };
