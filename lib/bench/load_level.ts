@@ -8,7 +8,7 @@
  */
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
-import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
+import { loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
@@ -94,7 +94,7 @@ export interface LevelResult {
   t0_mono_ms?: number | null;
   planned_all?: number | null;
   summary: LevelSummary;
-  event_loop_lag_ms: LoopLag;
+  event_loop_lag_ms: LoopLagRecord;
   server: Record<string, unknown> | null;
   /** Why the client may have limited this level, or null. */
   client_limited: string | null;
@@ -211,7 +211,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     sent,
     ...(spec.shard ? { t0_mono_ms: spec.t0Ms ?? null, planned_all: allOffsets?.length ?? null } : {}),
     summary,
-    event_loop_lag_ms: loop,
+    event_loop_lag_ms: loopLagRecord(loop),
     server,
     client_limited: why.length ? why.join("; ") : null,
     interrupted,

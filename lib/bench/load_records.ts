@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, newEvidenceId, scrubbedJson, StagedRun } from "../evidence/mod.ts";
-import { COST_FORMULA, hasSlo, type Metric, metric, nStar, usdPer1mTokens } from "../metrics/mod.ts";
+import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
@@ -103,7 +103,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   const workload: Record<string, unknown> = {
     gen_len: maxes.length === 1 ? maxes[0] : null, seed: x.seed, mode: "load", bucket: buckets.length === 1 ? buckets[0] : null,
     duration_s: x.durationS, burstiness: x.burstiness, prompt_set: { name: x.set.name, sha256: x.set.sha256, n: x.prompts.length },
-    slo: hasSlo(x.slo) ? x.slo : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
+    slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
     open_loop: !x.closedLoop,
   };
   workload[x.levelKind === "concurrency" ? "concurrency" : "rate_rps"] = x.grid;
@@ -201,7 +201,7 @@ export async function buildCapacityRecord(
     request: { command: "bench serve", args: x.args }, identity: measured.identity as never, metrics, artifacts: [], missing, limitations,
     data: {
       measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
-      reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
+      reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, gpu_price_usd_h: x.gpuPriceUsdH,
       gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
       curve: x.levels.map((l) => ({
         level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,

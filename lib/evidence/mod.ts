@@ -13,5 +13,5 @@ export { newEvidenceId, parseEvidenceId } from "./evidence_id.ts";
 export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "./store.ts";
 export type { Artifact } from "./store.ts";
 export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
-export { buildRecord, type ClaimClass, type EvidenceRecord } from "./record.ts";
+export { buildRecord, type ClaimClass, type EvidenceRecord, RECORD_SCHEMA } from "./record.ts";
 export { JsonlWriter } from "./jsonl_writer.ts";

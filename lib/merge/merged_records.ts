@@ -131,7 +131,8 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     slices: merged.shards,
   };
   Object.assign(measured, {
-    identity: { ...obj(measured.identity), workload: wl },
+    // The slices' workload, with the SLO in this build's record form (a slice may predate schema 2).
+    identity: { ...obj(measured.identity), workload: { ...wl, slo: obj(obj(measured.identity).workload).slo ?? null } },
     complete: !partial,
   });
   const md = obj(measured.data);
