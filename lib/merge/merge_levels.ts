@@ -268,6 +268,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     levels.push({
       level: grid[j], name,
       target_rate_rps: target === null ? null : target * share,
+      // The whole schedule's rate and note, as every shard computed them (null from a slice that predates them).
+      scheduled_rate_rps: num(entries[0]?.scheduled_rate_rps),
+      schedule_note: typeof entries[0]?.schedule_note === "string" ? entries[0].schedule_note as string : null,
       offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
       send_window_s: window,
       planned, planned_all: n ?? null, sent,

@@ -112,7 +112,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const input: LoadRecordInput = {
     runner: runnerView, set: { name: String(d.prompt_set_name), sha256: String(d.prompt_set_sha256) } as PromptSet, prompts: [],
     label, seed: numOrNull(args.seed) ?? 0, storeRoot, runDir: null, levelKind, grid, closedLoop: d.open_loop === false,
-    durationS: numOrNull(args.duration_s) ?? 0, maxRequestsPerLevel: numOrNull(args.max_requests_per_level), burstiness: numOrNull(args.burstiness) ?? 1,
+    durationS: numOrNull(args.duration_s) ?? 0, maxRequestsPerLevel: numOrNull(args.max_requests_per_level), requestsPerLevel: numOrNull(args.requests_per_level), burstiness: numOrNull(args.burstiness) ?? 1,
     refRequests: 0, refE2eMs: numOrNull(args.ref_e2e_ms), warmup: 0, slo, sweepAll: true, gpuCount, gpuPriceUsdH: numOrNull(args.gpu_price_usd_h),
     server: { limitations: [...notes, ...((carried.server_limitations as string[]) ?? [])], info: d.server as never },
     gpu: obj(identity.gpu), engine: identity.engine as never, args: { ...args, ...invocation },
