@@ -51,7 +51,7 @@ export function scheduleNote(f: ScheduleFacts): string | null {
   const { rps, windowS, bounded } = scheduledRate(f);
   if (rps === null || windowS === null || !(f.targetRps > 0)) return null;
   const dev = rps / f.targetRps - 1;
-  if (Math.abs(dev) <= SCHEDULE_DEVIATION_LIMIT) return null;
+  if (Math.abs(dev) <= SCHEDULE_DEVIATION_LIMIT + 1e-12) return null; // exactly 10 % (in floating point) is not more
   const n = f.offsetsMs.length;
   const what = f.durationS === null ? `exactly ${n} arrivals over ${num(windowS)} s` : bounded ? `${n} arrivals (the cap) over ${num(windowS)} s` : `${n} arrivals in ${num(windowS)} s`;
   const expected = f.targetRps * windowS;
