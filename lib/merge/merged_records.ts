@@ -99,7 +99,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   }
   for (const st of merged.shards) {
     if (st.median_offset_ms !== null && Math.abs(st.median_offset_ms) > SKEW_LIMIT_MS) {
-      const pair = merged.shards.length === 2 ? " (with two shards the median sits between them: the check cannot tell which one is off)" : "";
+      const pair = merged.shards.length === 2 ? " (with two shards the median of all shards is the earlier of the two, by nearest rank: the check cannot tell which one is off)" : "";
       notes.push(`shard ${st.shard} sent ${st.median_offset_ms > 0 ? "late" : "early"} by ${Math.abs(st.median_offset_ms).toFixed(1)} ms (median) against the median of all shards on the shared wall timetable (> ${SKEW_LIMIT_MS} ms)${pair}: it did not keep the timetable its clock gives (a late start, a stalled client, a clock stepped after the anchor); a host clock that is wrong but steady shows only in the sync state above`);
     }
     if (st.anchor_drift_ms !== null && Math.abs(st.anchor_drift_ms) > SKEW_LIMIT_MS) {
