@@ -8,12 +8,13 @@
  */
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
-import { type LoopLag, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
+import { loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
+import { scheduledRate, scheduleNote } from "./schedule_note.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
 
@@ -33,6 +34,7 @@ export interface LevelSpec {
   ratePerS: number | null;
   /** Closed-loop workers, or null for open loop. */
   workers: number | null;
+  /** The arrival window, s; Infinity with `--requests N` (then maxRequests is N: exactly N arrivals). */
   durationS: number;
   maxRequests: number | null;
   burstiness: number;
@@ -79,6 +81,8 @@ export interface LevelDeps {
   sampler?: { start(): void; stop(): Promise<Record<string, unknown>> };
   /** Called when the level has sent its last request (requests may still be running). */
   onSendsDone?: () => void;
+  /** Told one line before the level sends, when its schedule strays more than 10 % from the target rate. */
+  onNote?: (line: string) => void;
 }
 
 /** A finished level, as the record keeps it. */
@@ -86,12 +90,11 @@ export interface LevelResult {
   level: number;
   name: string;
   target_rate_rps: number | null;
+  /** Open loop: the seeded schedule's own rate (every shard's arrivals over the window, or over their span when a count bounds them). */
+  scheduled_rate_rps: number | null;
+  /** Open loop: why that rate strays more than 10 % from the target, or null. */
+  schedule_note: string | null;
   offered_rate_rps: number | null;
-  /**
-   * The rate the level's seeded schedule asked for ((n − 1) / its span, req/s; a shard: of its own
-   * arrivals), or null for a closed loop: what the offered rate is held against.
-   */
-  scheduled_rate_rps?: number | null;
   send_window_s: number | null;
   planned: number | null;
   sent: number;
@@ -99,7 +102,7 @@ export interface LevelResult {
   t0_mono_ms?: number | null;
   planned_all?: number | null;
   summary: LevelSummary;
-  event_loop_lag_ms: LoopLag;
+  event_loop_lag_ms: LoopLagRecord;
   server: Record<string, unknown> | null;
   /** Why the client may have limited this level, or null. */
   client_limited: string | null;
@@ -127,6 +130,11 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   if (spec.ratePerS !== null) {
     allOffsets = spec.offsetsMs ?? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed });
   }
+  const facts = allOffsets && spec.ratePerS !== null
+    ? { name: spec.name, targetRps: spec.ratePerS, offsetsMs: allOffsets, durationS: Number.isFinite(spec.durationS) ? spec.durationS : null, maxRequests: spec.maxRequests, burstiness: spec.burstiness }
+    : null;
+  const scheduleNoteText = facts ? scheduleNote(facts) : null;
+  if (scheduleNoteText) deps.onNote?.(scheduleNoteText);
   const shard = spec.shard && spec.shard.s > 1 ? spec.shard : null;
   // A shard sends seq k, k+s, k+2s, ...: its own offsets, and the seq each one stands for.
   const seqOf = (i: number) => (shard ? i * shard.s + shard.k : i);
@@ -222,14 +230,15 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     level: spec.level,
     name: spec.name,
     target_rate_rps: spec.ratePerS,
+    scheduled_rate_rps: facts ? scheduledRate(facts).rps : null,
+    schedule_note: scheduleNoteText,
     offered_rate_rps: offered,
-    scheduled_rate_rps: allOffsets ? scheduleRate(allOffsets) : null,
     send_window_s: window,
     planned: offsets?.length ?? null,
     sent,
     ...(spec.shard ? { t0_mono_ms: spec.t0Ms ?? null, planned_all: allOffsets?.length ?? null } : {}),
     summary,
-    event_loop_lag_ms: loop,
+    event_loop_lag_ms: loopLagRecord(loop),
     server,
     client_limited: clientLimited,
     interrupted,

@@ -9,7 +9,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
-import { COST_FORMULA, hasSlo, type Metric, metric, nStar, usdPer1mTokens } from "../metrics/mod.ts";
+import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
@@ -80,6 +80,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.keyNote) limitations.push(x.keyNote);
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
+  for (const l of x.levels) if (l.schedule_note) limitations.push(l.schedule_note);
   const limited = x.levels.filter((l) => l.client_limited).map((l) => `${l.name} (${l.client_limited})`);
   if (limited.length) limitations.push(`the client may have limited these levels: ${limited.join("; ")}`);
   const noGauges = x.levels.find((l) => l.server && (l.server as { available?: boolean }).available === false);
@@ -105,8 +106,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   const buckets = [...new Set(x.prompts.map((p) => p.bucket))];
   const workload: Record<string, unknown> = {
     gen_len: maxes.length === 1 ? maxes[0] : null, seed: x.seed, mode: "load", bucket: buckets.length === 1 ? buckets[0] : null,
-    duration_s: x.durationS, burstiness: x.burstiness, prompt_set: { name: x.set.name, sha256: x.set.sha256, n: x.prompts.length },
-    slo: hasSlo(x.slo) ? x.slo : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
+    duration_s: x.requestsPerLevel ? null : x.durationS, requests_per_level: x.requestsPerLevel ?? null, burstiness: x.burstiness, prompt_set: { name: x.set.name, sha256: x.set.sha256, n: x.prompts.length },
+    slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
     open_loop: !x.closedLoop,
   };
   workload[x.levelKind === "concurrency" ? "concurrency" : "rate_rps"] = x.grid;
@@ -127,6 +128,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     definitions: {
       level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
       achieved_rps: "ok requests / window", offered_rate_rps: "requests sent / send window (first to last send), beside the target",
+      scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s, or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations",
       goodput_rps: "requests meeting every SLO target / window", mean_inflight: "Little's law: Σ request durations / window",
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
@@ -207,7 +209,7 @@ export async function buildCapacityRecord(
     request: { command: "bench serve", args: x.args }, identity: measured.identity as never, metrics, artifacts: [], missing, limitations,
     data: {
       measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
-      reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? x.slo : null, gpu_price_usd_h: x.gpuPriceUsdH,
+      reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, gpu_price_usd_h: x.gpuPriceUsdH,
       gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
       curve: x.levels.map((l) => ({
         level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, not_achieved: l.not_achieved ?? null,

@@ -33,8 +33,11 @@ export interface LoadRun {
   levelKind: "rate" | "concurrency";
   grid: number[];
   closedLoop: boolean;
+  /** The arrival window per level, s (not used with requestsPerLevel). */
   durationS: number;
   maxRequestsPerLevel: number | null;
+  /** `--requests N`: exactly N arrivals per level from the same seeded process; the level lasts as long as they take. */
+  requestsPerLevel?: number | null;
   burstiness: number;
   refRequests: number;
   refE2eMs: number | null;
@@ -51,6 +54,8 @@ export interface LoadRun {
   isLocal: boolean;
   signal?: AbortSignal;
   onProgress?: (p: LevelProgress) => void;
+  /** One line for a person before a level runs (its schedule strays more than 10 % from its target). */
+  onNote?: (line: string) => void;
   /**
    * This host's clock at the start: a sub-millisecond (wall, monotonic) anchor, so rows' monotonic
    * stamps can be put on the wall axis (performance.timeOrigin + now), and the kernel's clock-sync
@@ -67,11 +72,21 @@ export function levelName(kind: "rate" | "concurrency", level: number): string {
 }
 
 /**
+ * A level's arrival bounds: `--duration-s` with the `--max-requests-per-level` cap, or with
+ * `--requests N` no window and exactly N arrivals (the same seeded draws: the first k arrivals of
+ * both are the same).
+ */
+export function levelBounds(cfg: Pick<LoadRun, "durationS" | "maxRequestsPerLevel" | "requestsPerLevel">): { durationS: number; maxRequests: number | null } {
+  return cfg.requestsPerLevel ? { durationS: Infinity, maxRequests: cfg.requestsPerLevel } : { durationS: cfg.durationS, maxRequests: cfg.maxRequestsPerLevel };
+}
+
+/**
  * Refuses (64) a grid with a level whose seeded schedule holds no arrival in the level's duration:
  * such a level would send nothing, and a level with nothing sent measures no verdict. Names the
  * duration that gives it one.
  */
-export function refuseEmptyLevels(cfg: Pick<LoadRun, "grid" | "levelKind" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "seed">, rateOf: (level: number) => number): void {
+export function refuseEmptyLevels(cfg: Pick<LoadRun, "grid" | "levelKind" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "requestsPerLevel" | "seed">, rateOf: (level: number) => number): void {
+  if (cfg.requestsPerLevel) return; // N >= 1 arrivals, whatever their span
   cfg.grid.forEach((level, i) => {
     const spec = { ratePerS: rateOf(level), burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i) };
     if (arrivalOffsetsMs({ ...spec, durationS: cfg.durationS, maxRequests: cfg.maxRequestsPerLevel }).length > 0) return;
@@ -135,11 +150,11 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     }
     const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
     const res = await runLevel({
-      index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
-      maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i),
+      index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
+      burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i),
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-      signal, onProgress: cfg.onProgress, sampler: cfg.samplerFor?.(name),
+      signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name),
     });
     await outputs.close().catch(onError);
     await inputs.close().catch(onError);

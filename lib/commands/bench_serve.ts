@@ -42,7 +42,12 @@ const flags = {
     description: message`Load: concurrency levels. A level N is open-loop Poisson arrivals at N / e2e_ref (not vLLM's or AIPerf's "N always in flight": that is --closed-loop).`,
   })),
   rates: multiple(option("--rates", string({ metavar: "R,S" }), { description: message`Load: arrival rates in requests/s (instead of --concurrency).` })),
-  durationS: withDefault(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), { description: message`Load: arrival window per level, seconds.` }), 30),
+  durationS: optional(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), {
+    description: message`Load: arrival window per level, seconds (default 30). The seeded schedule holds a random number of arrivals (rate x S on average); a level whose schedule strays more than 10 % from its rate is noted. Not with --requests.`,
+  })),
+  requests: optional(option("--requests", integer({ min: 1, max: 10_000_000, metavar: "N" }), {
+    description: message`Load (open loop): exactly N arrivals per level, drawn from the same seeded process (vLLM's --num-prompts); a level lasts as long as they take. Instead of --duration-s and --max-requests-per-level.`,
+  })),
   maxRequestsPerLevel: withDefault(option("--max-requests-per-level", integer({ min: 0, metavar: "N" }), { description: message`Load: cap on requests per level (0 = no cap).` }), 0),
   refRequests: withDefault(option("--ref-requests", integer({ min: 0, max: 1000, metavar: "N" }), {
     description: message`Load with --concurrency: unloaded reference requests; their median e2e is e2e_ref.`,
@@ -165,7 +170,7 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
   };
   if (prep.load) {
     const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
-    const load = { ...prep.load, signal: ctx.signal, onProgress: progress.update };
+    const load = { ...prep.load, signal: ctx.signal, onProgress: progress.update, onNote: (line: string) => progress.note(`bench serve: warning: ${line}`) };
     if (prep.shard) {
       const { slice, dir, interrupted } = await runShardedLoad({ ...load, shard: prep.shard });
       progress.done();

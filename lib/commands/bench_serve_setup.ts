@@ -71,6 +71,9 @@ function numbers(values: readonly string[], flag: string, integer: boolean): num
   return [...new Set(out)].sort((a, b) => a - b);
 }
 
+/** `--duration-s` when not given (and not replaced by `--requests`). */
+export const DEFAULT_DURATION_S = 30;
+
 /** The load-mode flags' own rules (usage errors, 64), before anything is sent. */
 function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[] } | null {
   const conc = numbers(f.concurrency, "--concurrency", true);
@@ -83,13 +86,18 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   } else if (f.mode !== "load") throw usageError("--shard", "is for --mode load", "add --mode load");
   if (f.mode === "single") {
     const loadOnly = [["--concurrency", conc.length > 0], ["--rates", rates.length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
-      ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined]] as const;
+      ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--requests", f.requests !== undefined]] as const;
     const given = loadOnly.filter(([, g]) => g).map(([n]) => n);
     if (given.length) throw usageError(given[0], "is for --mode load", "add --mode load, or drop it");
     return null;
   }
   if ((conc.length > 0) === (rates.length > 0)) throw usageError("--mode load", "needs exactly one of --concurrency or --rates", "e.g. --rates 1,2,4 or --concurrency 1,4,16");
   if (f.extend !== undefined) throw usageError("--extend", "is for --mode single (load levels are not extended)");
+  if (f.requests !== undefined) {
+    const other = f.durationS !== undefined ? "--duration-s" : f.maxRequestsPerLevel ? "--max-requests-per-level" : null;
+    if (other) throw usageError("--requests", `cannot be used with ${other}: N arrivals set a level's length`, `drop ${other}, or drop --requests to use a window`);
+    if (f.closedLoop) throw usageError("--requests", "is for open-loop levels (a seeded arrival schedule)", "drop --closed-loop, or give --duration-s and --max-requests-per-level");
+  }
   if (f.failOnSlo && !slo) throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
   if (f.failOnSlo && f.closedLoop) throw usageError("--fail-on-slo", "cannot be used with --closed-loop (a stress test never yields N*)");
   if (conc.length && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
@@ -221,8 +229,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   };
   if (mode) {
     Object.assign(args, {
-      [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.grid, duration_s: f.durationS,
-      max_requests_per_level: f.maxRequestsPerLevel, ref_requests: f.refRequests, ref_e2e_ms: f.refE2eMs ?? null,
+      [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.grid, duration_s: f.requests ? null : f.durationS ?? DEFAULT_DURATION_S,
+      requests_per_level: f.requests ?? null, max_requests_per_level: f.maxRequestsPerLevel, ref_requests: f.refRequests, ref_e2e_ms: f.refE2eMs ?? null,
       burstiness: f.burstiness, slo_ttft_p95_ms: f.sloTtftP95Ms ?? null, slo_tpot_p95_ms: f.sloTpotP95Ms ?? null,
       slo_e2e_p95_ms: f.sloE2eP95Ms ?? null, slo_max_fail: f.sloMaxFail, sweep_all: f.sweepAll, closed_loop: f.closedLoop,
       fail_on_slo: f.failOnSlo, gpu_price_usd_h: f.gpuPriceUsdH ?? null,
@@ -270,8 +278,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
         start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
-    }, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS,
-    maxRequestsPerLevel: f.maxRequestsPerLevel || null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
+    }, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
+    maxRequestsPerLevel: f.maxRequestsPerLevel || null, requestsPerLevel: f.requests ?? null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },
   };

@@ -13,6 +13,6 @@ export { newEvidenceId, parseEvidenceId } from "./evidence_id.ts";
 export { fileSha256, integrityProblem, loadRecord, StagedRun, storeRoot } from "./store.ts";
 export type { Artifact } from "./store.ts";
 export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
-export { buildRecord, type ClaimClass, type EvidenceRecord } from "./record.ts";
+export { buildRecord, type ClaimClass, type EvidenceRecord, RECORD_SCHEMA } from "./record.ts";
 export { JsonlWriter, type JsonlWriterOptions } from "./jsonl_writer.ts";
 export { checkWritable, guardWrite, isOutputError, isUnhandledWriteFailure, outputErrno, outputError, writeWhole } from "./output_error.ts";

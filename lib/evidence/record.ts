@@ -7,6 +7,14 @@ import type { Metric } from "../metrics/metric.ts";
 import type { Artifact } from "./store.ts";
 import { redactObject } from "./redact.ts";
 
+/**
+ * The record layout's version. 2: every key snake_case (`workload.slo` and the capacity record's
+ * `data.slo` as `ttft_p95_ms`, `tpot_p95_ms`, `e2e_p95_ms`, `max_fail`; a load level's
+ * `event_loop_lag_ms` as `p50_ms`, `p99_ms`, `max_ms`; its `server.started_at_ms`). A record without
+ * `schema` is schema 1 (camelCase in those places); readers accept both.
+ */
+export const RECORD_SCHEMA = 2;
+
 /** observed: measured here; derived: computed from observed records. */
 export type ClaimClass = "observed" | "derived";
 
@@ -14,6 +22,8 @@ export type ClaimClass = "observed" | "derived";
 export interface EvidenceRecord {
   evidence_id: string;
   kind: string;
+  /** The layout's version ({@link RECORD_SCHEMA}); absent in schema 1 records. */
+  schema: number;
   claim_class: ClaimClass;
   /** One line a person reads first. */
   summary: string;
@@ -35,9 +45,12 @@ export interface EvidenceRecord {
 }
 
 /** Builds a record; args are redacted here so no caller can forget. */
-export function buildRecord(r: Omit<EvidenceRecord, "created_utc" | "request"> & { request: { command: string; args: Record<string, unknown> }; createdUtc?: Date }): EvidenceRecord {
-  const { createdUtc, ...rest } = r;
+export function buildRecord(r: Omit<EvidenceRecord, "created_utc" | "request" | "schema"> & { request: { command: string; args: Record<string, unknown> }; createdUtc?: Date }): EvidenceRecord {
+  const { createdUtc, evidence_id, kind, ...rest } = r;
   return {
+    evidence_id,
+    kind,
+    schema: RECORD_SCHEMA,
     ...rest,
     created_utc: (createdUtc ?? new Date()).toISOString(),
     request: { command: r.request.command, args: redactObject(r.request.args) },

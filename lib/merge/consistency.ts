@@ -47,6 +47,7 @@ const SAME: readonly [string, (s: Slice) => unknown][] = [
   ["duration", (s) => args(s).duration_s],
   ["burstiness", (s) => args(s).burstiness],
   ["max requests per level", (s) => args(s).max_requests_per_level],
+  ["requests per level", (s) => args(s).requests_per_level ?? null],
   ["closed loop", (s) => args(s).closed_loop],
   ["reference e2e", (s) => args(s).ref_e2e_ms],
   ["prompt set", (s) => s.data.prompt_set_sha256],

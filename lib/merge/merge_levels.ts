@@ -17,8 +17,8 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { dataError } from "../cli/errors.ts";
 import type { Artifact, JsonlWriter } from "../evidence/mod.ts";
-import type { LoopLag } from "../executors/mod.ts";
-import { Column, LevelAccumulator, notAchieved, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
+import { loopLagFromRecord, type LoopLagRecord } from "../executors/mod.ts";
+import { Column, LevelAccumulator, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
 import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../bench/load_level.ts";
 import { levelName } from "../bench/serve_load.ts";
@@ -106,6 +106,13 @@ async function* lines(path: string): AsyncGenerator<Obj> {
   }
 }
 
+
+/** A slice level's server block in this build's record form: schema 1 slices wrote `startedAtMs`. */
+function serverOfRecord(v: unknown): Record<string, unknown> | null {
+  if (!v || typeof v !== "object") return null;
+  const { startedAtMs, ...rest } = v as Record<string, unknown>;
+  return startedAtMs === undefined || "started_at_ms" in rest ? (v as Record<string, unknown>) : { ...rest, started_at_ms: startedAtMs };
+}
 
 /** Merges a checked group level by level, writing rows, outputs and inputs into `sink`. */
 export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: MergeSink): Promise<Merged> {
@@ -245,7 +252,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     for (const s of ran) {
       const p99 = percentiles(levelLag.get(s.k) as Column).p99;
       if (p99 !== null && p99 > SEND_LAG_LIMIT_MS) why.push(`shard ${s.k}/${S} send lag p99 ${p99.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
-      const blocked = num(obj(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms).maxMs);
+      const blocked = loopLagFromRecord(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms).max_ms;
       if (blocked !== null && blocked > LOOP_BLOCK_LIMIT_MS) why.push(`shard ${s.k}/${S} event loop blocked ${blocked.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);
     }
     const next = starts[j + 1];
@@ -255,25 +262,28 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       for (const r of rows) if ((r.t_end_ns as number) > nextNs) overlapping++;
     }
     // The worst shard's event-loop monitor (the one that blocked longest) stands for the level.
-    const lags = entries.map((e) => obj(e.event_loop_lag_ms) as unknown as LoopLag);
-    const worst = lags.reduce<LoopLag | null>((a, l) => (a === null || (l.maxMs ?? -1) > (a.maxMs ?? -1) ? l : a), null);
+    const lags = entries.map((e) => loopLagFromRecord(e?.event_loop_lag_ms));
+    const worst = lags.reduce<LoopLagRecord | null>((a, l) => (a === null || (l.max_ms ?? -1) > (a.max_ms ?? -1) ? l : a), null);
     const shard0 = entriesOf.get(0)?.get(name);
-    const scheduledAll = num(entries[0]?.scheduled_rate_rps);
-    const offered = window && window > 0 ? (sent - 1) / window : null;
-    const scheduled = scheduledAll === null ? null : scheduledAll * share;
-    const clientLimited = why.length ? why.join("; ") : null;
+    // Not achieved where a shard did not send its own schedule's rate (each shard judged its own).
+    const shortBy = ran.flatMap((s) => {
+      const e = entriesOf.get(s.k)?.get(name);
+      return typeof e?.not_achieved === "string" ? [`shard ${s.k}/${S}: ${e.not_achieved}`] : [];
+    });
     levels.push({
       level: grid[j], name,
       target_rate_rps: target === null ? null : target * share,
-      offered_rate_rps: offered,
-      scheduled_rate_rps: scheduled,
-      not_achieved: notAchieved({ targetRps: target === null ? null : target * share, scheduledRps: scheduled, offeredRps: offered, clientLimited, maxRequests: null, sent }),
+      // The whole schedule's rate and note, as every shard computed them (null from a slice that predates them).
+      scheduled_rate_rps: num(entries[0]?.scheduled_rate_rps),
+      schedule_note: typeof entries[0]?.schedule_note === "string" ? entries[0].schedule_note as string : null,
+      offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
       send_window_s: window,
       planned, planned_all: n ?? null, sent,
       summary: acc.summary(gpuCount),
-      event_loop_lag_ms: worst ?? { samples: 0, p50Ms: null, p99Ms: null, maxMs: null },
-      server: shard0 ? (shard0.server as Record<string, unknown> | null) ?? null : { available: false, note: "shard 0, the only one that scrapes, is absent" },
-      client_limited: clientLimited,
+      event_loop_lag_ms: worst ?? { samples: 0, p50_ms: null, p99_ms: null, max_ms: null },
+      server: shard0 ? serverOfRecord(shard0.server) : { available: false, note: "shard 0, the only one that scrapes, is absent" },
+      client_limited: why.length ? why.join("; ") : null,
+      not_achieved: shortBy.length ? shortBy.join("; ") : null,
       interrupted: ran.length < g.slices.length || entries.some((e) => e.interrupted === true),
       // A partial merge keeps its own rule (aborted rows out of every statistic, the target rate
       // scaled to what was sent, N* a scaled lower bound), so a merged level is always judged.

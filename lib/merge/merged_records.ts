@@ -99,7 +99,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   }
   for (const st of merged.shards) {
     if (st.median_offset_ms !== null && Math.abs(st.median_offset_ms) > SKEW_LIMIT_MS) {
-      const pair = merged.shards.length === 2 ? " (with two shards the median sits between them: the check cannot tell which one is off)" : "";
+      const pair = merged.shards.length === 2 ? " (with two shards the median of all shards is the earlier of the two, by nearest rank: the check cannot tell which one is off)" : "";
       notes.push(`shard ${st.shard} sent ${st.median_offset_ms > 0 ? "late" : "early"} by ${Math.abs(st.median_offset_ms).toFixed(1)} ms (median) against the median of all shards on the shared wall timetable (> ${SKEW_LIMIT_MS} ms)${pair}: it did not keep the timetable its clock gives (a late start, a stalled client, a clock stepped after the anchor); a host clock that is wrong but steady shows only in the sync state above`);
     }
     if (st.anchor_drift_ms !== null && Math.abs(st.anchor_drift_ms) > SKEW_LIMIT_MS) {
@@ -112,7 +112,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const input: LoadRecordInput = {
     runner: runnerView, set: { name: String(d.prompt_set_name), sha256: String(d.prompt_set_sha256) } as PromptSet, prompts: [],
     label, seed: numOrNull(args.seed) ?? 0, storeRoot, runDir: null, levelKind, grid, closedLoop: d.open_loop === false,
-    durationS: numOrNull(args.duration_s) ?? 0, maxRequestsPerLevel: numOrNull(args.max_requests_per_level), burstiness: numOrNull(args.burstiness) ?? 1,
+    durationS: numOrNull(args.duration_s) ?? 0, maxRequestsPerLevel: numOrNull(args.max_requests_per_level), requestsPerLevel: numOrNull(args.requests_per_level), burstiness: numOrNull(args.burstiness) ?? 1,
     refRequests: 0, refE2eMs: numOrNull(args.ref_e2e_ms), warmup: 0, slo, sweepAll: true, gpuCount, gpuPriceUsdH: numOrNull(args.gpu_price_usd_h),
     server: { limitations: [...notes, ...((carried.server_limitations as string[]) ?? [])], info: d.server as never },
     gpu: obj(identity.gpu), engine: identity.engine as never, args: { ...args, ...invocation },
@@ -131,7 +131,8 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     slices: merged.shards,
   };
   Object.assign(measured, {
-    identity: { ...obj(measured.identity), workload: wl },
+    // The slices' workload, with the SLO in this build's record form (a slice may predate schema 2).
+    identity: { ...obj(measured.identity), workload: { ...wl, slo: obj(obj(measured.identity).workload).slo ?? null } },
     complete: !partial,
   });
   const md = obj(measured.data);

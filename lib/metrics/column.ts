@@ -2,6 +2,7 @@
  * A growable column of numbers in a typed array (8 bytes a value): how a load level keeps every
  * TTFT, TPOT, e2e and ITL for exact nearest-rank percentiles without keeping request objects.
  */
+import { nearestRankSorted } from "../stats/mod.ts";
 
 /** Growable Float64 storage. */
 export class Column {
@@ -47,9 +48,7 @@ export class Column {
 
 /** Nearest-rank percentile of an ascending typed array, or null when empty. */
 export function rankSorted(sorted: Float64Array, p: number): number | null {
-  const n = sorted.length;
-  if (n === 0) return null;
-  return sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  return nearestRankSorted(sorted, p);
 }
 
 /** Nearest-rank p50/p90/p95/p99 and the count. */

@@ -12,7 +12,7 @@
  * - the SLO checks.
  * @module
  */
-import { orderStatisticCi } from "../stats/mod.ts";
+import { nearestRankIndex, nearestRankSorted, orderStatisticCi } from "../stats/mod.ts";
 import { Column, type Percentiles, percentiles, percentilesOfSorted } from "./column.ts";
 import { meetsSlo, type Slo, type SloCheck, sloChecks } from "./slo.ts";
 
@@ -74,8 +74,7 @@ class Recent {
   p(p: number): number | null {
     const n = Math.min(this.#n, RECENT);
     if (n === 0) return null;
-    const s = this.#v.slice(0, n).sort();
-    return s[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+    return nearestRankSorted(this.#v.slice(0, n).sort(), p);
   }
 }
 
@@ -202,7 +201,7 @@ function failureAdjustedSorted(s: Float64Array, missing: number, ps: readonly nu
       out[`p${p}`] = { value: null, censored: false };
       continue;
     }
-    const rank = Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1));
+    const rank = nearestRankIndex(n, p);
     out[`p${p}`] = rank < s.length ? { value: s[rank], censored: false } : { value: null, censored: true };
   }
   return out;

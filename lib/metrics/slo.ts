@@ -14,6 +14,38 @@ export interface Slo {
   maxFail?: number | null;
 }
 
+/** An SLO as records store it (`workload.slo`, the capacity record's `data.slo`): snake_case, as every record key. */
+export interface SloRecord {
+  ttft_p95_ms: number | null;
+  tpot_p95_ms: number | null;
+  e2e_p95_ms: number | null;
+  max_fail: number | null;
+}
+
+/** The record form of an SLO (record schema 2 on; schema 1 wrote the camelCase names). */
+export function sloRecord(slo: Slo): SloRecord {
+  return { ttft_p95_ms: slo.ttftP95Ms ?? null, tpot_p95_ms: slo.tpotP95Ms ?? null, e2e_p95_ms: slo.e2eP95Ms ?? null, max_fail: slo.maxFail ?? null };
+}
+
+/**
+ * Reads an SLO from a record: the snake_case keys, else the camelCase ones records before schema 2
+ * wrote (`ttftP95Ms`, …), so a record already on disk reads the same. Null when the value is not an
+ * object with at least one of those keys.
+ */
+export function sloFromRecord(v: unknown): Slo | null {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const num = (snake: string, camel: string): number | null | undefined => {
+    const x = snake in o ? o[snake] : o[camel];
+    return typeof x === "number" && Number.isFinite(x) ? x : x === null ? null : undefined;
+  };
+  const slo: Slo = {
+    ttftP95Ms: num("ttft_p95_ms", "ttftP95Ms"), tpotP95Ms: num("tpot_p95_ms", "tpotP95Ms"),
+    e2eP95Ms: num("e2e_p95_ms", "e2eP95Ms"), maxFail: num("max_fail", "maxFail"),
+  };
+  return Object.values(slo).some((x) => x !== undefined) ? Object.fromEntries(Object.entries(slo).map(([k, x]) => [k, x ?? null])) as Slo : null;
+}
+
 /** The per-request fields the SLO reads. */
 export interface SloRow {
   ok: boolean;

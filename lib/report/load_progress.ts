@@ -18,7 +18,7 @@ export function progressLine(p: ProgressView): string {
 }
 
 /** A printer: `update` on each tick, `done` at the end (ends the TTY line). */
-export function progressPrinter(write: (text: string) => void, tty: boolean, plainEveryMs = 5000): { update(p: ProgressView): void; done(): void } {
+export function progressPrinter(write: (text: string) => void, tty: boolean, plainEveryMs = 5000): { update(p: ProgressView): void; note(line: string): void; done(): void } {
   let last = -Infinity;
   let open = false;
   return {
@@ -33,6 +33,11 @@ export function progressPrinter(write: (text: string) => void, tty: boolean, pla
         last = now;
         write(progressLine(p) + "\n");
       }
+    },
+    /** One line that stays (a warning), clearing the progress line first on a terminal. */
+    note(line: string) {
+      write(`${open ? "\r\x1b[2K" : ""}${line}\n`);
+      open = false;
     },
     done() {
       if (open) write("\r\x1b[2K");

@@ -5,6 +5,7 @@
  * SLO bounds (TTFT always), the TTFT CDF per level, and the limitations. Pure.
  * @module
  */
+import { sloFromRecord } from "../metrics/mod.ts";
 import { sortBuckets } from "../prompts/mod.ts";
 import { sloCell } from "../report/capacity_table.ts";
 import { nearestRank, orderStatisticCi } from "../stats/mod.ts";
@@ -97,10 +98,9 @@ export function curveLevels(measured: Obj): { levels: CurveLevel[]; xLabel: stri
   };
 }
 
-/** The SLO of a load run: the capacity record's, else the measurement's workload.slo. */
+/** The SLO of a load run: the capacity record's, else the measurement's workload.slo (snake_case keys, or a schema-1 record's camelCase). */
 export function sloOf(capacity: Obj | null, measured: Obj | null): SloTargets {
-  const s = obj(obj(capacity?.data).slo);
-  return Object.keys(s).length ? s : obj(obj(obj(measured?.identity).workload).slo);
+  return sloFromRecord(obj(capacity?.data).slo) ?? sloFromRecord(obj(obj(measured?.identity).workload).slo) ?? {};
 }
 
 function perLevelTable(levels: Obj[]): Block {

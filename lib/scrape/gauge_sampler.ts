@@ -93,7 +93,7 @@ export interface GaugeSummary {
   /** The metrics path polled. */
   path: string;
   /** The clock at start(), ms (to align `series.t` with other timings on the same clock). */
-  startedAtMs: number;
+  started_at_ms: number;
   /** Why polling ended. */
   ended: SamplerEnd;
 }
@@ -340,7 +340,7 @@ export class GaugeSampler {
       missing,
       sources: this.#sources,
       path: this.#path,
-      startedAtMs: this.#t0,
+      started_at_ms: this.#t0,
       ended: this.#ended ?? "stop",
     };
   }

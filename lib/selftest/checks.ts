@@ -152,7 +152,7 @@ export function whenBusy(c: Check, why: string): Check {
   return c.status === "FAIL" ? { ...c, status: "BUSY", expected: `${c.expected} (${why})` } : c;
 }
 
-/** Median of the finite values (the midpoint for an even count: nearest rank would bias it). */
+/** Median of the finite values: lib/stats' one definition (nearest rank, an observed value), as everywhere in ik. */
 export function median(values: readonly number[]): number | null {
   return statsMedian(values.filter((x) => Number.isFinite(x)));
 }

@@ -24,7 +24,7 @@ import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
-import { levelName, type LoadRun } from "../bench/serve_load.ts";
+import { levelBounds, levelName, type LoadRun } from "../bench/serve_load.ts";
 import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
 import type { ShardSpec } from "./shard_spec.ts";
 import { buildSliceRecord } from "./slice_record.ts";
@@ -56,13 +56,13 @@ export interface ShardRun {
 }
 
 /** The planned levels of a sharded run (open loop), as every shard computes them. */
-export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "seed">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {
+export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "requestsPerLevel" | "seed">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {
   return cfg.grid.map((level, i) => {
     const ratePerS = cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRefMs as number);
     const seed = levelSeed(cfg.seed, i);
     return {
       name: levelName(cfg.levelKind, level), level, ratePerS, seed,
-      offsetsMs: arrivalOffsetsMs({ ratePerS, durationS: cfg.durationS, burstiness: cfg.burstiness, maxRequests: cfg.maxRequestsPerLevel, seed }),
+      offsetsMs: arrivalOffsetsMs({ ratePerS, ...levelBounds(cfg), burstiness: cfg.burstiness, seed }),
     };
   });
 }
@@ -82,10 +82,12 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const wallNow = () => performance.timeOrigin + performance.now();
   const aborted = () => cfg.signal?.aborted === true;
   const e2eRef = cfg.closedLoop || cfg.levelKind === "rate" ? null : cfg.refE2eMs;
-  const starts = levelStartsMs(startAtMs, cfg.grid.map(() => cfg.durationS), levelGapS, e2eRef);
+  const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
+  // With --requests N a level lasts as long as its N arrivals take: every shard computes the same spans.
+  const durations = planned && cfg.requestsPerLevel ? planned.map((l) => l.offsetsMs[l.offsetsMs.length - 1] / 1000) : cfg.grid.map(() => cfg.durationS);
+  const starts = levelStartsMs(startAtMs, durations, levelGapS, e2eRef);
   const lead = startAtMs - wallNow();
   if (lead <= 0) throw usageError("--start-at", `${startAtMs} is ${(-lead / 1000).toFixed(1)} s in the past`, "give every shard the same time in the future, e.g. now + 60 s in ms since the epoch");
-  const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
   // The hash is computed over a pool of its own: the run's pool must start unused.
   const hashes = planned ? scheduleHashes(plannedRequests(new PromptPool(cfg.prompts), planned)) : null;
 
@@ -145,12 +147,12 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
         break;
       }
       const p = runLevel({
-        index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, durationS: cfg.durationS,
-        maxRequests: cfg.maxRequestsPerLevel, burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
+        index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
+        burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
         offsetsMs: planned ? planned[i].offsetsMs : undefined,
       }, {
         runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-        signal, onProgress: cfg.onProgress, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
+        signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
       }).finally(async () => {
         sendsDone();
         await outputs.close().catch(onError);

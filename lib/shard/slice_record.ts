@@ -78,7 +78,7 @@ export async function buildSliceRecord(x: LoadRecordInput, parts: SliceParts): P
         slice: "seq numbers a level's requests in the one schedule every shard computes; this shard sent those with seq mod S = K",
         schedule_hash: "sha256 of one line per planned request: level, seq, offset_ms (shortest round trip), prompt id, salt",
         picks_hash: "sha256 of one line per planned request: level, seq, prompt id, salt (a merge recomputes it from the rows)",
-        level_starts_ms: "wall-clock start of each level: start_at + the earlier levels' duration_s + j x level_gap_s",
+        level_starts_ms: "wall-clock start of each level: start_at + the earlier levels' duration_s (with --requests N: the span of their N arrivals) + j x level_gap_s",
       },
     },
   };

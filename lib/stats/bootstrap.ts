@@ -12,6 +12,7 @@
  * log scale, so their intervals are multiplicative and never cross zero.
  * @module
  */
+import { median, nearestRankSorted } from "./percentile.ts";
 import { SeededRng } from "./prng.ts";
 import { tQuantile } from "./t_quantile.ts";
 
@@ -35,9 +36,9 @@ export interface BootstrapOptions {
 /** A two-sided interval. */
 export type Interval = [lo: number, hi: number];
 
-/** Nearest-rank percentile of a sorted typed array (the first `n` entries). */
+/** Nearest-rank percentile of a sorted typed array (the first `n` entries), by the one definition. */
 function rankOf(sorted: Float64Array, n: number, p: number): number {
-  return sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))];
+  return nearestRankSorted(sorted, p, n) as number;
 }
 
 function sd(xs: Float64Array): number {
@@ -109,14 +110,6 @@ export function clusterBootstrapCi(
     out[p].ci = [v - half, v + half];
   });
   return out;
-}
-
-/** The median of a list (the mean of the middle two for an even count), or null when empty. */
-export function median(xs: readonly number[]): number | null {
-  if (!xs.length) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /**

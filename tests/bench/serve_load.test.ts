@@ -67,7 +67,7 @@ describe("bench serve --mode load", { skip }, () => {
       assert.deepEqual(outLines.map((l) => JSON.parse(l).seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
       assert.ok(lv.summary.itl_ms.n > 0 && lv.summary.send_lag_ms.n === lv.sent);
       assert.ok(Math.abs(lv.summary.tpot_ms.p50 - 2) < 0.5, `tpot ${lv.summary.tpot_ms.p50}`);
-      assert.ok(typeof lv.event_loop_lag_ms.p99Ms === "number");
+      assert.ok(typeof lv.event_loop_lag_ms.p99_ms === "number");
       const c = await load(mock, ["--concurrency", "1,2", "--duration-s", "2", "--max-tokens", "8", "--ref-requests", "3"]);
       assert.equal(c.code, 0, c.stderr);
       const cc = JSON.parse(c.stdout);

@@ -51,9 +51,10 @@ async function rowsOf(id: string): Promise<Record<string, any>[]> {
   return (await readFile(join(runs, id, "requests.jsonl"), "utf8")).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 }
 
+/** The seed's median (nearest rank: the ceil(n/2)-th smallest), as ik computes it everywhere. */
 function med(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return s[Math.ceil(s.length / 2) - 1];
 }
 
 function perRound(rows: Record<string, any>[], bucket: string, metric: string): Map<number, number> {

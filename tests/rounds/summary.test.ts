@@ -135,7 +135,7 @@ describe("summarize", () => {
     const cells: SummaryCell[] = [10, 12, 11, 30].map((v, i) => ({ round: i + 1, label: "a", status: "ok", metrics: { all: { ttft_ms: { value: v, unit: "ms" } } } }));
     const s = summarize(cells, ["a"]);
     const r = row(s, "a", "ttft_ms");
-    assert.equal(r.median, 11, "nearest rank: the 2nd of 4 sorted values");
+    assert.equal(r.median, 11, "nearest rank (lib/stats' one definition): the lower middle of 10, 11, 12, 30");
     assert.equal(r.n, 4);
     const [lo, hi] = r.ci95 as [number, number];
     assert.ok(Math.abs(Math.sqrt(lo * hi) - 11) < 1e-9, "centred on the median on the log scale");

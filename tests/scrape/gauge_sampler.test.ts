@@ -97,7 +97,7 @@ test("injected clock: first sample at once, then one per interval; stop leaves n
   assert.equal(sum.n, 5);
   assert.equal(sum.available, true);
   assert.equal(sum.note, null);
-  assert.equal(sum.startedAtMs, 1000);
+  assert.equal(sum.started_at_ms, 1000);
   assert.equal(sum.ended, "stop");
   assert.deepEqual(s.stop(), sum, "a second stop returns the same summary");
   await timers.advance(5000);

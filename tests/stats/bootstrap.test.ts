@@ -66,7 +66,7 @@ describe("pairedRatioCi", () => {
     assert.equal(pairedRatioCi([1], [2]).ci, null);
     assert.equal(pairedRatioCi([1, 0], [2, 3]).ci, null);
     assert.throws(() => pairedRatioCi([1, 2], [1]), /2 base values but 1 others/);
-    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.equal(median([4, 1, 3, 2]), 2, "nearest rank: the lower middle value, not the mean of the two");
   });
 });
 
