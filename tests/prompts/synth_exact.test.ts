@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
+import { Runner } from "../../lib/bench/runner.ts";
 import { saltedMessages } from "../../lib/bench/salt.ts";
 import { promptLengthCheck } from "../../lib/bench/prompt_lengths.ts";
 import { parseEndpoint } from "../../lib/client/endpoint.ts";
@@ -108,6 +109,13 @@ test("--prefix-len: the bucket's prompts share P exact tokens, the cache tag goe
     assert.deepEqual(tok.encode(salted).slice(0, 30), firstIds, `${p.id}: tagged, the prefix's ids are unchanged`);
   }
   assert.equal(String(saltedMessages([{ role: "user", content: "x y" }], "ik-r1")[0].content), "[ik-r1] x y", "no offset: the start");
+  // What bench serve sends: the runner places a round's tag at the prompt's cache_salt_at.
+  const runner = new Runner({
+    ep: parseEndpoint("http://127.0.0.1:1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: null, tokenIds: "auto",
+    exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 5000,
+  });
+  const sent = (runner.body(ps[1], "ik-r2").messages as { content: string }[])[0].content;
+  assert.equal(sent, `${prefix}[ik-r2] ${String(ps[1].messages[0].content).slice(at)}`);
   await assert.rejects(synthExact({ buckets: [{ name: "b", inputTokens: 10, outputTokens: 4 }], perBucket: 1, seed: 0, counter: words, prefixLen: 10, spread: { kind: "fixed" } }), /not more than/);
 });
 
