@@ -49,6 +49,20 @@ test("fitWords: exact under Qwen3 plus a 17-token template, within 12 counts per
   }
 });
 
+test("fitWords: where every word is 2 tokens, odd targets are reached with the one-token filler", async () => {
+  const count = (t: string) => Promise.resolve(5 + t.split(" ").filter(Boolean).reduce((n, w) => n + (w === "a" ? 1 : 2), 0));
+  const est = { base: 5, perWord: 1.3 };
+  for (const target of [6, 7, 50, 51, 333]) {
+    const fit = await fitWords((ws) => ws.join(" "), count, target, new SeededRng(target), est, 12);
+    assert.ok(fit.exact && fit.tokens === target && fit.calls <= 12, `${target}: ${fit.tokens} in ${fit.calls} calls`);
+  }
+  // Every word (the filler too) 2 tokens: an odd target cannot be met; the search stops within its budget and says so.
+  let n = 0;
+  const even = (t: string) => Promise.resolve((n++, 2 * t.split(" ").filter(Boolean).length));
+  const miss = await fitWords((ws) => ws.join(" "), even, 333, new SeededRng(1), { base: 0, perWord: 1 }, 12);
+  assert.ok(!miss.exact && Math.abs(miss.tokens - 333) === 1 && miss.calls <= 12 && n === miss.calls, `${miss.tokens} in ${miss.calls} calls`);
+});
+
 test("synthExact via the mock's /tokenize (vllm, sglang, llamacpp): input_tokens = the mock's chat usage", async () => {
   for (const engine of ["vllm", "sglang", "llamacpp"] as const) {
     const m = mockFetch(engine);
