@@ -5,7 +5,7 @@
  * usage.prompt_tokens equals its target (0 error on chat) and the record says so. With
  * --prefix-len the cache tag lands after the shared prefix, so the server's prefix cache serves
  * the prefix (cached_tokens ≥ P) while the rest is prefilled cold; a tag at the start would not.
- * Bun only (a real engine), -t 1. Budget: ~6 s.
+ * Bun only (a real engine), -t 1. Budget: ~8 s.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -40,8 +40,8 @@ describe("prompts synth --tokenize-via against a real llama-server", { skip }, (
     assert.equal(JSON.parse(r.stdout).length_method, "server_tokenize:llamacpp");
     return out;
   };
-  const serve = async (set: string) => {
-    const r = await runIk(["bench", "serve", "--base-url", server.url, "--model", "tiny-llama", "--prompts", set, "--rounds", "2", "--warmup", "0", "--json"], { env, timeoutMs: 120_000 });
+  const serve = async (set: string, more: string[] = []) => {
+    const r = await runIk(["bench", "serve", "--base-url", server.url, "--model", "tiny-llama", "--prompts", set, "--rounds", "2", "--warmup", "0", ...more, "--json"], { env, timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr);
     const rec = JSON.parse(r.stdout);
     const rows = (await readFile(join(env.IK_RUNS_DIR, rec.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
@@ -58,6 +58,20 @@ describe("prompts synth --tokenize-via against a real llama-server", { skip }, (
     assert.deepEqual(pl.length_methods, { "server_tokenize:llamacpp": 4 });
     assert.deepEqual([pl.buckets.in64.n, pl.buckets.in64.max_abs_error, pl.buckets.in64.mean_abs_error], [4, 0, 0]);
     assert.ok(!rec.limitations.some((l: string) => /approximate|differed/.test(l)), rec.limitations.join(" | "));
+  });
+
+  test("the issue's in512 bucket, chat and completions: 512 exactly; the words set is tens off and flagged", async () => {
+    for (const api of ["chat", "completions"]) {
+      const set = await synth(`in512-${api}`, ["--bucket", "in512:512:4", "--per-bucket", "2", "--api", api]);
+      const { rec, rows } = await serve(set, ["--api", api]);
+      for (const r of rows.filter((x) => x.salt === null)) assert.equal(r.prompt_tokens, 512, `${api} ${r.id}`);
+      assert.equal(rec.data.prompt_lengths.buckets.in512.max_abs_error, 0, api);
+    }
+    const words = join(dir, "words.jsonl");
+    assert.equal((await runIk(["prompts", "synth", "--bucket", "in512:512:4", "--per-bucket", "2", "--out", words], { env })).code, 0);
+    const { rec } = await serve(words);
+    assert.ok(rec.data.prompt_lengths.buckets.in512.mean_abs_error >= 20, `words: ${JSON.stringify(rec.data.prompt_lengths.buckets.in512)}`);
+    assert.ok(rec.limitations.some((l: string) => /approximate/.test(l)) && rec.limitations.some((l: string) => /differed/.test(l)), rec.limitations.join(" | "));
   });
 
   test("--prefix-len 24 --range-ratio 0.25: exact per prompt; the tag after the prefix keeps it cached, the rest cold", async () => {
