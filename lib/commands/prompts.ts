@@ -64,6 +64,7 @@ const synth = command("synth", object({
   api: withDefault(option("--api", choice(["chat", "completions"] as const, { metavar: "API" }), {
     description: message`The API the set is sized for with --tokenize-via (chat counts the template; completions the bare prompt).`,
   }), "chat" as const),
+  model: optional(option("--model", string({ metavar: "NAME" }), { description: message`The served model --tokenize-via names in its calls (default: the first one /v1/models lists).` })),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for --tokenize-via.` })),
   prefixLen: withDefault(option("--prefix-len", integer({ min: 0, max: 1000000, metavar: "P" }), {
     description: message`A shared prefix of P tokens in every prompt of a bucket (vLLM --random-prefix-len); the cache tag of later rounds goes after it, so the prefix can be cached while the rest stays cold. Part of IN.`,

@@ -20,6 +20,7 @@ export interface SynthFlags {
   tokenizeEngine: "auto" | TokenizeEngine;
   api: "chat" | "completions";
   apiKeyEnv?: string;
+  model?: string;
   rangeRatio?: number;
   inputStddev?: number;
   outputStddev?: number;
@@ -41,8 +42,8 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
   if (f.tokenizeVia !== undefined && f.tokenizer !== undefined) {
     throw usageError("--tokenize-via", "cannot be combined with --tokenizer", "give the server (exact, template included) or the local file, not both");
   }
-  if (f.tokenizeVia === undefined && f.tokenizeEngine !== "auto") {
-    throw usageError("--tokenize-engine", "needs --tokenize-via URL", "add --tokenize-via or drop --tokenize-engine");
+  for (const [flag, given] of [["--tokenize-engine", f.tokenizeEngine !== "auto"], ["--model", f.model !== undefined], ["--api-key-env", f.apiKeyEnv !== undefined]] as const) {
+    if (f.tokenizeVia === undefined && given) throw usageError(flag, "needs --tokenize-via URL", `add --tokenize-via or drop ${flag}`);
   }
   if (f.tokenizeVia !== undefined) {
     const ep = parseEndpoint(f.tokenizeVia, "--tokenize-via");
@@ -50,7 +51,7 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
     if (f.apiKeyEnv !== undefined && !apiKey) {
       throw usageError("--api-key-env", `environment variable ${f.apiKeyEnv} is not set or empty`, `export ${f.apiKeyEnv}=... or drop the flag`);
     }
-    const rc = await openRemoteCounter(ep, { engine: f.tokenizeEngine, apiKey });
+    const rc = await openRemoteCounter(ep, { engine: f.tokenizeEngine, apiKey, model: f.model });
     const request = f.api === "chat" ? (t: string) => rc.countChat([{ role: "user", content: t }]) : (t: string) => rc.countPrompt(t);
     return {
       method: `server_tokenize:${rc.engine}`,

@@ -67,7 +67,7 @@ export function buildApp(state: MockState): Hono<{ Bindings: MockBindings }> {
   app.post("/v1/chat/completions", (c) => generate(state, "chat", c.req.raw, c.env));
   app.post("/v1/completions", (c) => generate(state, "completions", c.req.raw, c.env));
   app.get("/v1/models", () => jsonResponse(200, p.models(o, createdS)));
-  const tokenizePaths = registerTokenize(app, o);
+  const tokenizePaths = registerTokenize(app, o, p);
 
   const health = () => {
     const h = p.health(state.ready());

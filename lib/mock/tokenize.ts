@@ -4,7 +4,8 @@
  * own usage.prompt_tokens):
  *
  * - vllm: `POST /tokenize` `{model?, prompt, add_special_tokens?}` or `{model?, messages, ...}` →
- *   `{count, max_model_len, tokens}`; messages count as a chat request does (Σ (words + 4) + 3).
+ *   `{count, max_model_len, tokens}`; messages count as a chat request does (Σ (words + 4) + 3);
+ *   a model other than the served one gets the personality's unknown-model error.
  * - sglang: the same at `POST /v1/tokenize` and `/tokenize`; exactly one of prompt or messages.
  * - llamacpp: `POST /apply-template` `{messages}` → `{prompt}` (a text whose words count as the chat
  *   request), `POST /tokenize` `{content, add_special?, with_pieces?}` → `{tokens}`.
@@ -17,6 +18,7 @@ import type { Env, Hono } from "hono";
 import { readBody, tooLargeResponse } from "./body.ts";
 import { jsonResponse } from "./generation.ts";
 import type { MockOptions } from "./options.ts";
+import type { Personality } from "./personality.ts";
 import { type ChatMessageLike, chatPromptTokens, contentText, countTokens, promptTokenIds } from "./tokens.ts";
 
 function badRequest(engine: string, message: string): Response {
@@ -50,7 +52,7 @@ export function renderChatTemplate(messages: readonly ChatMessageLike[]): string
 }
 
 /** Registers the personality's tokenize routes (none for trtllm and openai). */
-export function registerTokenize<E extends Env>(app: Hono<E>, o: MockOptions): string[] {
+export function registerTokenize<E extends Env>(app: Hono<E>, o: MockOptions, p: Personality): string[] {
   const engine = o.engine;
   if (engine === "llamacpp") {
     app.post("/apply-template", async (c) => {
@@ -77,7 +79,10 @@ export function registerTokenize<E extends Env>(app: Hono<E>, o: MockOptions): s
   const handler = async (request: Request) => {
     const r = await jsonBody(request);
     if (!r.ok) return r.response;
-    const { prompt, messages } = r.body;
+    const { prompt, messages, model } = r.body;
+    // vLLM checks the model name here as on its generation routes (SGLang takes any).
+    const wrong = p.checkModel(typeof model === "string" ? model : undefined, o.model);
+    if (wrong) return jsonResponse(wrong.status, wrong.body);
     const hasPrompt = prompt !== undefined && prompt !== null;
     const hasMessages = messages !== undefined && messages !== null;
     if (hasPrompt === hasMessages) return badRequest(engine, "Exactly one of 'prompt' or 'messages' must be provided.");

@@ -62,6 +62,8 @@ export interface RemoteCounterOptions {
   apiKey?: string;
   /** Limit per call in ms (default 30 000: a long prompt takes a while on a busy server). */
   timeoutMs?: number;
+  /** The served model to name in the calls (default: the first one `/v1/models` lists). */
+  model?: string;
   /** Flag named in errors (default `--tokenize-via`). */
   flag?: string;
 }
@@ -99,7 +101,7 @@ export async function openRemoteCounter(ep: Endpoint, opts: RemoteCounterOptions
     engine = d.kind as TokenizeEngine;
     engineSource = `${d.source}: ${d.detail}`;
   }
-  const model = models.models[0]?.id ?? null;
+  const model = opts.model ?? models.models[0]?.id ?? null;
   let calls = 0;
 
   async function post(path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -108,10 +108,17 @@ describe("prompts synth --tokenize-via against ik mock (binary)", () => {
     assert.equal(forced.code, 69, forced.stderr);
     assert.match(forced.stderr, /cannot tokenize: HTTP 404/);
     assert.equal(forced.stderr.trim().split("\n").length, 1);
+    const wrongModel = await runIk(["prompts", "synth", "--tokenize-via", vllm.base, "--model", "nope", "--bucket", "a:64:8", "--out", out], { env });
+    assert.equal(wrongModel.code, 69, wrongModel.stderr);
+    assert.match(wrongModel.stderr, /cannot tokenize: HTTP 404 .*nope/);
+    const rightModel = await runIk(["prompts", "synth", "--tokenize-via", vllm.base, "--model", "mock-model", "--bucket", "a:64:8", "--per-bucket", "1", "--out", out, "--json"], { env });
+    assert.equal(rightModel.code, 0, rightModel.stderr);
+    assert.equal(JSON.parse(rightModel.stdout).tokenize.model, "mock-model");
     for (const [args, re] of [
       [["--tokenize-via", vllm.base, "--tokenizer", "x.json"], /cannot be combined with --tokenizer/],
       [["--range-ratio", "0.2", "--input-stddev", "5"], /--range-ratio: cannot be combined/],
       [["--tokenize-engine", "vllm"], /needs --tokenize-via/],
+      [["--model", "m"], /--model: needs --tokenize-via/],
       [["--tokenize-via", vllm.base, "--prefix-len", "64"], /--prefix-len: bucket a: 64 input tokens is not more than/],
     ] as const) {
       const u = await runIk(["prompts", "synth", ...args, "--bucket", "a:64:8", "--out", out], { env });
