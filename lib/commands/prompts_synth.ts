@@ -56,7 +56,6 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
     return {
       method: `server_tokenize:${rc.engine}`,
       request,
-      bare: (t) => rc.countText(t),
       get info() {
         return { tokenize: { engine: rc.engine, engine_source: rc.engineSource, model: rc.model, api: f.api, calls: rc.calls() } };
       },
@@ -65,10 +64,10 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
   if (f.tokenizer !== undefined) {
     const tok = await loadTokenizer(resolve(ctx.runtime.cwd(), f.tokenizer));
     const count = (t: string) => Promise.resolve(tok.count(t));
-    return { method: "tokenizer", request: count, bare: count, info: { tokenizer: { sha256: tok.sha256 } } };
+    return { method: "tokenizer", request: count, info: { tokenizer: { sha256: tok.sha256 } } };
   }
   const words = (t: string) => Promise.resolve(pseudoTokens(t));
-  return { method: "words", request: words, bare: words, info: {} };
+  return { method: "words", request: words, info: {} };
 }
 
 /** What a set made this way cannot promise, for its manifest and stderr. */

@@ -18,8 +18,6 @@ export interface LengthCounter {
   method: string;
   /** Prompt tokens of a request whose only message (or prompt) is this text, as this method knows them. */
   request(text: string): Promise<number>;
-  /** Tokens of a bare text (a shared prefix). */
-  bare(text: string): Promise<number>;
 }
 
 /** Per-prompt length spread. */
@@ -89,9 +87,12 @@ export async function synthExact(o: ExactSynthOptions): Promise<ExactSynthResult
     const lenRng = new SeededRng(o.seed, b.inputTokens, b.outputTokens, 1);
     let prefix = "";
     if (o.prefixLen > 0) {
-      const est: LengthEstimate = { base: 0, perWord: 1.3 };
-      const fit = await fitWords((ws) => ws.join(" "), o.counter.bare, o.prefixLen, rng, est, maxCalls * 2);
-      if (!fit.exact) throw new RangeError(`bucket ${b.name}: no text of exactly ${o.prefixLen} prefix tokens was found (closest ${fit.tokens})`);
+      // Counted in place: the prefix adds exactly P tokens to the request (after the template's
+      // head), as vLLM's random prefix puts P token ids in front of the rest.
+      const empty = await o.counter.request("");
+      const est: LengthEstimate = { base: empty, perWord: 1.3 };
+      const fit = await fitWords((ws) => ws.join(" "), o.counter.request, empty + o.prefixLen, rng, est, maxCalls * 2);
+      if (!fit.exact) throw new RangeError(`bucket ${b.name}: no text of exactly ${o.prefixLen} prefix tokens was found (closest ${fit.tokens - empty})`);
       prefix = fit.text;
     }
     const join = (ws: readonly string[]) => (prefix ? (ws.length ? `${prefix} ${ws.join(" ")}` : prefix) : ws.join(" "));

@@ -68,7 +68,7 @@ test("synthExact via the mock's /tokenize (vllm, sglang, llamacpp): input_tokens
     const m = mockFetch(engine);
     const rc = await openRemoteCounter(parseEndpoint("http://127.0.0.1:9"), { fetch: m.fetch });
     assert.equal(rc.engine, engine);
-    const counter: LengthCounter = { method: `server_tokenize:${rc.engine}`, request: (t) => rc.countChat([{ role: "user", content: t }]), bare: rc.countText };
+    const counter: LengthCounter = { method: `server_tokenize:${rc.engine}`, request: (t) => rc.countChat([{ role: "user", content: t }]) };
     const { text, report } = await synthExact({
       buckets: [{ name: "in64", inputTokens: 64, outputTokens: 16 }, { name: "in300", inputTokens: 300, outputTokens: 8 }],
       perBucket: 3, seed: 1, counter, prefixLen: 0, spread: { kind: "fixed" },
@@ -100,12 +100,12 @@ test("openRemoteCounter: a server with no tokenize route is one line, exit 69", 
   m.close();
 });
 
-const words: LengthCounter = { method: "words", request: (t) => Promise.resolve(pseudoTokens(t)), bare: (t) => Promise.resolve(pseudoTokens(t)) };
+const words: LengthCounter = { method: "words", request: (t) => Promise.resolve(pseudoTokens(t)) };
 
 test("--prefix-len: the bucket's prompts share P exact tokens, the cache tag goes after them", async () => {
   const tok = await loadTokenizer(QWEN);
   const count = (t: string) => Promise.resolve(tok.count(t));
-  const counter: LengthCounter = { method: "tokenizer", request: count, bare: count };
+  const counter: LengthCounter = { method: "tokenizer", request: count };
   const { text } = await synthExact({ buckets: [{ name: "b", inputTokens: 100, outputTokens: 4 }], perBucket: 4, seed: 2, counter, prefixLen: 30, spread: { kind: "fixed" } });
   const ps = parsePromptSetText(text, "s.jsonl");
   const at = ps[0].extra.cache_salt_at as number;

@@ -95,6 +95,10 @@ describe("prompts synth --tokenize-via against a real llama-server", { skip }, (
       const j = await res.json();
       return { prompt: j.usage.prompt_tokens as number, cached: j.usage.prompt_tokens_details?.cached_tokens as number };
     };
+    const at = p.extra.cache_salt_at as number;
+    const prefixOnly = await send([{ role: "user", content: String(p.messages[0].content).slice(0, at).trimEnd() }]);
+    const empty = await send([{ role: "user", content: "" }]);
+    assert.equal(prefixOnly.prompt - empty.prompt, 24, "the prefix adds exactly 24 tokens to the chat request");
     await send(p.messages);
     const after = await send(saltedMessages(p.messages as never, `ik-t${Date.now()}`, p.extra.cache_salt_at as number));
     assert.ok(after.cached >= 24, `tag after the prefix: ${after.cached} cached tokens`);
