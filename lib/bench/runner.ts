@@ -52,6 +52,12 @@ export function chatTemplateKwargsFor(prompt: Prompt, ...layers: unknown[]): Rec
   return out;
 }
 
+/** Where a prompt's cache tag goes (`cache_salt_at`, after a synthetic set's shared prefix), else null: the start. */
+function saltAt(p: Prompt): number | null {
+  const v = p.extra.cache_salt_at;
+  return typeof v === "number" && Number.isInteger(v) && v > 0 ? v : null;
+}
+
 /** Builds bodies and sends requests for one benchmark configuration. */
 export class Runner {
   /** What the first body asked for (exact-length fields, token ids). */
@@ -74,7 +80,7 @@ export class Runner {
 
   /** The exact body for a prompt and salt. */
   body(p: Prompt, salt: string | null): Record<string, unknown> {
-    const built = buildBody(this.cfg.api, this.cfg.engineKind, this.cfg.model, saltedMessages(p.messages, salt), this.maxFor(p), {
+    const built = buildBody(this.cfg.api, this.cfg.engineKind, this.cfg.model, saltedMessages(p.messages, salt, saltAt(p)), this.maxFor(p), {
       tokenIds: this.cfg.tokenIds,
       exactLength: this.cfg.exactLength,
       extra: this.extraFor(p),

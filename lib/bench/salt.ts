@@ -1,22 +1,26 @@
 /**
  * Prefix-cache salting: a unique tag (`[ik-r3] `, `[ik-warm-0] `) in front of the first message's
  * text, so a tagged request can never be served from the prefix cache an earlier request filled.
- * It adds a few prompt tokens; records say so.
+ * It adds a few prompt tokens; records say so. A synthetic prompt with a shared prefix says where
+ * the tag goes (`cache_salt_at`, a character offset in its first text): after the prefix, so the
+ * prefix can still be served from the cache while the rest stays cold.
  * @module
  */
 import type { ChatMessage } from "../engines/mod.ts";
 
 /**
  * The messages with the tag prefixed to the first message that has text (a string content, or
- * the first text part of a content list); unchanged when `salt` is null.
+ * the first text part of a content list); unchanged when `salt` is null. With `at` (a character
+ * offset within a string content) the tag goes there instead of at the start.
  */
-export function saltedMessages(messages: readonly ChatMessage[], salt: string | null): ChatMessage[] {
+export function saltedMessages(messages: readonly ChatMessage[], salt: string | null, at: number | null = null): ChatMessage[] {
   const out = messages.map((m) => ({ ...m }));
   if (salt === null) return out;
   const tag = `[${salt}] `;
   for (const m of out) {
     if (typeof m.content === "string") {
-      m.content = tag + m.content;
+      const i = at !== null && Number.isInteger(at) && at > 0 && at <= m.content.length ? at : 0;
+      m.content = m.content.slice(0, i) + tag + m.content.slice(i);
       return out;
     }
     if (Array.isArray(m.content)) {

@@ -12,6 +12,7 @@ import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
+import { promptLengthCheck } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
 import type { Runner } from "./runner.ts";
 import type { ServerInfo } from "./server_check.ts";
@@ -123,6 +124,8 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     ...x.server.limitations,
     ...countLimitations(x.rows as unknown as CountRow[], runner.asked?.exact_length ?? null, maxById, runner.cfg.tokenIds, runner.cfg.engineKind),
   ];
+  const lengths = promptLengthCheck(x.rows, x.prompts);
+  if (lengths) limitations.push(...lengths.limitations);
   const failed = x.rows.filter((r) => !r.ok);
   if (failed.length) limitations.push(`${failed.length} of ${x.rows.length} request(s) failed (e.g. ${failed[0].error})`);
   if (!x.cacheSalt && rounds.length > 1) {
@@ -187,6 +190,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     nondeterministic_prompts: x.nondeterministic.slice(0, 50),
     extends: x.extending?.record.evidence_id ?? null,
     server_clock: serverClock(x.rows, buckets),
+    prompt_lengths: lengths?.check ?? null,
     timer: "client monotonic clock (performance.now), one timestamp per network read",
     definitions: {
       ttft_ms: "first token-bearing SSE event - request send (includes connect)",

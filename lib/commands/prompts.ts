@@ -11,14 +11,16 @@ import { message } from "@optique/core/message";
 import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
-import { integer, string } from "@optique/core/valueparser";
+import { choice, float, integer, string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { loadPromptSet, manifestPath, type PromptSet, setBuckets, setStem } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
-import { parseSynthBucket, pseudoTokens, type SynthBucket, synthPromptSet } from "../prompts/synth.ts";
+import { parseSynthBucket, type SynthBucket } from "../prompts/synth.ts";
+import { lengthCounter, synthLimitations, synthSpread } from "./prompts_synth.ts";
+import { synthExact } from "../prompts/synth_exact.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
-import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
+import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
 import type { CommandContext } from "./context.ts";
 
 /** The format, as `ik prompts --help` shows it. */
@@ -51,13 +53,32 @@ const synth = command("synth", object({
   perBucket: withDefault(option("--per-bucket", integer({ min: 1, max: 100000, metavar: "N" }), { description: message`Prompts per bucket.` }), 8),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Seed of the generated text.` }), 0),
   tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), {
-    description: message`Count input tokens with this local tokenizer.json (or its folder) instead of the mock's pseudo-tokenizer.`,
+    description: message`Count input tokens with this local tokenizer.json (or its folder): the message text only (the chat template is not counted).`,
   })),
+  tokenizeVia: optional(option("--tokenize-via", string({ metavar: "URL" }), {
+    description: message`Make lengths exact with this server's own tokenizer (vLLM or SGLang /tokenize with messages, llama.cpp /apply-template + /tokenize): input tokens are what the server's usage.prompt_tokens will report, chat template included.`,
+  })),
+  tokenizeEngine: withDefault(option("--tokenize-engine", choice(["auto", ...TOKENIZE_ENGINES] as const, { metavar: "ENGINE" }), {
+    description: message`Which engine's tokenize endpoints --tokenize-via speaks (auto: detected as --engine-kind auto).`,
+  }), "auto" as const),
+  api: withDefault(option("--api", choice(["chat", "completions"] as const, { metavar: "API" }), {
+    description: message`The API the set is sized for with --tokenize-via (chat counts the template; completions the bare prompt).`,
+  }), "chat" as const),
+  model: optional(option("--model", string({ metavar: "NAME" }), { description: message`The served model --tokenize-via names in its calls (default: the first one /v1/models lists).` })),
+  apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for --tokenize-via.` })),
+  prefixLen: withDefault(option("--prefix-len", integer({ min: 0, max: 1000000, metavar: "P" }), {
+    description: message`A shared prefix of P tokens in every prompt of a bucket (vLLM --random-prefix-len); the cache tag of later rounds goes after it, so the prefix can be cached while the rest stays cold. Part of IN.`,
+  }), 0),
+  rangeRatio: optional(option("--range-ratio", float({ min: 0, max: 0.999, metavar: "R" }), {
+    description: message`Draw each prompt's input and output length uniformly in [L*(1-R), L*(1+R)] (vLLM --random-range-ratio).`,
+  })),
+  inputStddev: optional(option("--input-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each input length from a normal with mean IN and this stddev (AIPerf's mean/stddev).` })),
+  outputStddev: optional(option("--output-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each output length from a normal with mean OUT and this stddev.` })),
   out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (a <name>.manifest.json with its sha256 is written beside it).` }),
   json: option("--json"),
 }), {
   brief: message`Make a synthetic prompt set of given input/output token lengths.`,
-  description: message`Input lengths are counted with the mock's pseudo-tokenizer (a token is a run of non-whitespace) unless --tokenizer is given. Example: ik prompts synth --bucket short:128:64 --bucket long:2048:256 --per-bucket 16 --out synth.jsonl`,
+  description: message`Input lengths are made exact with the server's tokenizer (--tokenize-via), else counted by a local --tokenizer, else by words (approximate: a token is a run of non-whitespace, as the mock counts). Each line records its length_method. Example: ik prompts synth --tokenize-via http://127.0.0.1:8000 --bucket in512:512:128 --per-bucket 16 --out synth.jsonl`,
 });
 
 /** Parser for `ik prompts …`. */
@@ -116,12 +137,26 @@ export async function runPrompts(ctx: CommandContext, f: PromptsFlags): Promise<
   if (new Set(names).size !== names.length) throw usageError("--bucket", `bucket names repeat (${names.join(", ")})`, "give each bucket once");
   const out = resolve(ctx.runtime.cwd(), f.out);
   await checkWritable([dirname(out)]);
-  const tok = f.tokenizer ? await loadTokenizer(resolve(ctx.runtime.cwd(), f.tokenizer)) : null;
-  const text = synthPromptSet(buckets, f.perBucket, f.seed, tok ? tok.count : pseudoTokens, tok ? `tokenizer ${tok.sha256.slice(0, 12)}` : "pseudo");
+  const spread = synthSpread(f);
+  const counter = await lengthCounter(ctx, f);
+  let made;
+  try {
+    made = await synthExact({ buckets, perBucket: f.perBucket, seed: f.seed, counter, prefixLen: f.prefixLen, spread });
+  } catch (e) {
+    if (e instanceof RangeError) throw usageError(f.prefixLen > 0 ? "--prefix-len" : "--bucket", e.message, "give a larger IN or a shorter prefix");
+    throw e;
+  }
+  const text = made.text;
   const sha256 = createHash("sha256").update(text).digest("hex");
+  const limitations = synthLimitations(counter.method, made.report, f.api);
   await writeWhole(out, /\.gz$/i.test(out) ? gzipSync(text) : text, 0o644);
-  await writeWhole(manifestPath(out), JSON.stringify({ name: setStem(out), sha256, buckets, per_bucket: f.perBucket, seed: f.seed }, null, 1) + "\n", 0o644);
-  if (ctx.json) ctx.out(JSON.stringify({ path: out, sha256, n: buckets.length * f.perBucket }) + "\n");
-  else ctx.out(`wrote ${out}: ${buckets.length * f.perBucket} prompts, sha256 ${sha256}\n`);
+  await writeWhole(manifestPath(out), JSON.stringify({
+    name: setStem(out), sha256, buckets, per_bucket: f.perBucket, seed: f.seed,
+    length_method: counter.method, ...counter.info, api: f.api, prefix_len: f.prefixLen, spread,
+    lengths: made.report, limitations,
+  }, null, 1) + "\n", 0o644);
+  for (const l of limitations) ctx.err(`ik: prompts synth: ${l}\n`);
+  if (ctx.json) ctx.out(JSON.stringify({ path: out, sha256, n: buckets.length * f.perBucket, length_method: counter.method, ...counter.info, lengths: made.report, limitations }) + "\n");
+  else ctx.out(`wrote ${out}: ${buckets.length * f.perBucket} prompts, sha256 ${sha256}, lengths by ${counter.method}\n`);
   return ExitCode.OK;
 }

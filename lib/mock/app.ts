@@ -11,6 +11,7 @@ import { unixNow } from "./personality.ts";
 import type { EndpointKind } from "./request.ts";
 import { streamResponse, wholeResponse } from "./respond.ts";
 import type { MockState } from "./state.ts";
+import { registerTokenize } from "./tokenize.ts";
 
 /** The version string `/version` reports for engines that have one. */
 const VERSIONS: Partial<Record<EngineName, string>> = { vllm: "0.11.0", trtllm: "1.1.0", sglang: "0.5.0" };
@@ -66,6 +67,7 @@ export function buildApp(state: MockState): Hono<{ Bindings: MockBindings }> {
   app.post("/v1/chat/completions", (c) => generate(state, "chat", c.req.raw, c.env));
   app.post("/v1/completions", (c) => generate(state, "completions", c.req.raw, c.env));
   app.get("/v1/models", () => jsonResponse(200, p.models(o, createdS)));
+  const tokenizePaths = registerTokenize(app, o, p);
 
   const health = () => {
     const h = p.health(state.ready());
@@ -96,7 +98,7 @@ export function buildApp(state: MockState): Hono<{ Bindings: MockBindings }> {
 
   // Registered after every real route, so they only see the methods those routes do not take
   // (HEAD is answered by the GET route, as Starlette does).
-  for (const path of ["/v1/chat/completions", "/v1/completions"]) {
+  for (const path of ["/v1/chat/completions", "/v1/completions", ...tokenizePaths]) {
     app.all(path, () => methodNotAllowed("POST"));
   }
   const getPaths = ["/v1/models", "/health", "/ready", "/state", "/metrics", "/prometheus/metrics"];

@@ -28,3 +28,5 @@ export {
   setBuckets,
   setStem,
 } from "./prompt_set.ts";
+export { fitWords, type FitResult, type LengthEstimate } from "./exact_length.ts";
+export { type ExactSynthOptions, type ExactSynthResult, type LengthCounter, type LengthSpread, synthExact } from "./synth_exact.ts";
