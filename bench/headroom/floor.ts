@@ -116,5 +116,5 @@ if (import.meta.main) {
   const bin = resolve(ROOT, runtime.env("IK_BIN") ?? "dist/ik");
   const rows = await measureFloor(BENCH_LEVELS, bin);
   if (typeof rows === "string") runtime.writeStderr(`bench:headroom floor: ${rows}\n`);
-  else runtime.writeStdout(`${floorTable(rows)}\nmock: ${bin}\nhost CPU: ${await cpuName()}\n`);
+  else runtime.writeStdout(`${floorTable(rows)}\nmock: ${bin}\nhost CPU: ${cpuName()}\n`);
 }

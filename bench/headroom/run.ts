@@ -9,7 +9,7 @@
  * runtime's client against the mock IK_BIN and prints JSON.
  * @module
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runtime } from "../../lib/runtime/mod.ts";
@@ -19,6 +19,7 @@ import { cpuShare } from "../../lib/selftest/cpu_share.ts";
 import { startMockProcess } from "../../lib/selftest/mock_process.ts";
 import { makeSender } from "../../lib/selftest/send.ts";
 import { floorTable, measureFloor } from "./floor.ts";
+import { cpuName } from "../_host_cpu.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -30,13 +31,8 @@ export const BENCH_LEVELS = [
   { conc: 256, requests: 512, tokens: 32 },
 ];
 
-/** The CPU model name from /proc/cpuinfo, or "unknown". */
-export async function cpuName(): Promise<string> {
-  const text = await readFile("/proc/cpuinfo", "utf8").catch(() => "");
-  const m = text.match(/^model name\s*:\s*(.+)$/m) ?? text.match(/^Hardware\s*:\s*(.+)$/m);
-  const cores = (text.match(/^processor\s*:/gm) ?? []).length;
-  return `${m ? m[1].trim() : "unknown"}${cores ? ` (${cores} logical CPUs)` : ""}`;
-}
+/** The host CPU (bench/_host_cpu.ts). */
+export { cpuName };
 
 /** The results as a Markdown table. */
 export function resultsTable(rows: LevelResult[]): string {
@@ -146,7 +142,7 @@ async function main(): Promise<void> {
   }
   // The floor: a minimal C client (floor_client.c) against dist/ik's mock, the same waves.
   const floor = existsSync(bunBin) ? await measureFloor(BENCH_LEVELS, bunBin) : "dist/ik missing";
-  const cpu = await cpuName();
+  const cpu = cpuName();
   const parts: string[] = [];
   const goals: string[] = [];
   for (const r of runs) {

@@ -25,6 +25,7 @@ import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
 import { pacerNoop, type PacerResult, pacerReal, type TtftLagResult, ttftLagLevel } from "./inproc.ts";
 import { type ClientRun, cpuPct, killAll, maxRss, type Mock, runSampled, startMock, windowOf } from "./procs.ts";
+import { cpuName } from "../_host_cpu.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -52,12 +53,6 @@ const mb = (kb: number | null | undefined) => (kb === null || kb === undefined ?
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const log = (s: string) => process.stderr.write(`bench:load: ${s}\n`);
 
-function cpuName(): string {
-  const text = readFileSync("/proc/cpuinfo", "utf8");
-  const m = text.match(/^model name\s*:\s*(.+)$/m) ?? text.match(/^Hardware\s*:\s*(.+)$/m);
-  const n = (text.match(/^processor\s*:/gm) ?? []).length;
-  return `${m ? m[1].trim() : "unknown"} (${n} logical CPUs)`;
-}
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

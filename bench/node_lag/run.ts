@@ -17,13 +17,14 @@
  */
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEndpoint, streamCompletion } from "../../lib/client/mod.ts";
 import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { nearestRank } from "../../lib/stats/mod.ts";
+import { cpuName } from "../_host_cpu.ts";
 
 const wall = () => performance.timeOrigin + performance.now();
 const REQUESTS = Number(process.env.IK_NODE_LAG_N ?? 200);
@@ -115,11 +116,6 @@ async function startServer(kind: string): Promise<{ port: number; stop(): void }
   return { port, stop: () => child.kill("SIGKILL") };
 }
 
-async function cpuName(): Promise<string> {
-  const text = await readFile("/proc/cpuinfo", "utf8").catch(() => "");
-  const m = text.match(/^model name\s*:\s*(.+)$/m);
-  return `${m ? m[1].trim() : "unknown"} (${(text.match(/^processor\s*:/gm) ?? []).length} logical CPUs)`;
-}
 
 async function main(): Promise<void> {
   const undici: Fetch = (u, i) => fetch(u, i);
@@ -152,7 +148,7 @@ async function main(): Promise<void> {
       srv.stop();
     }
   }
-  const head = `Node ${process.version}, host CPU: ${await cpuName()}, ${REQUESTS} requests per row, ${
+  const head = `Node ${process.version}, host CPU: ${cpuName()}, ${REQUESTS} requests per row, ${
     new Date().toISOString().slice(0, 10)
   }`;
   const table = lines.join("\n");

@@ -9,10 +9,11 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cpuName } from "../_host_cpu.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -52,17 +53,6 @@ function selftest(bin: string, quick: boolean): { verdict: string; failed: strin
   }
 }
 
-function cpuName(): string {
-  const text = (() => {
-    try {
-      return readFileSync("/proc/cpuinfo", "utf8");
-    } catch {
-      return "";
-    }
-  })();
-  const m = text.match(/^model name\s*:\s*(.+)$/m);
-  return `${m ? m[1].trim() : cpus()[0]?.model ?? "unknown"} (${cpus().length} logical CPUs)`;
-}
 
 function main(): void {
   const runs = Number(arg("--runs", "20"));

@@ -26,6 +26,7 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exited, killAll, killOne, type Mock, startMock, track } from "../load/procs.ts";
+import { cpuName } from "../_host_cpu.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -47,11 +48,6 @@ const f = (v: number | null | undefined, d = 2) => (v === null || v === undefine
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const log = (s: string) => process.stderr.write(`bench:shards: ${s}\n`);
 
-function cpuModel(): string {
-  const text = readFileSync("/proc/cpuinfo", "utf8");
-  const m = text.match(/^model name\s*:\s*(.+)$/m) ?? text.match(/^Hardware\s*:\s*(.+)$/m);
-  return m ? m[1].trim() : "unknown";
-}
 
 function hasTaskset(): boolean {
   try {
@@ -253,7 +249,7 @@ async function main(): Promise<void> {
   writeFileSync(key, Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("") + "\n", { mode: 0o600 });
   const tStart = performance.now();
   const load0 = loadavg();
-  const model = cpuModel();
+  const model = cpuName();
   const ncpu = cpus().length;
   const pin = ncpu >= 4 && hasTaskset();
   const mockCpu = pin ? ncpu - 1 : null;
@@ -274,7 +270,7 @@ async function main(): Promise<void> {
 
   out("# Sharded load (`--shard K/S --start-at`): client ceiling, 1 shard vs 2");
   out();
-  out(`Host CPU: ${model}, ${ncpu} logical CPUs (os.cpus().length). Measured ${date.slice(0, 16).replace("T", " ")} UTC. Load average at start: ${load0}. Client and mock: \`${process.env.IK_BIN ?? "dist/ik"}\` (Bun, compiled), each in its own process, everything on 127.0.0.1.`);
+  out(`Host CPU: ${model}. Measured ${date.slice(0, 16).replace("T", " ")} UTC. Load average at start: ${load0}. Client and mock: \`${process.env.IK_BIN ?? "dist/ik"}\` (Bun, compiled), each in its own process, everything on 127.0.0.1.`);
   out();
   out(`Pinning: ${pin ? `mock on CPU ${mockCpu} (\`taskset -c ${mockCpu}\`), shard K on CPU K` : ncpu >= 4 ? "none (taskset not found)" : `none (${ncpu} CPUs < 4): the mock shares the CPUs with the shards`}.`);
   out();
@@ -302,7 +298,7 @@ async function main(): Promise<void> {
   out(`ceiling 2 shards: ${c2.rate ?? "none"} req/s`);
   const bound = c1.all && c2.all ? " (both ceilings at the grid's top: the ratio is not bounded)" : c2.all ? " (a lower bound: 2 shards reached the grid's top)" : c1.all ? " (an upper bound: 1 shard reached the grid's top)" : "";
   out(`ratio: ${ratio === null ? "n/a" : `${f(ratio, 2)}×`}${bound}`);
-  out(`host CPU: ${model}, ${ncpu} cores (os.cpus().length)${pin ? "; mock pinned apart" : ""}`);
+  out(`host CPU: ${model}${pin ? "; mock pinned apart" : ""}`);
   out("```");
   out();
   out(`- 1 shard: ${cText(c1)}; 2 shards: ${cText(c2)}.`);
