@@ -15,7 +15,8 @@ import { isDrainedPath } from "../scrape/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
-import type { ExitStatus, ProcessGroup, Runtime } from "../runtime/mod.ts";
+import type { ExitStatus, ProcessGroup, Runtime, SubreaperState } from "../runtime/mod.ts";
+import { descendantsOf, describePid, portHolderText, procInfo, processTable } from "./proc_table.ts";
 
 /** What the warm-up is, for plan.json. */
 export const WARMUP_KIND = "salted chat requests (prefix tag ik-rounds-warmup-r<k>-<i>) over the set's first 8 prompts, streamed";
@@ -26,6 +27,27 @@ export interface LaunchedEngine {
   group: ProcessGroup;
   /** The exit status once it has exited, else null (kept current by a watcher). */
   exit: ExitStatus | null;
+  /** Whether ik was a child subreaper when it launched the engine (orphans then reparent to ik). */
+  subreaper: SubreaperState;
+  /** `pid:start` of ik's adopted children before the launch: not this engine's, never killed by its stop. */
+  adoptedBefore: Set<string>;
+  /** The engine leader's start time (clock ticks), or -1: an orphan of this engine started later. */
+  startTicks: number;
+  /** Without subreaping: descendants seen while it ran (pid → start ticks), for the stop to end. */
+  tracked: Map<number, number>;
+  /** Stops the /proc poll that fills {@link tracked}. */
+  untrack: () => void;
+}
+
+/** How often the descendants of an engine are looked up when ik cannot be a subreaper. */
+export const TRACK_POLL_MS = 250;
+
+const key = (pid: number, start: number) => `${pid}:${start}`;
+
+/** ik's children it did not spawn itself: orphans adopted as subreaper (zombies included). */
+export function adoptedChildren(rt: Runtime): { pid: number; start: number; state: string }[] {
+  const me = rt.pid(), own = rt.ownChildPids();
+  return processTable().filter((p) => p.ppid === me && !own.has(p.pid)).map((p) => ({ pid: p.pid, start: p.start, state: p.state }));
 }
 
 /** Why a launch could not start; the cell becomes `launch_failed`. */
@@ -68,6 +90,9 @@ export function launchEngine(rt: Runtime, argv: readonly string[], opts: { env: 
   if (resolveProgram(argv[0], opts.env.PATH, cwd) === null) {
     throw new LaunchError(`cannot start '${argv[0]}': no such executable${argv[0].includes("/") ? "" : " on the engine's PATH"}`);
   }
+  // Before the spawn, so that even a descendant that detaches at once reparents to ik.
+  const subreaper = rt.childSubreaper();
+  const adoptedBefore = new Set(adoptedChildren(rt).map((p) => key(p.pid, p.start)));
   let group: ProcessGroup;
   try {
     group = rt.spawn([...argv], { env: opts.env, replaceEnv: true, cwd, logFile: opts.logPath });
@@ -75,10 +100,30 @@ export function launchEngine(rt: Runtime, argv: readonly string[], opts: { env: 
     throw new LaunchError(`cannot start '${argv[0]}': ${(e as Error).message}`);
   }
   if (group.pid <= 0) throw new LaunchError(`cannot start '${argv[0]}'`);
-  const engine: LaunchedEngine = { group, exit: null };
+  const tracked = new Map<number, number>();
+  const engine: LaunchedEngine = {
+    group, exit: null, subreaper, adoptedBefore, startTicks: procInfo(group.pid)?.start ?? -1, tracked, untrack: () => {},
+  };
   group.exited.then((st) => {
     engine.exit = st;
   });
+  if (!subreaper.active) {
+    // No subreaper (no FFI): remember every descendant while the engine runs, by ppid chain,
+    // process group or session, so the stop can end one that detached. One that forks, detaches
+    // and exits between two polls escapes; the stop says which mode it had.
+    const look = () => {
+      const table = processTable();
+      const mine = new Set(descendantsOf([group.pid, ...tracked.keys()], table));
+      for (const p of table) {
+        if (p.pid === group.pid || p.state === "Z") continue;
+        if (mine.has(p.pid) || p.pgid === group.pid || p.sid === group.pid) tracked.set(p.pid, p.start);
+      }
+    };
+    look();
+    const timer = setInterval(look, TRACK_POLL_MS);
+    (timer as unknown as { unref?: () => void }).unref?.();
+    engine.untrack = () => clearInterval(timer);
+  }
   return engine;
 }
 
@@ -94,6 +139,20 @@ export interface Readiness {
   last: string | null;
   /** The exit status when the process ended. */
   exit?: ExitStatus;
+  /** When it ended: who still listens on the ready-check port (a descendant it left behind), else null. */
+  port_holder?: string | null;
+}
+
+/** `exit code 0; port 8000 is held by pid 1234 (...)`: an exited engine, and what is left on its port. */
+function exitedReadiness(url: string, st: ExitStatus, base: Omit<Readiness, "status" | "last" | "exit">): Readiness {
+  let port = NaN;
+  try {
+    const u = new URL(url);
+    port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
+  } catch { /* no port to look at */ }
+  const holder = Number.isInteger(port) ? portHolderText(port) : null;
+  const last = holder ? `${describeExit(st)}; ${holder}, left behind by the engine (ik stops it with the engine)` : describeExit(st);
+  return { ...base, status: "exited", last, exit: st, port_holder: holder };
 }
 
 function describeExit(st: ExitStatus): string {
@@ -126,7 +185,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
   while (true) {
     const seconds = () => Math.round(performance.now() - t0) / 1000;
     const ex = engine.exit;
-    if (ex) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex), exit: ex };
+    if (ex) return exitedReadiness(url, ex, { seconds: seconds(), polls });
     if (opts.signal?.aborted) return { status: "timeout", seconds: seconds(), polls, last: "interrupted" };
     polls++;
     const ac = new AbortController();
@@ -143,7 +202,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
     }
     if (performance.now() - t0 >= opts.timeoutMs) {
       const ex2 = engine.exit;
-      if (ex2) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex2), exit: ex2 };
+      if (ex2) return exitedReadiness(url, ex2, { seconds: seconds(), polls });
       return { status: "timeout", seconds: seconds(), polls, last };
     }
     const left = opts.timeoutMs - (performance.now() - t0);
@@ -265,40 +324,91 @@ export interface StopResult {
   signal: "SIGTERM" | "SIGKILL";
   /** Seconds from TERM to the end. */
   seconds: number;
-  /** True when no live member of the group is left. */
+  /** True when no live member of the group, nor any descendant that left it, is left. */
   group_gone: boolean;
-  /** Pids still alive at the end (empty when gone). */
+  /** Pids still alive at the end (empty when gone): group members, then escaped descendants. */
   survivors: number[];
   /** The leader's exit status, when it exited. */
   exit: ExitStatus | null;
+  /** Whether ik was a subreaper for this engine, and how or why not. */
+  subreaper: SubreaperState;
+  /** Descendants outside the group (detached with setsid, orphaned) that the stop ended: `pid N (cmd)`. */
+  orphans: string[];
+}
+
+/** The engine's descendants outside its group that are still alive: adopted orphans, or tracked ones. */
+function escapedDescendants(rt: Runtime, engine: LaunchedEngine): number[] {
+  const table = processTable();
+  const live = new Map(table.filter((p) => p.state !== "Z" && p.state !== "X").map((p) => [p.pid, p]));
+  const roots = new Set<number>();
+  // ik's adopted children are this engine's only where ik was a subreaper for it.
+  for (const p of engine.subreaper.active ? adoptedChildren(rt) : []) {
+    if (engine.adoptedBefore.has(key(p.pid, p.start)) || (engine.startTicks >= 0 && p.start < engine.startTicks)) continue;
+    if (live.has(p.pid)) roots.add(p.pid);
+  }
+  for (const [pid, start] of engine.tracked) if (live.get(pid)?.start === start) roots.add(pid);
+  roots.delete(engine.group.pid);
+  return [...roots, ...descendantsOf(roots, table).filter((pid) => live.has(pid))].filter((pid) => pid !== rt.pid());
+}
+
+/** Reaps the adopted orphans that have exited (zombies of ik's), so none is left behind. */
+function reapAdopted(rt: Runtime): void {
+  for (const p of adoptedChildren(rt)) if (p.state === "Z") rt.reapAdopted(p.pid);
+}
+
+function signalPids(rt: Runtime, pids: readonly number[], signal: "SIGTERM" | "SIGKILL"): void {
+  for (const pid of pids) rt.signalPid(pid, signal);
 }
 
 /**
  * Stops the whole process group: SIGTERM, then SIGKILL after `timeoutMs` if any member is left,
- * then checks (up to 5 s more) that none is.
+ * then checks (up to 5 s more) that none is. Descendants that left the group (an engine that
+ * forks with `setsid` and exits) get the same: with ik a subreaper they are ik's adopted children
+ * started after the engine; without, the ones a /proc poll saw while the engine ran.
  */
 export async function stopGroup(rt: Runtime, engine: LaunchedEngine, timeoutMs: number): Promise<StopResult> {
   const t0 = performance.now();
   const pgid = engine.group.pid;
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  const orphanNames = new Map<number, string>();
+  const escaped = () => {
+    const pids = escapedDescendants(rt, engine);
+    for (const pid of pids) if (!orphanNames.has(pid)) orphanNames.set(pid, describePid(pid));
+    return pids;
+  };
+  const groupGone = () => rt.groupMembers(pgid).length === 0 && (engine.exit !== null || !rt.pidAlive(pgid));
   const goneWithin = async (ms: number) => {
     const end = performance.now() + ms;
     while (true) {
-      if (rt.groupMembers(pgid).length === 0 && (engine.exit !== null || !rt.pidAlive(pgid))) return true;
+      reapAdopted(rt);
+      if (groupGone() && escaped().length === 0) return true;
       if (performance.now() >= end) return false;
       await sleep(50);
     }
   };
+  engine.untrack();
+  signalPids(rt, escaped(), "SIGTERM");
   engine.group.killGroup("SIGTERM");
   let signal: StopResult["signal"] = "SIGTERM";
-  let gone = await goneWithin(timeoutMs);
-  if (!gone) {
+  // A descendant orphaned by the TERM (its parent died) reparents to ik and is TERMed too.
+  let gone = false;
+  const termEnd = performance.now() + timeoutMs;
+  while (!gone && performance.now() < termEnd) {
+    gone = await goneWithin(Math.min(250, Math.max(0, termEnd - performance.now())));
+    if (!gone) signalPids(rt, escaped(), "SIGTERM");
+  }
+  for (let pass = 0; !gone && pass < 3; pass++) {
     signal = "SIGKILL";
     engine.group.killGroup("SIGKILL");
-    gone = await goneWithin(5000);
+    signalPids(rt, escaped(), "SIGKILL");
+    gone = await goneWithin([1000, 1000, 3000][pass]); // 5 s in all, as before
   }
   // Let the exit event land so the status is recorded.
   await Promise.race([engine.group.exited, sleep(gone ? 1000 : 0)]);
-  const survivors = gone ? [] : rt.groupMembers(pgid);
-  return { signal, seconds: Math.round(performance.now() - t0) / 1000, group_gone: gone, survivors, exit: engine.exit };
+  reapAdopted(rt);
+  const survivors = gone ? [] : [...rt.groupMembers(pgid), ...escaped()];
+  return {
+    signal, seconds: Math.round(performance.now() - t0) / 1000, group_gone: gone, survivors, exit: engine.exit,
+    subreaper: engine.subreaper, orphans: [...orphanNames.values()],
+  };
 }
