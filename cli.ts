@@ -18,6 +18,7 @@ import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
+import { killedWorkerLine, watchWorker } from "./lib/cli/worker_exit.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
 /** Signals closer together than this are one interrupt. */
@@ -103,7 +104,13 @@ export async function main(argvIn: string[]): Promise<number> {
   if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
-    return await runtime.reexecWithEnv({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
+    const worker = await runtime.reexecWorker({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    // A worker killed by a signal it was not handed (SIGKILL: the OOM killer, kill -9) said
+    // nothing: say what happened and where its journal is. The code stays 128 + n.
+    const line = killedWorkerLine(watch, worker.pid, worker.signal);
+    if (line) runtime.writeStderr(scrubText(line) + "\n");
+    return worker.code;
   }
   const ac = new AbortController();
   let interrupted = false;
