@@ -18,7 +18,7 @@ import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
-import { killedWorkerLine, watchWorker } from "./lib/cli/worker_exit.ts";
+import { killedWorkerLine, stopLeftovers, watchWorker, workerWasKilled } from "./lib/cli/worker_exit.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
 /** Signals closer together than this are one interrupt. */
@@ -105,11 +105,16 @@ export async function main(argvIn: string[]): Promise<number> {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
+    // What the worker leaves when it is killed reparents here, not to init (see stopLeftovers).
+    runtime.childSubreaper();
     const worker = await runtime.reexecWorker({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
     // A worker killed by a signal it was not handed (SIGKILL: the OOM killer, kill -9) said
     // nothing: say what happened and where its journal is. The code stays 128 + n.
-    const line = killedWorkerLine(watch, worker.pid, worker.signal);
-    if (line) runtime.writeStderr(scrubText(line) + "\n");
+    if (workerWasKilled(worker.signal)) {
+      // First end what it left (a cell's bench serve child then finishes its own record), then look.
+      await stopLeftovers(runtime);
+      runtime.writeStderr(scrubText(killedWorkerLine(watch, worker.pid, worker.signal) ?? "") + "\n");
+    }
     return worker.code;
   }
   const ac = new AbortController();

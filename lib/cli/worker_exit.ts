@@ -11,9 +11,17 @@
  * started in the same store in the same seconds would look the same: then all are named, newest
  * first. `bench rounds` writes its cells into `<run dir>/rounds/` (`--run-dir`, else the
  * manifest's folder), which the launcher computes from the parsed flags as the command does.
+ *
+ * The launcher is a child subreaper too (as the worker is for its engines): what the worker
+ * adopted or started (an engine's setsid'd descendant, an engine whose group the orphan watchdog
+ * has yet to end) reparents to the launcher when the worker is killed, and the launcher ends it
+ * ({@link stopLeftovers}) instead of leaving it to init.
  * @module
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { descendantsOf, processTable } from "../engines_host/proc_table.ts";
+import type { Runtime } from "../runtime/mod.ts";
+import { WATCHDOG_NAME } from "../runtime/_watchdog.ts";
 import { dirname, join, resolve } from "node:path";
 import { parseEvidenceId, storeRoot } from "../evidence/mod.ts";
 import { formatErrorLine } from "./errors.ts";
@@ -79,11 +87,16 @@ export function workerJournals(w: WorkerWatch): string[] {
 }
 
 /**
- * The one line for a worker killed by `signal`, or null for the signals the launcher passes on
- * (SIGINT, SIGTERM, SIGHUP: the worker handled those as an interrupt and has said so itself).
+ * Whether the worker died by a signal the launcher did not pass on (SIGINT, SIGTERM, SIGHUP are
+ * interrupts the worker handled and reported itself).
  */
+export function workerWasKilled(signal: string | null): boolean {
+  return signal !== null && signal !== "SIGINT" && signal !== "SIGTERM" && signal !== "SIGHUP";
+}
+
+/** The one line for a worker killed by `signal`, or null when {@link workerWasKilled} is false. */
 export function killedWorkerLine(w: WorkerWatch, pid: number, signal: string | null): string | null {
-  if (!signal || signal === "SIGINT" || signal === "SIGTERM" || signal === "SIGHUP") return null;
+  if (!workerWasKilled(signal)) return null;
   const why = signal === "SIGKILL" ? " (out of memory? kill -9?)" : "";
   const what = `the worker (pid ${pid}) was killed by ${signal}${why}`;
   const found = workerJournals(w);
@@ -92,4 +105,39 @@ export function killedWorkerLine(w: WorkerWatch, pid: number, signal: string | n
   }
   const more = found.length > 1 ? ` (also ${found.slice(1).join(", ")})` : "";
   return formatErrorLine(w.where, `${what}; rows journaled so far are in ${found[0]}${more}`, `'ik report ${found[0]}' reads it as incomplete`);
+}
+
+/** Whether `pid` is an orphan watchdog (`sh -c <script> ik-watchdog ...`): it ends its own group. */
+function isWatchdog(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[3] === WATCHDOG_NAME;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ends what a killed worker left to the launcher (the launcher's children other than the worker,
+ * and their descendants; watchdogs are left to do their own job): SIGTERM, up to `graceMs`, then
+ * SIGKILL, and reaps them. Best effort; without /proc it finds nothing.
+ * @returns the pids it signalled
+ */
+export async function stopLeftovers(rt: Runtime, graceMs = 1500): Promise<number[]> {
+  const me = rt.pid();
+  const table = processTable();
+  const roots = table.filter((p) => p.ppid === me && p.state !== "Z" && !isWatchdog(p.pid)).map((p) => p.pid);
+  if (roots.length === 0) return [];
+  const all = [...roots, ...descendantsOf(roots, table)];
+  for (const pid of all) rt.signalPid(pid, "SIGTERM");
+  const live = () => {
+    for (const p of processTable()) if (p.ppid === me && p.state === "Z") rt.reapAdopted(p.pid);
+    const t = new Map(processTable().map((p) => [p.pid, p.state]));
+    return all.filter((pid) => t.has(pid) && t.get(pid) !== "Z");
+  };
+  const end = performance.now() + graceMs;
+  while (live().length && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+  for (const pid of live()) rt.signalPid(pid, "SIGKILL");
+  await new Promise((r) => setTimeout(r, 100));
+  live();
+  return all;
 }

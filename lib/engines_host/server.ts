@@ -151,7 +151,7 @@ function exitedReadiness(url: string, st: ExitStatus, base: Omit<Readiness, "sta
     port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
   } catch { /* no port to look at */ }
   const holder = Number.isInteger(port) ? portHolderText(port) : null;
-  const last = holder ? `${describeExit(st)}; ${holder}, left behind by the engine (ik stops it with the engine)` : describeExit(st);
+  const last = holder ? `${describeExit(st)}; ${holder}, left behind by the engine; ik stops it with the engine` : describeExit(st);
   return { ...base, status: "exited", last, exit: st, port_holder: holder };
 }
 
