@@ -294,6 +294,16 @@ async function loadStore(dir: string): Promise<ReportInput> {
       skipped.push({ id, reason: (e as Error).message });
     }
   }
+  // Runs that never wrote their record (killed, or still running) are named, not dropped silently.
+  let staged: string[] = [];
+  try {
+    staged = (await readdir(join(dir, ".staging"))).filter((n) => parseEvidenceId(n)).sort();
+  } catch { /* none */ }
+  for (const id of staged) {
+    const p = join(dir, ".staging", id);
+    if (await kindOf(join(p, "requests.jsonl")) !== "file") continue;
+    skipped.push({ id, reason: `INCOMPLETE: only a staging journal, no record (the run was killed, or is still running); 'ik report ${p}' reads its rows` });
+  }
   // A load run is one section: the capacity record with the measurement it cites.
   const cited = new Set([...records.values()].filter((r) => r.kind === "capacity").map((r) => obj(r.data).measurement));
   const bundles: RecordBundle[] = [];
@@ -332,7 +342,7 @@ export async function loadReportInput(ref: string, storeRootPath: string, cwd: s
     const manifest = await readJson(join(p, "manifest.json"));
     if (manifest && (manifest.kind === "bench_points" || ("plan" in manifest && "plan_sha256" in manifest))) return loadPoints(p, manifest);
     const names = await readdir(p);
-    if (names.some((n) => parseEvidenceId(n))) return loadStore(p);
+    if (names.some((n) => parseEvidenceId(n)) || (names.includes(".staging") && await kindOf(join(p, ".staging")) === "dir")) return loadStore(p);
     throw dataError(`report ${ref}`, "not a record, a bench rounds or bench points output dir, nor a store root", "give an evidence id, a record dir, a rounds/points output dir or $IK_RUNS_DIR");
   }
   if (k === "file" && basename(p) === "evidence.json") return recordInput(ref, storeRootPath, cwd);

@@ -50,6 +50,13 @@ test("a .staging journal (no evidence.json) is an INCOMPLETE report of its rows,
   }
 });
 
+test("a store root names its staging journals as INCOMPLETE instead of dropping them", async () => {
+  const input = await loadReportInput(root, root, dir);
+  assert.equal(input.kind, "store");
+  const md = renderMarkdown(buildReport(input));
+  assert.match(md, new RegExp(`${ID}: INCOMPLETE: only a staging journal, no record \\(the run was killed, or is still running\\); 'ik report ${join(root, ".staging", ID)}' reads its rows`));
+});
+
 test("a rounds dir without summary.json is an INCOMPLETE report of the cells that finished", async () => {
   for (const ref of [join(dir, "run"), join(dir, "run", "rounds")]) {
     const input = await loadReportInput(ref, root, dir);
