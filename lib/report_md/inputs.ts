@@ -17,6 +17,9 @@ import { parseEvidenceId } from "../evidence/mod.ts";
 import { obj } from "./doc.ts";
 import { summarize } from "../rounds/summary.ts";
 import { resolvedSummary } from "../rounds/cell_metrics.ts";
+import { type JournalInput, loadJournal } from "./journal_input.ts";
+
+export type { JournalInput } from "./journal_input.ts";
 
 type Obj = Record<string, any>;
 
@@ -46,22 +49,6 @@ export interface RoundsInput {
   notes: string[];
   /** Why the run is incomplete (no summary.json: killed mid-run), else absent. */
   incomplete?: string;
-}
-
-/** A `.staging/<id>/` journal: the rows of a run that never wrote its record (killed by SIGKILL, a crash). */
-export interface JournalInput {
-  kind: "journal";
-  path: string;
-  /** The evidence id the run would have had. */
-  id: string;
-  rows: Obj[];
-  /** Lines of requests.jsonl that were not a JSON object (a torn last line). */
-  badLines: number;
-  /** When requests.jsonl was last written (ISO), or null. */
-  lastWrite: string | null;
-  /** Other files the run had staged (relative paths, at most 50). */
-  files: string[];
-  notes: string[];
 }
 
 /** One point of a points output dir. */
@@ -238,45 +225,6 @@ async function loadPoints(dir: string, manifest: Obj): Promise<PointsInput> {
     });
   }
   return { kind: "points", path: dir, manifest, points, notes };
-}
-
-/** Staged files of a journal dir, relative, at most `max` (deterministic order). */
-async function stagedFiles(dir: string, max = 50): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (rel: string, depth: number) => {
-    if (depth > 4 || out.length >= max) return;
-    let names: string[] = [];
-    try {
-      names = (await readdir(join(dir, rel))).sort();
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      if (out.length >= max) return;
-      const r = rel ? `${rel}/${n}` : n;
-      const k = await kindOf(join(dir, r));
-      if (k === "dir") await walk(r, depth + 1);
-      else if (k === "file" && r !== "requests.jsonl") out.push(r);
-    }
-  };
-  await walk("", 0);
-  return out;
-}
-
-async function loadJournal(dir: string): Promise<JournalInput> {
-  const file = join(dir, "requests.jsonl");
-  let textIn = "";
-  let lastWrite: string | null = null;
-  const notes: string[] = [];
-  try {
-    textIn = await readFile(file, "utf8");
-    lastWrite = new Date((await stat(file)).mtimeMs).toISOString();
-  } catch (e) {
-    notes.push(`requests.jsonl could not be read: ${(e as { code?: string }).code ?? (e as Error).message}`);
-  }
-  const lines = textIn.split("\n").filter((l) => l.trim());
-  const rows = parseJsonl(textIn) as Obj[];
-  return { kind: "journal", path: dir, id: basename(dir), rows, badLines: lines.length - rows.length, lastWrite, files: await stagedFiles(dir), notes };
 }
 
 async function loadStore(dir: string): Promise<ReportInput> {
