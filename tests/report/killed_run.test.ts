@@ -7,6 +7,8 @@
  *   is exited_early naming the listener as the holder of the port, and the next one is not
  *   port_busy (ik, a subreaper, stopped the listener with the engine); the rounds worker is then
  *   SIGKILLed: the line names the rounds dir, and `ik report` of it is INCOMPLETE, exit 0.
+ * - The Node build (dist/ik-node, when built: `bun scripts/release.ts --host-node-only`) has no
+ *   re-exec, but is a subreaper too, through Node 26's node:ffi: the same engine, cell after cell.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -15,7 +17,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+import { type IkProcess, ikBin, runArgv, runIk, startArgv } from "../_helpers/ik.ts";
 import { freePorts } from "../_helpers/ports.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { processTable } from "../../lib/engines_host/proc_table.ts";
@@ -133,6 +135,30 @@ describe("a SIGKILLed worker", { skip: HAVE ? false : "Bun only, needs dist/ik a
       throw new Error(`left running: ${left().map((p) => `${p.pid} ppid ${p.ppid} ${readCmd(p.pid)}`).join("; ")}`);
     });
   });
+});
+
+const NODE_BIN = join(ikBin(), "..", "ik-node");
+
+test("the Node build is a subreaper through node:ffi: the setsid'd survivor is stopped, cell after cell (~6 s)", { skip: BUN && existsSync(NODE_BIN) && PY && existsSync("/proc/self/stat") ? false : "Bun only, needs dist/ik-node, python3 and /proc" }, async () => {
+  const [p] = await freePorts(1);
+  const d = await mkdtemp(join(tmpdir(), "ik-node-sr-"));
+  try {
+    await writeFile(join(d, "listener.py"), "import socket,sys,time\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('127.0.0.1',int(sys.argv[1])))\ns.listen(8)\ntime.sleep(60)\n");
+    await writeFile(join(d, "engine.sh"), `#!/bin/bash\nsetsid ${PY} ${join(d, "listener.py")} "$1" </dev/null >/dev/null 2>&1 &\nfor i in $(seq 1 100); do\n  if (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null; then exit 0; fi\n  sleep 0.05\ndone\nexit 1\n`, { mode: 0o755 });
+    await writeFile(join(d, "p.jsonl"), JSON.stringify({ id: "p1", bucket: "short", messages: [{ role: "user", content: "Hi" }], max_tokens: 4 }) + "\n");
+    await writeFile(join(d, "m.json"), JSON.stringify({ model: { id: "x" }, engines: [{ label: "esc", name: "vllm", launch: [join(d, "engine.sh"), String(p)], port: p, ready_check: "/health" }] }));
+    const r = await runArgv([NODE_BIN], ["bench", "rounds", join(d, "m.json"), "--prompts", join(d, "p.jsonl"), "--rounds", "2", "--run-dir", d, "--gpu-lock", join(d, "lock"), "--stop-timeout-s", "2", "--warmup", "0"], { env: { IK_RUNS_DIR: join(d, "runs"), IK_KEY_FILE: join(d, "key") }, timeoutMs: 60_000 });
+    assert.equal(r.code, 1, r.stderr.slice(-1500));
+    assert.doesNotMatch(r.stderr, /ExperimentalWarning/);
+    for (const k of [1, 2]) {
+      const c = JSON.parse(readFileSync(join(d, "rounds", `esc.r${k}.json`), "utf8"));
+      assert.equal(c.status, "exited_early", `r${k}: ${c.status} ${c.detail}`);
+      assert.equal(c.stop.subreaper.active, true, c.stop.subreaper.detail);
+      assert.equal(c.stop.orphans.length, 1);
+    }
+  } finally {
+    await rm(d, { recursive: true, force: true });
+  }
 });
 
 function readCmd(pid: number): string {
