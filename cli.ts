@@ -19,6 +19,7 @@ import { runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
+import { killedWorkerLine, stopLeftovers, watchWorker, workerWasKilled } from "./lib/cli/worker_exit.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
 /** Signals closer together than this are one interrupt. */
@@ -99,7 +100,18 @@ export async function main(argvIn: string[]): Promise<number> {
   if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
-    return await runtime.reexecWithEnv({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
+    // What the worker leaves when it is killed reparents here, not to init (see stopLeftovers).
+    runtime.childSubreaper();
+    const worker = await runtime.reexecWorker({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    // A worker killed by a signal it was not handed (SIGKILL: the OOM killer, kill -9) said
+    // nothing: say what happened and where its journal is. The code stays 128 + n.
+    if (workerWasKilled(worker.signal)) {
+      // First end what it left (a cell's bench serve child then finishes its own record), then look.
+      await stopLeftovers(runtime);
+      runtime.writeStderr(scrubText(killedWorkerLine(watch, worker.pid, worker.signal) ?? "") + "\n");
+    }
+    return worker.code;
   }
   const ac = new AbortController();
   let interrupted = false;

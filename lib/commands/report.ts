@@ -19,6 +19,7 @@ import { scrubText, storeRoot } from "../evidence/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { renderHtml } from "../report_html/mod.ts";
 import { buildReport, docCharts, loadReportInput, renderMarkdown } from "../report_md/mod.ts";
+import { JOURNAL_INCOMPLETE } from "../report_md/journal_doc.ts";
 import { VERSION } from "../version.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -33,11 +34,19 @@ export const reportCommand = command("report", object({
   json: option("--json", { description: message`Print one JSON object: what was read, where the report went, and the Markdown.` }),
 }), {
   brief: message`Render a record, a rounds or points run, or a store as Markdown or one self-contained HTML file.`,
-  description: message`Content: the summary and identity; per-bucket tables with 95% CIs; for load runs, per level the latency–throughput curve (one point per level) with the SLO line and N* marked; the TTFT CDF; the limitations. A load run's capacity record and its measurement are reported together. Records are integrity-checked (a changed artifact is refused, exit 65); rounds and points dirs are read tolerantly: what is missing is said, not fatal.`,
+  description: message`A run killed by SIGKILL (out of memory, kill -9) is read as INCOMPLETE, not refused: its .staging journal (the request rows journaled) or a rounds dir without summary.json (summarised from its cell files). Content: the summary and identity; per-bucket tables with 95% CIs; for load runs, per level the latency–throughput curve (one point per level) with the SLO line and N* marked; the TTFT CDF; the limitations. A load run's capacity record and its measurement are reported together. Records are integrity-checked (a changed artifact is refused, exit 65); rounds and points dirs are read tolerantly: what is missing is said, not fatal.`,
 });
 
 /** The parsed flags of `ik report`. */
 export type ReportFlags = InferValue<typeof reportCommand>;
+
+/** Why what was read is incomplete (a journal without its record, a rounds run without its summary), else null. */
+function incompleteOf(input: Awaited<ReturnType<typeof loadReportInput>>): string | null {
+  if (input.kind === "journal") return JOURNAL_INCOMPLETE;
+  if (input.kind === "rounds") return input.incomplete ?? null;
+  if (input.kind === "record") return input.bundle.record.complete === true ? null : "the record says complete: false (interrupted)";
+  return null;
+}
 
 /** Runs `ik report`. */
 export async function runReport(ctx: CommandContext, f: ReportFlags): Promise<number> {
@@ -58,7 +67,7 @@ export async function runReport(ctx: CommandContext, f: ReportFlags): Promise<nu
     }
   }
   if (ctx.json) {
-    ctx.out(JSON.stringify({ kind: "report", input: { kind: input.kind, path: input.path }, format: f.html !== undefined ? "html" : "markdown", file: written, charts, markdown: f.html !== undefined ? undefined : markdown }) + "\n");
+    ctx.out(JSON.stringify({ kind: "report", input: { kind: input.kind, path: input.path, incomplete: incompleteOf(input) }, format: f.html !== undefined ? "html" : "markdown", file: written, charts, markdown: f.html !== undefined ? undefined : markdown }) + "\n");
   } else if (written === null) {
     ctx.out(markdown);
   } else {

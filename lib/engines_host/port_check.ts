@@ -14,6 +14,7 @@
  * @module
  */
 import { createConnection, createServer } from "node:net";
+import { portHolderText } from "./proc_table.ts";
 
 /** How long the connect test waits (ms). */
 export const PORT_CONNECT_TIMEOUT_MS = 500;
@@ -26,6 +27,11 @@ export interface PortProbe {
   connect: string;
   /** "free", "in_use", or "skipped: CODE" when binding there is not possible. */
   bind: string;
+  /**
+   * When in use: who holds it, from /proc (`port 8000 is held by pid 1234 (python3 -m vllm ...)`),
+   * else null (free, not Linux, or a listener ik may not inspect on a remote host).
+   */
+  holder?: string | null;
 }
 
 function connectTest(host: string, port: number, timeoutMs: number): Promise<string> {
@@ -70,9 +76,9 @@ export async function probePort(
 ): Promise<PortProbe> {
   const h = host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host;
   const connect = await connectTest(h, port, opts.timeoutMs ?? PORT_CONNECT_TIMEOUT_MS);
-  if (connect === "accepted") return { inUse: true, connect, bind: "skipped: connected" };
+  if (connect === "accepted") return { inUse: true, connect, bind: "skipped: connected", holder: portHolderText(port) };
   const bind = await bindTest(host === "" ? "0.0.0.0" : host, port);
-  return { inUse: bind === "in_use", connect, bind };
+  return { inUse: bind === "in_use", connect, bind, holder: bind === "in_use" ? portHolderText(port) : null };
 }
 
 /**

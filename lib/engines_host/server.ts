@@ -15,7 +15,9 @@ import { isDrainedPath } from "../scrape/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
-import type { ExitStatus, ProcessGroup, Runtime } from "../runtime/mod.ts";
+import type { ExitStatus, ProcessGroup, Runtime, SubreaperState } from "../runtime/mod.ts";
+import { descendantsOf, portHolderText, procInfo, processTable } from "./proc_table.ts";
+import { adoptedChildren, pidKey } from "./stop.ts";
 
 /** What the warm-up is, for plan.json. */
 export const WARMUP_KIND = "salted chat requests (prefix tag ik-rounds-warmup-r<k>-<i>) over the set's first 8 prompts, streamed";
@@ -26,7 +28,20 @@ export interface LaunchedEngine {
   group: ProcessGroup;
   /** The exit status once it has exited, else null (kept current by a watcher). */
   exit: ExitStatus | null;
+  /** Whether ik was a child subreaper when it launched the engine (orphans then reparent to ik). */
+  subreaper: SubreaperState;
+  /** `pid:start` of ik's adopted children before the launch: not this engine's, never killed by its stop. */
+  adoptedBefore: Set<string>;
+  /** The engine leader's start time (clock ticks), or -1: an orphan of this engine started later. */
+  startTicks: number;
+  /** Without subreaping: descendants seen while it ran (pid → start ticks), for the stop to end. */
+  tracked: Map<number, number>;
+  /** Stops the /proc poll that fills {@link tracked}. */
+  untrack: () => void;
 }
+
+/** How often the descendants of an engine are looked up when ik cannot be a subreaper. */
+export const TRACK_POLL_MS = 250;
 
 /** Why a launch could not start; the cell becomes `launch_failed`. */
 export class LaunchError extends Error {}
@@ -68,6 +83,9 @@ export function launchEngine(rt: Runtime, argv: readonly string[], opts: { env: 
   if (resolveProgram(argv[0], opts.env.PATH, cwd) === null) {
     throw new LaunchError(`cannot start '${argv[0]}': no such executable${argv[0].includes("/") ? "" : " on the engine's PATH"}`);
   }
+  // Before the spawn, so that even a descendant that detaches at once reparents to ik.
+  const subreaper = rt.childSubreaper();
+  const adoptedBefore = new Set(adoptedChildren(rt).map((p) => pidKey(p.pid, p.start)));
   let group: ProcessGroup;
   try {
     group = rt.spawn([...argv], { env: opts.env, replaceEnv: true, cwd, logFile: opts.logPath });
@@ -75,10 +93,30 @@ export function launchEngine(rt: Runtime, argv: readonly string[], opts: { env: 
     throw new LaunchError(`cannot start '${argv[0]}': ${(e as Error).message}`);
   }
   if (group.pid <= 0) throw new LaunchError(`cannot start '${argv[0]}'`);
-  const engine: LaunchedEngine = { group, exit: null };
+  const tracked = new Map<number, number>();
+  const engine: LaunchedEngine = {
+    group, exit: null, subreaper, adoptedBefore, startTicks: procInfo(group.pid)?.start ?? -1, tracked, untrack: () => {},
+  };
   group.exited.then((st) => {
     engine.exit = st;
   });
+  if (!subreaper.active) {
+    // No subreaper (no FFI): remember every descendant while the engine runs, by ppid chain,
+    // process group or session, so the stop can end one that detached. One that forks, detaches
+    // and exits between two polls escapes; the stop says which mode it had.
+    const look = () => {
+      const table = processTable();
+      const mine = new Set(descendantsOf([group.pid, ...tracked.keys()], table));
+      for (const p of table) {
+        if (p.pid === group.pid || p.state === "Z") continue;
+        if (mine.has(p.pid) || p.pgid === group.pid || p.sid === group.pid) tracked.set(p.pid, p.start);
+      }
+    };
+    look();
+    const timer = setInterval(look, TRACK_POLL_MS);
+    (timer as unknown as { unref?: () => void }).unref?.();
+    engine.untrack = () => clearInterval(timer);
+  }
   return engine;
 }
 
@@ -94,6 +132,20 @@ export interface Readiness {
   last: string | null;
   /** The exit status when the process ended. */
   exit?: ExitStatus;
+  /** When it ended: who still listens on the ready-check port (a descendant it left behind), else null. */
+  port_holder?: string | null;
+}
+
+/** `exit code 0; port 8000 is held by pid 1234 (...)`: an exited engine, and what is left on its port. */
+function exitedReadiness(url: string, st: ExitStatus, base: Omit<Readiness, "status" | "last" | "exit">): Readiness {
+  let port = NaN;
+  try {
+    const u = new URL(url);
+    port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
+  } catch { /* no port to look at */ }
+  const holder = Number.isInteger(port) ? portHolderText(port) : null;
+  const last = holder ? `${describeExit(st)}; ${holder}, left behind by the engine; ik stops it with the engine` : describeExit(st);
+  return { ...base, status: "exited", last, exit: st, port_holder: holder };
 }
 
 function describeExit(st: ExitStatus): string {
@@ -126,7 +178,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
   while (true) {
     const seconds = () => Math.round(performance.now() - t0) / 1000;
     const ex = engine.exit;
-    if (ex) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex), exit: ex };
+    if (ex) return exitedReadiness(url, ex, { seconds: seconds(), polls });
     if (opts.signal?.aborted) return { status: "timeout", seconds: seconds(), polls, last: "interrupted" };
     polls++;
     const ac = new AbortController();
@@ -143,7 +195,7 @@ export async function waitReady(engine: LaunchedEngine, url: string, opts: { tim
     }
     if (performance.now() - t0 >= opts.timeoutMs) {
       const ex2 = engine.exit;
-      if (ex2) return { status: "exited", seconds: seconds(), polls, last: describeExit(ex2), exit: ex2 };
+      if (ex2) return exitedReadiness(url, ex2, { seconds: seconds(), polls });
       return { status: "timeout", seconds: seconds(), polls, last };
     }
     const left = opts.timeoutMs - (performance.now() - t0);
@@ -259,46 +311,4 @@ export async function scrapeText(ep: Endpoint, path: string, kind: string, opts:
   }
 }
 
-/** How the stop went. */
-export interface StopResult {
-  /** The last signal sent to the group. */
-  signal: "SIGTERM" | "SIGKILL";
-  /** Seconds from TERM to the end. */
-  seconds: number;
-  /** True when no live member of the group is left. */
-  group_gone: boolean;
-  /** Pids still alive at the end (empty when gone). */
-  survivors: number[];
-  /** The leader's exit status, when it exited. */
-  exit: ExitStatus | null;
-}
-
-/**
- * Stops the whole process group: SIGTERM, then SIGKILL after `timeoutMs` if any member is left,
- * then checks (up to 5 s more) that none is.
- */
-export async function stopGroup(rt: Runtime, engine: LaunchedEngine, timeoutMs: number): Promise<StopResult> {
-  const t0 = performance.now();
-  const pgid = engine.group.pid;
-  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-  const goneWithin = async (ms: number) => {
-    const end = performance.now() + ms;
-    while (true) {
-      if (rt.groupMembers(pgid).length === 0 && (engine.exit !== null || !rt.pidAlive(pgid))) return true;
-      if (performance.now() >= end) return false;
-      await sleep(50);
-    }
-  };
-  engine.group.killGroup("SIGTERM");
-  let signal: StopResult["signal"] = "SIGTERM";
-  let gone = await goneWithin(timeoutMs);
-  if (!gone) {
-    signal = "SIGKILL";
-    engine.group.killGroup("SIGKILL");
-    gone = await goneWithin(5000);
-  }
-  // Let the exit event land so the status is recorded.
-  await Promise.race([engine.group.exited, sleep(gone ? 1000 : 0)]);
-  const survivors = gone ? [] : rt.groupMembers(pgid);
-  return { signal, seconds: Math.round(performance.now() - t0) / 1000, group_gone: gone, survivors, exit: engine.exit };
-}
+export { stopGroup, type StopResult } from "./stop.ts";

@@ -6,6 +6,7 @@
  */
 import { type Block, obj, type ReportDoc, text } from "./doc.ts";
 import type { RecordBundle, ReportInput } from "./inputs.ts";
+import { journalBlocks } from "./journal_doc.ts";
 import { loadRunBlocks } from "./load_doc.ts";
 import { pointsBlocks } from "./points_doc.ts";
 import { genericRecordBlocks, singleRecordBlocks } from "./record_doc.ts";
@@ -47,9 +48,11 @@ export function buildReport(input: ReportInput): ReportDoc {
     case "record":
       return { title: `ik report: ${text(input.bundle.record.evidence_id ?? input.bundle.id)}`, blocks: bundleBlocks(input.bundle) };
     case "rounds":
-      return { title: `ik report: bench rounds ${input.path}`, blocks: roundsBlocks(input) };
+      return { title: `ik report: bench rounds ${input.path}${input.incomplete ? " (INCOMPLETE)" : ""}`, blocks: roundsBlocks(input) };
     case "points":
       return { title: `ik report: bench points ${input.path}`, blocks: pointsBlocks(input) };
+    case "journal":
+      return { title: `ik report: INCOMPLETE journal ${input.id}`, blocks: journalBlocks(input) };
     case "store":
       return { title: `ik report: store ${input.path}`, blocks: storeBlocks(input) };
   }

@@ -3,7 +3,10 @@
  * a `bench rounds` output dir (plan.json + summary.json, or the run dir holding rounds/), a
  * `bench points` output dir (manifest.json + <point>/result.json), or a store root (folders of
  * records). Records are integrity-checked; everything else is read tolerantly: what is missing is
- * noted, not fatal. This is the report's only I/O; the builders are pure.
+ * noted, not fatal. What a run killed by SIGKILL (the OOM killer, kill -9) leaves is read as
+ * INCOMPLETE, never refused: a `.staging/<id>/` journal without evidence.json (its request rows,
+ * a torn last line dropped), and a rounds dir without summary.json (its cell files, summarised
+ * here as `bench rounds` would have). This is the report's only I/O; the builders are pure.
  * @module
  */
 import { readdir, readFile, stat } from "node:fs/promises";
@@ -12,6 +15,11 @@ import { dataError } from "../cli/errors.ts";
 import { loadRecordRef, parseJsonl, readCheckedRecord, readRequestRows } from "../compare/mod.ts";
 import { parseEvidenceId } from "../evidence/mod.ts";
 import { obj } from "./doc.ts";
+import { summarize } from "../rounds/summary.ts";
+import { resolvedSummary } from "../rounds/cell_metrics.ts";
+import { type JournalInput, loadJournal } from "./journal_input.ts";
+
+export type { JournalInput } from "./journal_input.ts";
 
 type Obj = Record<string, any>;
 
@@ -39,6 +47,8 @@ export interface RoundsInput {
   /** Per engine label: the bench serve record(s) found for it. */
   records: Map<string, RecordBundle>;
   notes: string[];
+  /** Why the run is incomplete (no summary.json: killed mid-run), else absent. */
+  incomplete?: string;
 }
 
 /** One point of a points output dir. */
@@ -65,6 +75,7 @@ export type ReportInput =
   | { kind: "record"; path: string; bundle: RecordBundle }
   | RoundsInput
   | PointsInput
+  | JournalInput
   | { kind: "store"; path: string; bundles: RecordBundle[]; skipped: { id: string; reason: string }[] };
 
 async function kindOf(p: string): Promise<"dir" | "file" | null> {
@@ -130,9 +141,17 @@ async function findCapacityFor(root: string, id: string): Promise<Obj | null> {
 
 async function loadRounds(dir: string, storeRootPath: string): Promise<RoundsInput> {
   const plan = await readJson(join(dir, "plan.json"));
-  const summaryFile = await readJson(join(dir, "summary.json"));
-  if (!plan || !summaryFile) throw dataError(`report ${dir}`, "plan.json or summary.json is missing or not JSON", "point at a complete bench rounds output dir");
+  let summaryFile = await readJson(join(dir, "summary.json"));
+  if (!plan) throw dataError(`report ${dir}`, "plan.json is missing or not JSON", "point at a bench rounds output dir");
   const notes: string[] = [];
+  let incomplete: string | undefined;
+  if (!summaryFile) {
+    const had = await kindOf(join(dir, "summary.json")) === "file";
+    incomplete = had
+      ? "summary.json is not valid JSON (cut short?): the summary below was computed by ik report from the cell files"
+      : "the run never wrote summary.json: it was killed (SIGKILL, out of memory, a crash) or is still running; the summary below was computed by ik report from the cell files of the cells that finished, and the cell that was running is not among them";
+    summaryFile = {};
+  }
   const cells: Obj[] = [];
   for (const n of (await readdir(dir)).sort()) {
     if (!/^.+\.r\d+\.json$/.test(n)) continue;
@@ -142,6 +161,17 @@ async function loadRounds(dir: string, storeRootPath: string): Promise<RoundsInp
   }
   if (!cells.length && Array.isArray(summaryFile.cells)) cells.push(...summaryFile.cells.filter((c: unknown) => c && typeof c === "object"));
   cells.sort((a, b) => (Number(a.round) - Number(b.round)) || String(a.label).localeCompare(String(b.label)));
+  if (incomplete) {
+    const labels = (Array.isArray(plan.engines) ? plan.engines : []).map((e: unknown) => String(obj(e).label)).filter((l: string) => l && l !== "undefined");
+    try {
+      summaryFile = {
+        summary: summarize(cells as never, labels, { mode: plan.mode === "load" ? "load" : "single" }),
+        resolved_config: resolvedSummary(cells as never, labels),
+      };
+    } catch (e) {
+      notes.push(`the cell files could not be summarised: ${(e as Error).message}`);
+    }
+  }
   // The child bench serve wrote into the parent's store; try it, then stores beside the run.
   const roots = [...new Set([storeRootPath, join(dirname(dir), "runs"), join(dir, "runs")])];
   const byLabel = new Map<string, string>();
@@ -168,7 +198,7 @@ async function loadRounds(dir: string, storeRootPath: string): Promise<RoundsInp
     if (!found) lost.push(`${label} (${id})`);
   }
   if (lost.length) notes.push(`bench serve records not found in ${roots.join(", ")}: ${lost.join(", ")}; set IK_RUNS_DIR to the store the run wrote to for the TTFT CDF and curves`);
-  return { kind: "rounds", path: dir, plan, summary: obj(summaryFile.summary), resolved: obj(summaryFile.resolved_config), cells, records, notes };
+  return { kind: "rounds", path: dir, plan, summary: obj(summaryFile.summary), resolved: obj(summaryFile.resolved_config), cells, records, notes, ...(incomplete ? { incomplete } : {}) };
 }
 
 async function loadPoints(dir: string, manifest: Obj): Promise<PointsInput> {
@@ -212,6 +242,16 @@ async function loadStore(dir: string): Promise<ReportInput> {
       skipped.push({ id, reason: (e as Error).message });
     }
   }
+  // Runs that never wrote their record (killed, or still running) are named, not dropped silently.
+  let staged: string[] = [];
+  try {
+    staged = (await readdir(join(dir, ".staging"))).filter((n) => parseEvidenceId(n)).sort();
+  } catch { /* none */ }
+  for (const id of staged) {
+    const p = join(dir, ".staging", id);
+    if (await kindOf(join(p, "requests.jsonl")) !== "file") continue;
+    skipped.push({ id, reason: `INCOMPLETE: only a staging journal, no record (the run was killed, or is still running); 'ik report ${p}' reads its rows` });
+  }
   // A load run is one section: the capacity record with the measurement it cites.
   const cited = new Set([...records.values()].filter((r) => r.kind === "capacity").map((r) => obj(r.data).measurement));
   const bundles: RecordBundle[] = [];
@@ -220,6 +260,17 @@ async function loadStore(dir: string): Promise<ReportInput> {
     bundles.push(await completeBundle(dir, join(dir, id), record));
   }
   return { kind: "store", path: dir, bundles, skipped };
+}
+
+/**
+ * Whether `dir` is a bench rounds output dir: plan.json with summary.json, or (a run killed before
+ * its summary) a plan.json that is a rounds plan (engines and a design).
+ */
+async function roundsDir(dir: string): Promise<boolean> {
+  if (await kindOf(join(dir, "plan.json")) !== "file") return false;
+  if (await kindOf(join(dir, "summary.json")) === "file") return true;
+  const plan = await readJson(join(dir, "plan.json"));
+  return plan !== null && Array.isArray(plan.engines) && "design" in plan;
 }
 
 /**
@@ -232,16 +283,22 @@ export async function loadReportInput(ref: string, storeRootPath: string, cwd: s
   const k = await kindOf(p);
   if (k === "dir") {
     if (await kindOf(join(p, "evidence.json")) === "file") return recordInput(ref, storeRootPath, cwd);
-    if (await kindOf(join(p, "plan.json")) === "file" && await kindOf(join(p, "summary.json")) === "file") return loadRounds(p, storeRootPath);
-    if (await kindOf(join(p, "rounds", "summary.json")) === "file") return loadRounds(join(p, "rounds"), storeRootPath);
+    // A staged run without its record: what a SIGKILL (OOM, kill -9) leaves; read as incomplete.
+    if (parseEvidenceId(basename(p)) && await kindOf(join(p, "requests.jsonl")) === "file") return loadJournal(p);
+    if (await roundsDir(p)) return loadRounds(p, storeRootPath);
+    if (await roundsDir(join(p, "rounds"))) return loadRounds(join(p, "rounds"), storeRootPath);
     const manifest = await readJson(join(p, "manifest.json"));
     if (manifest && (manifest.kind === "bench_points" || ("plan" in manifest && "plan_sha256" in manifest))) return loadPoints(p, manifest);
     const names = await readdir(p);
-    if (names.some((n) => parseEvidenceId(n))) return loadStore(p);
+    if (names.some((n) => parseEvidenceId(n)) || (names.includes(".staging") && await kindOf(join(p, ".staging")) === "dir")) return loadStore(p);
     throw dataError(`report ${ref}`, "not a record, a bench rounds or bench points output dir, nor a store root", "give an evidence id, a record dir, a rounds/points output dir or $IK_RUNS_DIR");
   }
   if (k === "file" && basename(p) === "evidence.json") return recordInput(ref, storeRootPath, cwd);
   if (k === null && !parseEvidenceId(ref)) throw dataError(`report ${ref}`, "no such file, directory or evidence id", "check the path");
+  // An id whose run was killed before its record: only its staging journal is in the store.
+  if (k === null && await kindOf(join(storeRootPath, ref, "evidence.json")) === null && await kindOf(join(storeRootPath, ".staging", ref, "requests.jsonl")) === "file") {
+    return loadJournal(join(storeRootPath, ".staging", ref));
+  }
   if (k === "file") throw dataError(`report ${ref}`, "a file that is not an evidence.json", "give the record's directory, its evidence.json, or a run dir");
   return recordInput(ref, storeRootPath, cwd);
 }

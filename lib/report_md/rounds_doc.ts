@@ -42,6 +42,7 @@ export function roundsBlocks(input: RoundsInput): Block[] {
   const design = obj(plan.design), prompts = obj(plan.prompts);
   const blocks: Block[] = [
     { kind: "heading", level: 2, text: `bench rounds: ${text(plan.mode)} mode, ${text(plan.rounds)} rounds, ${engines.length} engines` },
+    ...(input.incomplete ? [{ kind: "para", tone: "warn", text: `INCOMPLETE: ${input.incomplete}.` } as Block] : []),
     { kind: "para", text: `${cells.length} cells, ${bad.length} not ok. Order: ${text(design.design)} design, period ${text(design.period)}, balanced: ${design.balanced ? "yes" : "NO"}. ${plan.mode === "load" ? "Medians are [derived] from each round's capacity record" : "Medians are [observed] (client-side timer in bench serve)"}; ratios are [derived].` },
     {
       kind: "facts", items: [
@@ -77,7 +78,7 @@ export function roundsBlocks(input: RoundsInput): Block[] {
     });
   }
   blocks.push(...engineCharts(input));
-  const limits: string[] = [...input.notes];
+  const limits: string[] = [...(input.incomplete ? [`incomplete: ${input.incomplete}`] : []), ...input.notes];
   for (const w of strings(plan.manifest_warnings)) limits.push(`manifest: ${w}`);
   if (plan.stopped_early) limits.push(`stopped early after round ${text(obj(plan.stopped_early).round)} (adaptive stop): the CIs come out slightly too narrow (optional stopping)`);
   if (design.balanced === false) limits.push("the order is not balanced: position effects are not cancelled");

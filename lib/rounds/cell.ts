@@ -187,7 +187,7 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
   cell.port = { host: spec.host, port: spec.port, connect: probe.connect, bind: probe.bind };
   if (probe.inUse) {
     cell.status = "port_busy";
-    cell.detail = `something already listens on ${spec.host}:${spec.port} (connect: ${probe.connect}, bind: ${probe.bind}); refusing to benchmark it in place of the engine`;
+    cell.detail = `something already listens on ${spec.host}:${spec.port} (connect: ${probe.connect}, bind: ${probe.bind}); refusing to benchmark it in place of the engine${probe.holder ? `; ${probe.holder}` : ""}`;
     cell.t_end = Date.now() / 1000;
     return cell;
   }

@@ -2,6 +2,7 @@
 import { files } from "./_files.ts";
 import * as p from "./_process.ts";
 import type { ClockSync, FetchFn, Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import { type LibcCalls, subreaperOf } from "./_libc.ts";
 
 /** Assembles a Runtime around a serve implementation. */
 export function makeRuntime(
@@ -12,8 +13,10 @@ export function makeRuntime(
   args: () => string[],
   clockSync: () => Promise<ClockSync> = () => Promise.resolve({ source: "unavailable", reason: "this build has no FFI to call adjtimex" }),
   fetchFn: FetchFn = (input, init) => fetch(input, init),
+  libc: () => LibcCalls | string = () => "this build has no FFI to call prctl",
 ): Runtime {
   const proc = p.process;
+  const reaper = subreaperOf(proc.platform, libc);
   return {
     name,
     version,
@@ -40,7 +43,20 @@ export function makeRuntime(
       proc.stderr.write(t);
     },
     readStdin: p.readStdin,
-    reexecWithEnv: (extra) => p.reexecWithEnv([...selfArgv(), ...args()], extra),
+    reexecWithEnv: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra).then((w) => w.code),
+    reexecWorker: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra),
+    childSubreaper: reaper.state,
+    ownChildPids: p.ownChildPids,
+    signalPid: (pid, signal) => {
+      if (!Number.isInteger(pid) || pid <= 1) return false;
+      try {
+        proc.kill(pid, signal);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    reapAdopted: (pid) => !p.ownChildPids().has(pid) && reaper.reap(pid),
     cpuUsage: p.cpuUsage,
     fetch: fetchFn,
     files,

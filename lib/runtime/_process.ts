@@ -8,11 +8,18 @@ import { constants as osConstants } from "node:os";
 import process from "node:process";
 import { Readable } from "node:stream";
 import { isatty } from "node:tty";
-import type { CpuUsage, ExitStatus, ProcessGroup, SpawnOptions } from "./types.ts";
+import type { CpuUsage, ExitStatus, ProcessGroup, SpawnOptions, WorkerExit } from "./types.ts";
 import { startWatchdog } from "./_watchdog.ts";
 
 const groups = new Set<number>();
+/** Every live child ik started itself (engines, watchdogs, the re-exec worker): not "adopted". */
+const ownChildren = new Set<number>();
 let hooksInstalled = false;
+
+/** The pids of the live children ik spawned itself (an orphan ik adopted as subreaper is not one). */
+export function ownChildPids(): ReadonlySet<number> {
+  return ownChildren;
+}
 
 /** Kills every live spawned group with `signal` (used at exit and on signals). */
 export function killAllGroups(signal = "SIGTERM"): void {
@@ -50,15 +57,17 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
   const pid = child.pid ?? -1;
   const ownGroup = opts.newGroup !== false;
   if (pid > 0 && ownGroup) groups.add(pid);
+  if (pid > 0) ownChildren.add(pid);
   // After the child, since it watches the child's pid; ik dying between the two spawns is the one
   // window left open (microseconds).
-  if (pid > 0) startWatchdog(process.pid, pid, ownGroup);
+  if (pid > 0) startWatchdog(process.pid, pid, ownGroup, ownChildren);
   const exited = new Promise<ExitStatus>((resolve) => {
     let settled = false;
     const done = (code: number | null, signal: string | null) => {
       if (settled) return;
       settled = true;
       groups.delete(pid);
+      ownChildren.delete(pid);
       if (fd !== null) {
         try {
           closeSync(fd);
@@ -87,14 +96,16 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
 
 /**
  * Runs this same program again with `extra` added to its environment, stdio inherited and
- * SIGINT/SIGTERM/SIGHUP passed on, and resolves with its exit code (128 + n for a signal). For
- * settings a runtime reads only at process start.
+ * SIGINT/SIGTERM/SIGHUP passed on, and resolves with how it ended. For settings a runtime reads
+ * only at process start.
  */
-export function reexecWithEnv(argv: string[], extra: Record<string, string>): Promise<number> {
+export function reexecWorker(argv: string[], extra: Record<string, string>): Promise<WorkerExit> {
   return new Promise((resolve) => {
     // IK_REEXEC_PARENT lets the child end itself if this process dies without passing a signal on.
     const env = { ...process.env, ...extra, IK_REEXEC_PARENT: String(process.pid) };
     const child = nodeSpawn(argv[0], argv.slice(1), { stdio: "inherit", env });
+    const pid = child.pid ?? -1;
+    if (pid > 0) ownChildren.add(pid);
     const forward = (sig: NodeJS.Signals) => () => {
       try {
         child.kill(sig);
@@ -102,12 +113,16 @@ export function reexecWithEnv(argv: string[], extra: Record<string, string>): Pr
     };
     const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
     for (const [sig, fn] of handlers) process.on(sig, fn);
-    const done = (code: number) => {
+    let settled = false;
+    const done = (code: number, signal: string | null) => {
+      if (settled) return;
+      settled = true;
+      ownChildren.delete(pid);
       for (const [sig, fn] of handlers) process.off(sig, fn);
-      resolve(code);
+      resolve({ pid, code, signal });
     };
-    child.once("exit", (code, signal) => done(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : 1)));
-    child.once("error", () => done(127));
+    child.once("exit", (code, signal) => done(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : 1), signal ?? null));
+    child.once("error", () => done(127, null));
   });
 }
 

@@ -74,9 +74,10 @@ done`;
  * @param ikPid ik's own pid (the watchdog's parent)
  * @param childPid the spawned child's pid
  * @param ownGroup whether the child leads its own group (then the whole group is watched and killed)
+ * @param own the set of ik's own children, which the watchdog joins while it runs
  * @returns the watchdog's pid, or -1 when it could not be started
  */
-export function startWatchdog(ikPid: number, childPid: number, ownGroup: boolean): number {
+export function startWatchdog(ikPid: number, childPid: number, ownGroup: boolean, own?: Set<number>): number {
   if (!(childPid > 0) || !(ikPid > 0)) return -1;
   try {
     const wd = nodeSpawn("sh", [
@@ -90,6 +91,12 @@ export function startWatchdog(ikPid: number, childPid: number, ownGroup: boolean
       stdio: "ignore",
     });
     wd.on("error", () => {/* no sh: nothing more we can do */});
+    // ik's own child, so a subreaper ik never takes it for an engine's adopted orphan.
+    const wpid = wd.pid ?? -1;
+    if (own && wpid > 0) {
+      own.add(wpid);
+      wd.once("exit", () => own.delete(wpid));
+    }
     wd.unref();
     return wd.pid ?? -1;
   } catch {

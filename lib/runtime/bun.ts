@@ -3,6 +3,7 @@ import { makeRuntime, scriptArgv } from "./_common.ts";
 import { process } from "./_process.ts";
 import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
+import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 
 interface BunServer {
   port: number;
@@ -52,9 +53,31 @@ async function clockSync(): Promise<ClockSync> {
   return { source: "unavailable", reason: `no libc with adjtimex could be opened (${last.slice(0, 120)})` };
 }
 
+/** prctl and waitpid through bun:ffi, loaded synchronously (import.meta.require; Bun only). */
+function bunLibc(): LibcCalls | string {
+  const req = (import.meta as unknown as { require?: (id: string) => unknown }).require;
+  if (!req) return "bun:ffi cannot be loaded here (no import.meta.require)";
+  const ffi = req("bun:ffi") as BunFfi;
+  return firstLibc((lib) => {
+    const h = ffi.dlopen(lib, {
+      prctl: { args: ["i32", "u64", "u64", "u64", "u64"], returns: "i32" },
+      waitpid: { args: ["i32", "ptr", "i32"], returns: "i32" },
+    });
+    const s = h.symbols;
+    return {
+      setChildSubreaper: () => s.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n),
+      getChildSubreaper: () => {
+        const buf = new Int32Array(1);
+        return s.prctl(PR_GET_CHILD_SUBREAPER, BigInt(ffi.ptr(new Uint8Array(buf.buffer)) as number), 0n, 0n, 0n) === 0 ? buf[0] : null;
+      },
+      reapNoHang: (pid) => s.waitpid(pid, null, WNOHANG),
+    };
+  });
+}
+
 /** Creates the Bun runtime. */
 export function bunRuntime(): Runtime {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const self = () => scriptArgv(process.execPath, process.argv);
-  return makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync);
+  return makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, undefined, bunLibc);
 }

@@ -3,6 +3,7 @@ import { makeRuntime } from "./_common.ts";
 import { process } from "./_process.ts";
 import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
+import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 
 async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const ac = new AbortController();
@@ -51,9 +52,29 @@ function clockSync(): Promise<ClockSync> {
   return Promise.resolve({ source: "unavailable", reason: `adjtimex could not be called (${last.slice(0, 120)})` });
 }
 
+/** prctl and waitpid through Deno.dlopen (needs --allow-ffi; without it the reason says so). */
+function denoLibc(): LibcCalls | string {
+  return firstLibc((lib) => {
+    const h = Deno.dlopen(lib, {
+      prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+      waitpid: { parameters: ["i32", "pointer", "i32"], result: "i32" },
+    } as const);
+    const s = h.symbols;
+    return {
+      setChildSubreaper: () => s.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) as number,
+      getChildSubreaper: () => {
+        const buf = new Int32Array(1);
+        const ptr = Deno.UnsafePointer.value(Deno.UnsafePointer.of(buf));
+        return s.prctl(PR_GET_CHILD_SUBREAPER, BigInt(ptr), 0n, 0n, 0n) === 0 ? buf[0] : null;
+      },
+      reapNoHang: (pid) => s.waitpid(pid, null, WNOHANG) as number,
+    };
+  });
+}
+
 /** Creates the Deno runtime. */
 export function denoRuntime(): Runtime {
   const compiled = Deno.build && (Deno as unknown as { mainModule?: string }).mainModule?.includes("/deno-compile-");
   const self = (): string[] => compiled ? [Deno.execPath()] : [Deno.execPath(), "run", "-A", process.argv[1]];
-  return makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync);
+  return makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync, undefined, denoLibc);
 }

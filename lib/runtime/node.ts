@@ -6,6 +6,7 @@ import { makeRuntime, scriptArgv } from "./_common.ts";
 import { nodeFetch } from "./_node_fetch.ts";
 import { process } from "./_process.ts";
 import type { Handler, Runtime, ServedRequestInfo, ServeOptions, Served } from "./types.ts";
+import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 
 /**
  * A request body up to this size (by its Content-Length) is read with Node's own events before the
@@ -183,6 +184,49 @@ export function isNodeSea(): boolean {
   }
 }
 
+interface NodeFfi {
+  dlopen(path: string, defs: Record<string, { arguments: string[]; return: string }>): { functions: Record<string, (...a: unknown[]) => number> };
+  getRawPointer(buf: ArrayBufferView): bigint;
+}
+
+/**
+ * prctl and waitpid through Node's experimental node:ffi (Node 26, which the Node build pins; it
+ * is on by default there). Older Nodes have no FFI: then the reason says so and the stop falls back
+ * to polling /proc. Node prints an ExperimentalWarning when the module loads; ik asked for it on
+ * purpose, so that one warning is kept off stderr.
+ */
+function nodeLibc(): LibcCalls | string {
+  const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  const emit = process.emitWarning;
+  let ffi: NodeFfi | undefined;
+  try {
+    process.emitWarning = ((w: string | Error, ...rest: unknown[]) => {
+      if (/\bFFI\b/.test(String((w as Error)?.message ?? w))) return;
+      (emit as (...a: unknown[]) => void).call(process, w, ...rest);
+    }) as typeof process.emitWarning;
+    ffi = getBuiltin?.("node:ffi") as NodeFfi | undefined;
+  } catch (e) {
+    return `node:ffi could not be loaded (${String((e as Error)?.message ?? e).slice(0, 100)})`;
+  } finally {
+    process.emitWarning = emit;
+  }
+  if (!ffi?.dlopen) return `this Node (${process.versions.node}) has no node:ffi to call prctl (Node 26 has)`;
+  return firstLibc((lib) => {
+    const f = ffi.dlopen(lib, {
+      prctl: { arguments: ["int32", "uint64", "uint64", "uint64", "uint64"], return: "int32" },
+      waitpid: { arguments: ["int32", "pointer", "int32"], return: "int32" },
+    }).functions;
+    return {
+      setChildSubreaper: () => f.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n),
+      getChildSubreaper: () => {
+        const buf = new Int32Array(1);
+        return f.prctl(PR_GET_CHILD_SUBREAPER, ffi.getRawPointer(buf), 0n, 0n, 0n) === 0 ? buf[0] : null;
+      },
+      reapNoHang: (pid) => f.waitpid(pid, 0n, WNOHANG),
+    };
+  });
+}
+
 /** Creates the Node runtime. */
 export function nodeRuntime(): Runtime {
   const sea = isNodeSea();
@@ -193,5 +237,5 @@ export function nodeRuntime(): Runtime {
   };
   // A single executable's argv is [execPath, name as typed, ...args]; a script's [node, script, ...args].
   const globalFetch = globalThis.fetch.bind(globalThis);
-  return makeRuntime("node", process.versions.node, nodeServe, self, () => process.argv.slice(2), undefined, nodeFetch(globalFetch));
+  return makeRuntime("node", process.versions.node, nodeServe, self, () => process.argv.slice(2), undefined, nodeFetch(globalFetch), nodeLibc);
 }

@@ -77,6 +77,24 @@ export type ClockSync =
   | { source: "adjtimex"; state: number; state_name: string; unsynced: boolean; est_error_ms: number; max_error_ms: number; status_flags: number }
   | { source: "unavailable"; reason: string };
 
+/** Whether ik is a child subreaper (Linux PR_SET_CHILD_SUBREAPER), and how or why not. */
+export interface SubreaperState {
+  /** True once the flag is set on ik. */
+  active: boolean;
+  /** How it was set, or why it could not be ("this build has no FFI ..."). */
+  detail: string;
+}
+
+/** How a re-executed worker ended (see {@link Runtime.reexecWorker}). */
+export interface WorkerExit {
+  /** The worker's pid (-1 when it could not be started). */
+  pid: number;
+  /** Its exit code, 128 + n when a signal killed it, 127 when it could not start. */
+  code: number;
+  /** The signal that killed it, or null. */
+  signal: string | null;
+}
+
 /** Process CPU time consumed so far, in microseconds. */
 export interface CpuUsage {
   userUs: number;
@@ -157,6 +175,20 @@ export interface Runtime {
    * on) and resolves with the child's exit code: for settings a runtime reads only at start.
    */
   reexecWithEnv(extra: Record<string, string>): Promise<number>;
+  /** As {@link reexecWithEnv}, resolving with the worker's pid and the signal that ended it. */
+  reexecWorker(extra: Record<string, string>): Promise<WorkerExit>;
+  /**
+   * Makes ik a child subreaper (prctl PR_SET_CHILD_SUBREAPER through the runtime's FFI), so an
+   * engine's descendant that detaches (`setsid`) and outlives its parent reparents to ik, not
+   * init. Idempotent; never throws; says why not where it cannot (no FFI, not Linux).
+   */
+  childSubreaper(): SubreaperState;
+  /** The pids of the live children ik spawned itself (engines, watchdogs, a re-exec worker). */
+  ownChildPids(): ReadonlySet<number>;
+  /** Sends `signal` to one process; false when it is gone or not ik's to signal. */
+  signalPid(pid: number, signal: "SIGTERM" | "SIGKILL"): boolean;
+  /** Reaps an exited child ik did not spawn (an orphan it adopted as subreaper); false where it cannot. */
+  reapAdopted(pid: number): boolean;
   /** CPU time used by this process so far. */
   cpuUsage(): CpuUsage;
   /**
