@@ -18,6 +18,7 @@ import type { Prompt } from "../prompts/mod.ts";
 import type { ExitStatus, ProcessGroup, Runtime, SubreaperState } from "../runtime/mod.ts";
 import { descendantsOf, portHolderText, procInfo, processTable } from "./proc_table.ts";
 import { adoptedChildren, pidKey } from "./stop.ts";
+import { scrubText } from "../evidence/scrub.ts";
 
 /** What the warm-up is, for plan.json. */
 export const WARMUP_KIND = "salted chat requests (prefix tag ik-rounds-warmup-r<k>-<i>) over the set's first 8 prompts, streamed";
@@ -88,7 +89,7 @@ export function launchEngine(rt: Runtime, argv: readonly string[], opts: { env: 
   const adoptedBefore = new Set(adoptedChildren(rt).map((p) => pidKey(p.pid, p.start)));
   let group: ProcessGroup;
   try {
-    group = rt.spawn([...argv], { env: opts.env, replaceEnv: true, cwd, logFile: opts.logPath });
+    group = rt.spawn([...argv], { env: opts.env, replaceEnv: true, cwd, logFile: opts.logPath, logTransform: scrubText });
   } catch (e) {
     throw new LaunchError(`cannot start '${argv[0]}': ${(e as Error).message}`);
   }

@@ -85,7 +85,7 @@ async function writeJson(_rt: Runtime, path: string, v: unknown): Promise<void> 
 async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeoutMs: number) {
   const t0 = performance.now();
   const started = new Date().toISOString();
-  const g = cfg.rt.spawn(argv, { pipeStdout: true, logFile: join(pdir, "client.stderr") });
+  const g = cfg.rt.spawn(argv, { pipeStdout: true, logFile: join(pdir, "client.stderr"), logTransform: scrubText });
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

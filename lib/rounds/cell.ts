@@ -147,7 +147,7 @@ function requestRows(record: Record<string, unknown> | null, storeRoot: string):
 async function runServe(cfg: CellConfig, argv: string[], stderrPath: string): Promise<{ code: number | null; stdout: string; timedOut: boolean; seconds: number }> {
   const t0 = performance.now();
   const env = { ...cfg.rt.envAll(), ...cfg.childEnv, IK_RUNS_DIR: cfg.storeRoot, IK_OUTPUT: "json", IK_REEXEC_PARENT: String(cfg.rt.pid()) };
-  const g = cfg.rt.spawn(argv, { env, replaceEnv: true, pipeStdout: true, logFile: stderrPath });
+  const g = cfg.rt.spawn(argv, { env, replaceEnv: true, pipeStdout: true, logFile: stderrPath, logTransform: scrubText });
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

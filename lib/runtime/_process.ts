@@ -3,7 +3,7 @@
  * env, args, exit, signals, terminals, CPU time, and process-group spawning.
  */
 import { spawn as nodeSpawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import process from "node:process";
 import { Readable } from "node:stream";
@@ -47,13 +47,21 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
   installHooks();
   let fd: number | null = null;
   if (opts.logFile) fd = openSync(opts.logFile, "a");
-  const out = opts.pipeStdout ? "pipe" : (fd ?? "ignore");
+  // With a transform the child writes into pipes and ik appends each transformed line itself.
+  const piped = fd !== null && opts.logTransform !== undefined;
+  const logTarget = piped ? "pipe" : (fd ?? "ignore");
+  const out = opts.pipeStdout ? "pipe" : logTarget;
   const child = nodeSpawn(argv[0], argv.slice(1), {
     cwd: opts.cwd,
     env: (opts.replaceEnv ? { ...(opts.env ?? {}) } : { ...process.env, ...(opts.env ?? {}) }) as Record<string, string>,
     detached: opts.newGroup !== false,
-    stdio: ["ignore", out, fd ?? "ignore"],
+    stdio: ["ignore", out, logTarget],
   });
+  const streamsDone: Promise<void>[] = [];
+  if (piped) {
+    const sources = [child.stderr, opts.pipeStdout ? null : child.stdout].filter((x): x is NonNullable<typeof x> => x !== null);
+    for (const src of sources) streamsDone.push(transformLines(src, fd as number, opts.logTransform as (l: string) => string));
+  }
   const pid = child.pid ?? -1;
   const ownGroup = opts.newGroup !== false;
   if (pid > 0 && ownGroup) groups.add(pid);
@@ -75,7 +83,13 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
       }
       resolve({ code, signal });
     };
-    child.once("exit", (code, signal) => done(code, signal));
+    // The log is whole when `exited` resolves: the piped lines are written first (waiting at most
+    // 1 s: a descendant that inherited the pipe may hold it open long after the child is gone).
+    child.once("exit", (code, signal) => {
+      if (!streamsDone.length) return done(code, signal);
+      const t = setTimeout(() => done(code, signal), 1000);
+      void Promise.all(streamsDone).then(() => (clearTimeout(t), done(code, signal)));
+    });
     child.once("error", () => done(127, null));
   });
   const stdout = opts.pipeStdout && child.stdout
@@ -92,6 +106,39 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
       } catch { /* the group is gone */ }
     },
   };
+}
+
+/**
+ * Appends what a child writes on `src` to `fd` line by line, each through `transform`; a partial
+ * last line is written when the stream ends. Resolves when the stream has ended or failed.
+ */
+function transformLines(src: NodeJS.ReadableStream, fd: number, transform: (line: string) => string): Promise<void> {
+  return new Promise((resolve) => {
+    let held = "";
+    const write = (text: string) => {
+      try {
+        writeSync(fd, text);
+      } catch { /* a full disk loses the log line, never the run */ }
+    };
+    src.setEncoding("utf8");
+    src.on("data", (chunk: string) => {
+      const text = held + chunk;
+      const cut = text.lastIndexOf("\n");
+      if (cut < 0) {
+        held = text;
+        return;
+      }
+      held = text.slice(cut + 1);
+      write(text.slice(0, cut + 1).split("\n").slice(0, -1).map((l) => transform(l) + "\n").join(""));
+    });
+    const end = () => {
+      if (held) write(transform(held));
+      held = "";
+      resolve();
+    };
+    src.once("end", end);
+    src.once("error", end);
+  });
 }
 
 /**

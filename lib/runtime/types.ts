@@ -45,6 +45,12 @@ export interface SpawnOptions {
   logFile?: string;
   /** Pipe the child's stdout back as a stream instead (stderr still goes to logFile). */
   pipeStdout?: boolean;
+  /**
+   * Passes every line the child writes to logFile through this first, as it is written (a line is
+   * held until its newline or the child's exit): the caller's redaction, so a secret an engine
+   * prints never reaches the file, even while the child runs.
+   */
+  logTransform?: (line: string) => string;
   /** Start a new process group (default true). False keeps the child in ik's group, untracked. */
   newGroup?: boolean;
 }
