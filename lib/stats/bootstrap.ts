@@ -69,7 +69,9 @@ function clusters(values: readonly number[], units: readonly (string | number)[]
  * @param units the cluster of each value (the round), or null to treat every value as its own unit
  *   (a per-request bootstrap: only right when requests are independent)
  * @param ps the percentiles wanted, e.g. [50, 95]
- * @returns per percentile the estimate and its interval (null with fewer than 2 clusters)
+ * @returns per percentile the estimate and its interval (null with fewer than 2 clusters): estimate ±
+ *   t × the resamples' SD, or, for positive data where that would reach 0, the same on the log scale
+ *   (estimate × exp(± t × SD of the log resamples): a time or a rate never gets an interval below 0)
  * @example clusterBootstrapCi([10, 11, 12, 13], [0, 0, 1, 1], [50]) // {50: {value: 11, ci95: [..]}}
  */
 export function clusterBootstrapCi(
@@ -104,10 +106,16 @@ export function clusterBootstrapCi(
     const s = scratch.subarray(0, n).sort();
     for (let j = 0; j < ps.length; j++) reps[j][b] = rankOf(s, n, ps[j]);
   }
+  // Positive data (times, rates) cannot have a percentile ≤ 0: where the symmetric interval would
+  // reach it (few, very different rounds), the same t-scaled interval is built on the log scale.
+  const positive = all.length > 0 && all[0] > 0;
   ps.forEach((p, j) => {
     const v = out[p].value as number;
     const half = t * sd(reps[j]);
-    out[p].ci = [v - half, v + half];
+    if (positive && v - half <= 0) {
+      const logHalf = t * sd(reps[j].map(Math.log));
+      out[p].ci = [v * Math.exp(-logHalf), v * Math.exp(logHalf)];
+    } else out[p].ci = [v - half, v + half];
   });
   return out;
 }

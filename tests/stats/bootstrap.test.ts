@@ -48,6 +48,23 @@ describe("clusterBootstrapCi", () => {
     assert.equal(clusterBootstrapCi([1, NaN, 3, 5], [0, 0, 1, 1], [50])[50].value, 3);
     assert.throws(() => clusterBootstrapCi([1, 2], [0], [50]), /2 values but 1 units/);
   });
+
+  test("positive data never gets an interval reaching 0: two very different rounds get the t interval on the log scale", () => {
+    // Round 0 answered in ~5 ms, round 1 in ~400 ms: estimate ± t(1 df) × SD would go far below 0.
+    const values = [5, 5.1, 4.9, 5, 400, 410, 390, 405];
+    const units = [0, 0, 0, 0, 1, 1, 1, 1];
+    const r = clusterBootstrapCi(values, units, [50, 95], { resamples: 500, seed: 3 });
+    for (const p of [50, 95]) {
+      const ci = r[p].ci!;
+      assert.ok(ci[0] > 0, `p${p}: ${ci}`);
+      assert.ok(ci[0] <= (r[p].value as number) && (r[p].value as number) <= ci[1], `p${p}: ${r[p].value} in ${ci}`);
+      // Still t-scaled (1 degree of freedom): far wider than the data, but positive.
+      assert.ok(ci[1] > 410, `p${p}: ${ci}`);
+    }
+    // Data that can be 0 or negative keeps the symmetric interval.
+    const signed = clusterBootstrapCi(values.map((v) => v - 200), units, [50], { resamples: 500, seed: 3 })[50].ci!;
+    assert.ok(signed[0] < -400, `${signed}`);
+  });
 });
 
 describe("pairedRatioCi", () => {
