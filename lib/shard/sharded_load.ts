@@ -24,7 +24,7 @@ import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
-import { levelBounds, levelName, type LoadRun } from "../bench/serve_load.ts";
+import { levelBounds, levelName, type LoadRun, refuseEmptyLevels } from "../bench/serve_load.ts";
 import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
 import type { ShardSpec } from "./shard_spec.ts";
 import { buildSliceRecord } from "./slice_record.ts";
@@ -82,6 +82,8 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const wallNow = () => performance.timeOrigin + performance.now();
   const aborted = () => cfg.signal?.aborted === true;
   const e2eRef = cfg.closedLoop || cfg.levelKind === "rate" ? null : cfg.refE2eMs;
+  // A level whose seeded schedule is empty would send nothing on any shard: refused (64) before anything.
+  if (!cfg.closedLoop) refuseEmptyLevels(cfg, (l) => (cfg.levelKind === "rate" ? l : concurrencyToRate(l, e2eRef as number)));
   const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
   // With --requests N a level lasts as long as its N arrivals take: every shard computes the same spans.
   const durations = planned && cfg.requestsPerLevel ? planned.map((l) => l.offsetsMs[l.offsetsMs.length - 1] / 1000) : cfg.grid.map(() => cfg.durationS);

@@ -36,7 +36,8 @@ describe("bench serve --shard refusals", { skip }, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const base = () => loadArgs(mock.base, startAt(60_000), ["--rates", "2", "--duration-s", "1"]);
+  // 2 req/s over 2 s: seed 0's first arrival at 2 req/s is at 1.04 s, so 1 s would be an empty level.
+  const base = () => loadArgs(mock.base, startAt(60_000), ["--rates", "2", "--duration-s", "2"]);
   const drop = (args: string[], flag: string) => {
     const i = args.indexOf(flag);
     return i < 0 ? args : [...args.slice(0, i), ...args.slice(i + 2)];
@@ -62,8 +63,10 @@ describe("bench serve --shard refusals", { skip }, () => {
       { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", SLURM_JOB_ID: "9", SLURM_ARRAY_JOB_ID: "9", SLURM_ARRAY_TASK_ID: "1" }],
     ["--shard auto with both Slurm and Kubernetes variables", () => [...base(), "--shard", "auto", "--shards", "2"], /ik: --shard auto: both Slurm .* and Kubernetes .* variables are set/,
       { SLURM_PROCID: "0", SLURM_STEP_NUM_TASKS: "2", SLURM_STEP_ID: "0", JOB_COMPLETION_INDEX: "1" }],
-    ["a --level-gap-s below the reference e2e", () => [...drop(base(), "--rates"), "--concurrency", "2", "--ref-e2e-ms", "3000", "--level-gap-s", "1", "--shard", "0/2"],
+    ["a --level-gap-s below the reference e2e", () => [...drop(drop(base(), "--rates"), "--duration-s"), "--duration-s", "4", "--concurrency", "2", "--ref-e2e-ms", "3000", "--level-gap-s", "1", "--shard", "0/2"],
       /ik: --level-gap-s: 1 s is below the reference e2e 3000 ms/],
+    ["a level whose seeded schedule is empty (it would send nothing on any shard)", () => [...drop(base(), "--rates"), "--rates", "0.01,2", "--shard", "0/2"],
+      /ik: --duration-s: level r0\.01 would send no request in 2 s \(seed 0: its first arrival is at [\d.]+ s\); give --duration-s \d+ or more/],
     ["--shard auto on Kubernetes without --shards", () => [...base(), "--shard", "auto"], /ik: --shard auto: a Kubernetes Indexed Job \(JOB_COMPLETION_INDEX=1\) does not say how many shards/,
       { JOB_COMPLETION_INDEX: "1" }],
   ];
@@ -82,11 +85,11 @@ describe("bench serve --shard refusals", { skip }, () => {
   }
 
   test("a --start-at already past is refused (64); a warm-up still running at --start-at is refused (69)", async () => {
-    const past = await serve([...loadArgs(mock.base, startAt(-5000), ["--rates", "2", "--duration-s", "1"]), "--shard", "0/2"]);
+    const past = await serve([...loadArgs(mock.base, startAt(-5000), ["--rates", "2", "--duration-s", "2"]), "--shard", "0/2"]);
     assert.equal(past.code, 64, past.stderr);
     assert.match(past.stderr, /ik: --start-at: \d+ is [0-9.]+ s in the past/);
     // The mock answers after 1.5 s; the start is 1 s away.
-    const args = loadArgs(mock.base, startAt(1000), ["--rates", "2", "--duration-s", "1"]);
+    const args = loadArgs(mock.base, startAt(1000), ["--rates", "2", "--duration-s", "2"]);
     const i = args.indexOf("--warmup");
     args[i + 1] = "1";
     const late = await serve([...args, "--shard", "1/2"]);
