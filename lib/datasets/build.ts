@@ -56,7 +56,7 @@ async function read(o: DatasetOptions): Promise<DatasetRead & { source: SourceIn
 
 /** The limitation a length method carries. */
 export function methodLimitation(method: string): string | null {
-  if (method === "words") return "lengths are approximate: tokens were counted as words (runs of non-whitespace, as ik mock counts), not by the server's tokenizer; give --tokenize-via URL (or --tokenizer) for real token lengths";
+  if (method === "words") return "lengths are approximate: tokens were counted as words (runs of non-whitespace, as ik mock counts), not by the server's tokenizer; ik prompts build --tokenize-via URL (or --tokenizer) counts real tokens";
   if (method === "tokenizer") return "input tokens count the message text with the local tokenizer; the chat template's tokens are not counted (--tokenize-via counts them)";
   return null;
 }
