@@ -3,7 +3,8 @@
  * for every format a fixture made at test time by scripts/make_dataset_fixtures.ts becomes a valid
  * prompt set (`ik prompts validate` exit 0) with the expected rows, filters, lengths and manifest;
  * malformed files exit 65 with one stderr line naming file:line. Lengths by words (the mock's
- * pseudo-tokens), so every count is known. Budget: ~10 s, both runtimes.
+ * pseudo-tokens), so every count is known, and once by the server's /tokenize (`ik mock`, loopback).
+ * Budget: ~10 s, both runtimes.
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -14,6 +15,7 @@ import { after, before, describe, test } from "node:test";
 import { AZURE_HEADER, BURSTGPT_HEADER, makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 import { pseudoTokens } from "../../lib/prompts/synth.ts";
 import { runIk } from "../_helpers/ik.ts";
+import { type MockProc, startMock } from "../mock/_helpers.ts";
 
 type Obj = Record<string, any>;
 let dir: string;
@@ -134,6 +136,26 @@ describe("ik prompts build (dist/ik)", () => {
     assert.deepEqual(lines.map((l) => l.max_tokens), [44, 109, 17, 230]);
     assert.equal(lines[0].trace_timestamp, "2023-11-16 18:15:46.6805900");
     assert.deepEqual(drops(manifest), [1, 0, 0]);
+  });
+
+  test("--tokenize-via: trace prompts of exactly the trace's lengths as the server counts them, template included", async () => {
+    let mock: MockProc | null = null;
+    try {
+      mock = await startMock([]);
+      const { lines, manifest } = await build("burstgpt", "burstgpt.csv", "--num-prompts", "0", "--tokenize-via", mock.base);
+      assert.equal(manifest.length_method, "server_tokenize:vllm");
+      assert.equal(manifest.tokenize.engine, "vllm");
+      assert.deepEqual(lines.map((l) => l.input_tokens), [31, 120, 9, 300, 57]);
+      assert.ok(manifest.dataset.lengths.floor_tokens > 0, "the chat template counts");
+      // The template's tokens are inside input_tokens: the message text alone has fewer words.
+      for (const l of lines) assert.equal(pseudoTokens(l.messages[0].content), l.input_tokens - manifest.dataset.lengths.floor_tokens);
+      assert.ok(!manifest.limitations.some((x: string) => /approximate/.test(x)));
+      const sg = await build("sharegpt", "sharegpt.json", "--num-prompts", "0", "--tokenize-via", mock.base);
+      assert.equal(sg.lines.length, 7);
+      assert.ok(sg.lines.every((l) => l.length_method === "server_tokenize:vllm" && l.input_tokens > l.prompt_text_tokens));
+    } finally {
+      await mock?.stop();
+    }
   });
 
   test("malformed files: exit 65, one stderr line naming file:line", async () => {
