@@ -43,7 +43,7 @@ export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags
   const counter: DatasetCounter = { method: tok ? "tokenizer" : "words", request: count, text: count };
   const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
-  if (buckets.length && !buckets.includes(build.bucket)) throw usageError("--buckets", `a ${name} set has one bucket, '${build.bucket}'`, "drop --buckets");
+  if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
   if (build.n === 0) throw usageError("--dataset-path", `no row of ${build.source.file} passed the ${name} filters`, "check the file");
   for (const l of build.limitations) ctx.err(`ik bench serve: dataset: ${l}\n`);
   const ds = build.dataset;

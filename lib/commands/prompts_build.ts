@@ -14,7 +14,7 @@ import { choice, integer, string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { checkWritable, writeWhole } from "../evidence/mod.ts";
-import { buildDataset, DATASET_NAMES, type DatasetCounter, datasetAlias, DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "../datasets/mod.ts";
+import { type BucketBy, buildDataset, DATASET_NAMES, parseBucketBy, type DatasetCounter, datasetAlias, DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "../datasets/mod.ts";
 import { manifestPath, setStem } from "../prompts/mod.ts";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
 import type { CommandContext } from "./context.ts";
@@ -39,6 +39,9 @@ export const buildCommand = command("build", object({
   })),
   inputLen: optional(option("--input-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`sonnet: input tokens per prompt (default ${String(SONNET_DEFAULTS.inputLen)}).` })),
   prefixLen: optional(option("--prefix-len", integer({ min: 0, max: 1_000_000, metavar: "N" }), { description: message`sonnet: tokens of the shared prefix lines (default ${String(SONNET_DEFAULTS.prefixLen)}).` })),
+  bucketBy: optional(option("--bucket-by", string({ metavar: "input:E1,E2" }), {
+    description: message`Bucket by counted input tokens instead of one bucket per dataset: input:128,512,2048 makes <name>-le128, -le512, -le2048 and -gt2048.`,
+  })),
   tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), { description: message`Count tokens with this local tokenizer.json (or its folder).` })),
   tokenizeVia: optional(option("--tokenize-via", string({ metavar: "URL" }), {
     description: message`Count tokens with this server's own tokenizer (vLLM, SGLang, llama.cpp): trace prompts get exactly the trace's input length as the server counts it, chat template included.`,
@@ -65,6 +68,7 @@ export interface BuildFlags extends SynthFlags {
   outputLen?: number;
   inputLen?: number;
   prefixLen?: number;
+  bucketBy?: string;
   out: string;
   json: boolean;
 }
@@ -98,16 +102,22 @@ export async function runPromptsBuild(ctx: CommandContext, f: BuildFlags): Promi
   for (const [flag, v] of [["--input-len", f.inputLen], ["--prefix-len", f.prefixLen]] as const) {
     if (v !== undefined && name !== "sonnet") throw usageError(flag, "is for --dataset sonnet", `drop ${flag}`);
   }
+  let bucketBy: BucketBy | undefined;
+  try {
+    bucketBy = f.bucketBy === undefined ? undefined : parseBucketBy(f.bucketBy);
+  } catch (e) {
+    throw usageError("--bucket-by", (e as Error).message);
+  }
   const out = resolve(ctx.runtime.cwd(), f.out);
   await checkWritable([dirname(out)]);
   const counter = await datasetCounter(ctx, f);
   const b = await buildDataset({
     name, path: resolve(ctx.runtime.cwd(), f.datasetPath), counter, numPrompts: f.numPrompts, seed: f.seed,
-    outputLen: f.outputLen, inputLen: f.inputLen, prefixLen: f.prefixLen,
+    outputLen: f.outputLen, inputLen: f.inputLen, prefixLen: f.prefixLen, bucketBy,
   });
   await writeWhole(out, /\.gz$/i.test(out) ? gzipSync(b.text) : b.text, 0o644);
   const manifest = {
-    name: setStem(out), sha256: b.sha256, n: b.n, buckets: [b.bucket], dataset: b.dataset,
+    name: setStem(out), sha256: b.sha256, n: b.n, buckets: b.buckets, dataset: b.dataset,
     length_method: counter.method, ...counter.info, api: f.api, limitations: b.limitations,
   };
   await writeWhole(manifestPath(out), JSON.stringify(manifest, null, 1) + "\n", 0o644);

@@ -1,6 +1,6 @@
 /**
  * A prompt set built from a dataset file: the readers' lines written as prompt-set JSONL (one
- * bucket named after the dataset), its sha256, and the manifest fields that say where it came
+ * bucket named after the dataset, or input-length bins with `bucketBy`), its sha256, and the manifest fields that say where it came
  * from (the source file's name and sha256, the filters and how many rows each dropped, the
  * length method and sample).
  * @module
@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { parsePromptSetText, type PromptSet } from "../prompts/mod.ts";
 import type { SourceInfo } from "./_source.ts";
+import { type BucketBy, bucketFor } from "./bucket_by.ts";
 import { readCustomJsonl } from "./custom_jsonl.ts";
 import { readShareGpt } from "./sharegpt.ts";
 import { readSonnet } from "./sonnet.ts";
@@ -25,8 +26,8 @@ export interface DatasetBuild {
   /** sha256 (hex) of `text`: the set's identity. */
   sha256: string;
   n: number;
-  /** The bucket every line is in: the dataset's name. */
-  bucket: string;
+  /** The buckets, in the order they first appear (one, the dataset's name, without `bucketBy`). */
+  buckets: string[];
   source: SourceInfo;
   /** What the manifest's `dataset` field holds. */
   dataset: Record<string, unknown>;
@@ -72,10 +73,14 @@ export function methodLimitation(method: string): string | null {
  * ```
  * @throws IkError usage (64) for a missing file or impossible lengths; data (65) naming `file:line` for a malformed file
  */
-export async function buildDataset(o: DatasetOptions): Promise<DatasetBuild> {
+export async function buildDataset(o: DatasetOptions & { bucketBy?: BucketBy }): Promise<DatasetBuild> {
   const r = await read(o);
-  const bucket = o.name;
-  const text = r.lines.map((l) => JSON.stringify({ id: l.id, bucket, messages: l.messages, max_tokens: l.maxTokens, ...l.extra, dataset: o.name })).join("\n") + (r.lines.length ? "\n" : "");
+  const buckets: string[] = [];
+  const text = r.lines.map((l) => {
+    const bucket = bucketFor(o.name, o.bucketBy, l.extra.input_tokens);
+    if (!buckets.includes(bucket)) buckets.push(bucket);
+    return JSON.stringify({ id: l.id, bucket, messages: l.messages, max_tokens: l.maxTokens, ...l.extra, dataset: o.name });
+  }).join("\n") + (r.lines.length ? "\n" : "");
   const sha256 = createHash("sha256").update(text).digest("hex");
   const limitations = [...r.notes];
   const m = methodLimitation(o.counter.method);
@@ -95,7 +100,8 @@ export async function buildDataset(o: DatasetOptions): Promise<DatasetBuild> {
     options: r.options,
   };
   if (r.lengths) dataset.lengths = r.lengths;
-  return { text, sha256, n: r.lines.length, bucket, source: r.source, dataset, limitations };
+  dataset.bucket_by = o.bucketBy ? { by: o.bucketBy.by, edges: o.bucketBy.edges } : null;
+  return { text, sha256, n: r.lines.length, buckets: buckets.length ? buckets : [o.name], source: r.source, dataset, limitations };
 }
 
 /**

@@ -15,6 +15,7 @@
  * @module
  */
 export { buildDataset, type DatasetBuild, buildDatasetPromptSet, datasetAlias, DEFAULT_NUM_PROMPTS, methodLimitation } from "./build.ts";
+export { type BucketBy, bucketFor, parseBucketBy } from "./bucket_by.ts";
 export { DATASET_NAMES, type DatasetCounter, type DatasetName, type DatasetOptions, type FilterCount } from "./types.ts";
 export { SHAREGPT_LIMITS } from "./sharegpt.ts";
 export { SONNET_BASE_PROMPT, SONNET_DEFAULTS } from "./sonnet.ts";

@@ -129,6 +129,19 @@ describe("ik prompts build (dist/ik)", () => {
     assert.deepEqual(manifest.dataset.lengths, { n: 5, exact: 5, max_abs_off_target: 0, floor_tokens: 0, raised_to_floor: 0 });
   });
 
+  test("--bucket-by input:E1,E2: input-length bins instead of one bucket; an uncounted prompt has its own", async () => {
+    const { lines, manifest } = await build("burstgpt", "burstgpt.csv", "--num-prompts", "0", "--bucket-by", "input:32,128");
+    assert.deepEqual(lines.map((l) => [l.input_tokens, l.bucket]), [[31, "burstgpt-le32"], [120, "burstgpt-le128"], [9, "burstgpt-le32"], [300, "burstgpt-gt128"], [57, "burstgpt-le128"]]);
+    assert.deepEqual(manifest.buckets, ["burstgpt-le32", "burstgpt-le128", "burstgpt-gt128"]);
+    assert.deepEqual(manifest.dataset.bucket_by, { by: "input", edges: [32, 128] });
+    const j = await build("jsonl", "custom.jsonl", "--num-prompts", "0", "--bucket-by", "input:8");
+    const bySource = Object.fromEntries(j.lines.map((l) => [l.source_line, l.bucket]));
+    assert.deepEqual(bySource, { 1: "jsonl-gt8", 2: "jsonl-le8", 4: "jsonl-uncounted", 5: "jsonl-gt8" });
+    const r = await runIk(["prompts", "build", "--dataset", "azure", "--dataset-path", fx["azure.csv"], "--bucket-by", "input:512,128", "--out", join(dir, "bb.jsonl")]);
+    assert.equal(r.code, 64, r.stderr);
+    assert.match(r.stderr, /--bucket-by.*ascend/);
+  });
+
   test("azure: TIMESTAMP as seconds from the first row, ContextTokens and GeneratedTokens", async () => {
     const { lines, manifest } = await build("azure", "azure.csv", "--num-prompts", "0");
     assert.deepEqual(lines.map((l) => l.arrival_s), [0, 4.314579, 5.31941, 8.81941]);
