@@ -7,7 +7,7 @@
 import { dirname, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
+import { message, text } from "@optique/core/message";
 import { optional, withDefault } from "@optique/core/modifiers";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, integer, string } from "@optique/core/valueparser";
@@ -35,10 +35,10 @@ export const buildCommand = command("build", object({
   }), DEFAULT_NUM_PROMPTS),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Seed of the sample (and of sonnet's line draws and the trace prompts' words).` }), 0),
   outputLen: optional(option("--output-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), {
-    description: message`max_tokens of every prompt: sharegpt instead of the answer's length (vLLM --sharegpt-output-len), jsonl instead of output_tokens (--custom-output-len), sonnet (default ${String(SONNET_DEFAULTS.outputLen)}). Not for traces: their lengths are the point.`,
+    description: message`max_tokens of every prompt: sharegpt instead of the answer's length (vLLM --sharegpt-output-len), jsonl instead of output_tokens (--custom-output-len), sonnet (default ${text(String(SONNET_DEFAULTS.outputLen))}). Not for traces: their lengths are the point.`,
   })),
-  inputLen: optional(option("--input-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`sonnet: input tokens per prompt (default ${String(SONNET_DEFAULTS.inputLen)}).` })),
-  prefixLen: optional(option("--prefix-len", integer({ min: 0, max: 1_000_000, metavar: "N" }), { description: message`sonnet: tokens of the shared prefix lines (default ${String(SONNET_DEFAULTS.prefixLen)}).` })),
+  inputLen: optional(option("--input-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`sonnet: input tokens per prompt (default ${text(String(SONNET_DEFAULTS.inputLen))}).` })),
+  prefixLen: optional(option("--prefix-len", integer({ min: 0, max: 1_000_000, metavar: "N" }), { description: message`sonnet: tokens of the shared prefix lines (default ${text(String(SONNET_DEFAULTS.prefixLen))}).` })),
   bucketBy: optional(option("--bucket-by", string({ metavar: "input:E1,E2" }), {
     description: message`Bucket by counted input tokens instead of one bucket per dataset: input:128,512,2048 makes <name>-le128, -le512, -le2048 and -gt2048.`,
   })),
@@ -53,10 +53,10 @@ export const buildCommand = command("build", object({
   model: optional(option("--model", string({ metavar: "NAME" }), { description: message`The served model --tokenize-via names.` })),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for --tokenize-via.` })),
   out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (.gz to compress); a <name>.manifest.json is written beside it.` }),
-  json: option("--json"),
+  json: option("--json", { description: message`Print what was written as one JSON object.` }),
 }), {
   brief: message`Make a prompt set from a local dataset file (ShareGPT, sonnet, JSONL, BurstGPT, Azure trace).`,
-  description: message`Reads the file as vLLM's benchmark datasets do (ShareGPT: first human turn, the answer's tokens as max_tokens, prompts under 4 or over 1024 tokens and pairs over 2048 dropped; BurstGPT: GPT-4 rows, failed ones dropped) and writes an ordinary prompt set, one bucket named after the dataset, whose sha256 identifies it. Its manifest records the dataset, the source file's name and sha256, each filter and how many rows it dropped, and the length method. Trace rows (burstgpt, azure) become prompts of the trace's input length with arrival_s kept. Malformed files exit 65 naming file:line. Example: ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl`,
+  description: message`Reads the file as vLLM's benchmark datasets do (ShareGPT: first human turn, the answer's tokens as max_tokens, prompts under 4 or over 1024 tokens and pairs over 2048 dropped; BurstGPT: GPT-4 rows, failed ones dropped) and writes an ordinary prompt set, one bucket named after the dataset (or --bucket-by bins), whose sha256 identifies it. Its manifest records the dataset, the source file's name and sha256, each filter and how many rows it dropped, and the length method. Trace rows (burstgpt, azure) become prompts of the trace's input length with arrival_s kept. Malformed files exit 65 naming file:line. Example: ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl`,
 });
 
 /** The parsed flags of `ik prompts build`. */
@@ -79,16 +79,21 @@ export interface BuildFlags extends SynthFlags {
  */
 export async function datasetCounter(ctx: CommandContext, f: SynthFlags): Promise<DatasetCounter & { info: Record<string, unknown> }> {
   const req = await lengthCounter(ctx, f);
-  let bare: ((t: string) => Promise<number>) | null = f.tokenizeVia === undefined || f.api === "completions" ? req.request : null;
+  const same = f.tokenizeVia === undefined || f.api === "completions";
+  let bare: Awaited<ReturnType<typeof lengthCounter>> | null = same ? req : null;
   return {
     method: req.method,
     request: req.request,
     async text(t: string) {
-      bare ??= (await lengthCounter(ctx, { ...f, api: "completions" })).request;
-      return await bare(t);
+      bare ??= await lengthCounter(ctx, { ...f, api: "completions" });
+      return await bare.request(t);
     },
     get info() {
-      return req.info;
+      const info = req.info;
+      // The bare-text counts (ShareGPT's filters, sonnet's line average) went through their own counter.
+      const tk = info.tokenize as Record<string, unknown> | undefined;
+      if (!same && bare && tk) return { ...info, tokenize: { ...tk, text_calls: (bare.info.tokenize as Record<string, unknown>).calls } };
+      return info;
     },
   };
 }

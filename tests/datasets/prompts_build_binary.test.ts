@@ -165,6 +165,7 @@ describe("ik prompts build (dist/ik)", () => {
       assert.ok(!manifest.limitations.some((x: string) => /approximate/.test(x)));
       const sg = await build("sharegpt", "sharegpt.json", "--num-prompts", "0", "--tokenize-via", mock.base);
       assert.equal(sg.lines.length, 7);
+      assert.ok(sg.manifest.tokenize.text_calls >= 14, `the bare counts of the pairs examined are counted too (${sg.manifest.tokenize.text_calls})`);
       assert.ok(sg.lines.every((l) => l.length_method === "server_tokenize:vllm" && l.input_tokens > l.prompt_text_tokens));
     } finally {
       await mock?.stop();
