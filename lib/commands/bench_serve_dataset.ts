@@ -6,9 +6,8 @@
  */
 import { resolve } from "node:path";
 import { usageError } from "../cli/errors.ts";
-import { buildDatasetPromptSet, datasetAlias, DATASET_NAMES, type DatasetCounter, DEFAULT_NUM_PROMPTS } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
-import { pseudoTokens } from "../prompts/synth.ts";
 import type { LoadedTokenizer } from "../tokenizer/load_tokenizer.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -39,8 +38,7 @@ export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags
   const d = checkDatasetFlags(f) as { name: string; path: string };
   const name = datasetAlias(d.name);
   if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
-  const count = tok ? (t: string) => Promise.resolve(tok.count(t)) : (t: string) => Promise.resolve(pseudoTokens(t));
-  const counter: DatasetCounter = { method: tok ? "tokenizer" : "words", request: count, text: count };
+  const counter = tok ? tokenizerCounter(tok.count) : wordCounter();
   const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
   if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");

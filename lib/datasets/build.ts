@@ -67,8 +67,7 @@ export function methodLimitation(method: string): string | null {
  *
  * @example
  * ```ts
- * const words = { method: "words", request: (t: string) => Promise.resolve(t.split(/\s+/).filter(Boolean).length), text: (t: string) => Promise.resolve(t.split(/\s+/).filter(Boolean).length) };
- * const b = await buildDataset({ name: "sharegpt", path: "ShareGPT_V3_unfiltered_cleaned_split.json", counter: words, numPrompts: 100, seed: 0 });
+ * const b = await buildDataset({ name: "sharegpt", path: "ShareGPT_V3_unfiltered_cleaned_split.json", counter: wordCounter(), numPrompts: 100, seed: 0 });
  * console.log(b.n, b.sha256, b.dataset.filters);
  * ```
  * @throws IkError usage (64) for a missing file or impossible lengths; data (65) naming `file:line` for a malformed file

@@ -7,14 +7,14 @@
  *
  * @example
  * ```ts
- * import { buildDataset } from "./mod.ts";
- * const words = (t: string) => Promise.resolve(t.split(/\s+/).filter(Boolean).length);
- * const b = await buildDataset({ name: "sonnet", path: "sonnet.txt", counter: { method: "words", request: words, text: words }, numPrompts: 10, seed: 0 });
+ * import { buildDataset, wordCounter } from "./mod.ts";
+ * const b = await buildDataset({ name: "sonnet", path: "sonnet.txt", counter: wordCounter(), numPrompts: 10, seed: 0 });
  * console.log(b.n, b.sha256, b.dataset.filters);
  * ```
  * @module
  */
 export { buildDataset, type DatasetBuild, buildDatasetPromptSet, datasetAlias, DEFAULT_NUM_PROMPTS, methodLimitation } from "./build.ts";
+export { tokenizerCounter, wordCounter } from "./counters.ts";
 export { type BucketBy, bucketFor, parseBucketBy } from "./bucket_by.ts";
 export { DATASET_NAMES, type DatasetCounter, type DatasetName, type DatasetOptions, type FilterCount } from "./types.ts";
 export { SHAREGPT_LIMITS } from "./sharegpt.ts";
