@@ -62,6 +62,7 @@ export function makeDatasetFixtures(dir: string): Record<string, string> {
   put("sharegpt_bad.json", `[\n${JSON.stringify(SHAREGPT_CASES[0])},\n{"id": "bad", "conversations": [{"from": "human", "value": nope}]}\n]\n`);
   put("sharegpt_truncated.json", sharegpt.slice(0, Math.floor(sharegpt.length / 2)));
   put("sharegpt_badturn.json", `[\n${JSON.stringify(SHAREGPT_CASES[0])},\n{"id": "t", "conversations": [{"from": "human", "value": 5}, {"from": "gpt", "value": "x"}]}\n]\n`);
+  put("sharegpt_none.json", JSON.stringify(SHAREGPT_CASES.slice(1, 6), null, 2)); // every entry filtered out
   put("sonnet.txt", SONNET_LINES.join("\n") + "\n");
   put("custom.jsonl", [
     JSON.stringify({ prompt: words(9, 60), output_tokens: 12 }),

@@ -5,7 +5,7 @@
  * @module
  */
 import { resolve } from "node:path";
-import { usageError } from "../cli/errors.ts";
+import { dataError, usageError } from "../cli/errors.ts";
 import { buildDatasetPromptSet, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { LoadedTokenizer } from "../tokenizer/load_tokenizer.ts";
@@ -42,7 +42,7 @@ export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags
   const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
   if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
-  if (build.n === 0) throw usageError("--dataset-path", `no row of ${build.source.file} passed the ${name} filters`, "check the file");
+  if (build.n === 0) throw dataError(build.source.file, `no row passed the ${name} filters (${build.dataset.rows} rows read)`, "check the file");
   for (const l of build.limitations) ctx.err(`ik bench serve: dataset: ${l}\n`);
   const ds = build.dataset;
   return {

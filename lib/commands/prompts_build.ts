@@ -11,7 +11,7 @@ import { message, text } from "@optique/core/message";
 import { optional, withDefault } from "@optique/core/modifiers";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, integer, string } from "@optique/core/valueparser";
-import { usageError } from "../cli/errors.ts";
+import { dataError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { checkWritable, writeWhole } from "../evidence/mod.ts";
 import { type BucketBy, buildDataset, DATASET_NAMES, parseBucketBy, type DatasetCounter, datasetAlias, DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "../datasets/mod.ts";
@@ -120,6 +120,7 @@ export async function runPromptsBuild(ctx: CommandContext, f: BuildFlags): Promi
     name, path: resolve(ctx.runtime.cwd(), f.datasetPath), counter, numPrompts: f.numPrompts, seed: f.seed,
     outputLen: f.outputLen, inputLen: f.inputLen, prefixLen: f.prefixLen, bucketBy,
   });
+  if (b.n === 0) throw dataError(b.source.file, `no row passed the ${name} filters (${b.dataset.rows} rows read)`, "check the file and the flags; nothing was written");
   await writeWhole(out, /\.gz$/i.test(out) ? gzipSync(b.text) : b.text, 0o644);
   const manifest = {
     name: setStem(out), sha256: b.sha256, n: b.n, buckets: b.buckets, dataset: b.dataset,

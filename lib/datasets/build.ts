@@ -84,7 +84,6 @@ export async function buildDataset(o: DatasetOptions & { bucketBy?: BucketBy }):
   const limitations = [...r.notes];
   const m = methodLimitation(o.counter.method);
   if (m) limitations.unshift(m);
-  if (r.lines.length === 0) limitations.push("no row passed the filters: the set is empty");
   const dataset: Record<string, unknown> = {
     name: o.name,
     source: { file: r.source.file, sha256: r.source.sha256, bytes: r.source.bytes, gzip: r.source.gzip },

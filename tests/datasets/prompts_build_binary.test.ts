@@ -183,6 +183,7 @@ describe("ik prompts build (dist/ik)", () => {
       ["burstgpt", "burstgpt_badnum.csv", /^ik: burstgpt_badnum\.csv:3: 'Request tokens' is not a number \('ten'\)/],
       ["azure", "azure_bad.csv", /^ik: azure_bad\.csv:4: 'ContextTokens' is not a number \('many'\)/],
       ["azure", "burstgpt.csv", /^ik: burstgpt\.csv:1: missing columns 'TIMESTAMP', 'ContextTokens', 'GeneratedTokens'/],
+      ["sharegpt", "sharegpt_none.json", /^ik: sharegpt_none\.json: no row passed the sharegpt filters \(5 rows read\)/],
     ];
     for (const [ds, file, re] of cases) {
       const r = await runIk(["prompts", "build", "--dataset", ds, "--dataset-path", fx[file], "--out", join(dir, "bad.jsonl")]);

@@ -1,14 +1,19 @@
 /**
  * The pieces under the dataset readers (in process, < 1 s, both runtimes): the streaming JSON
  * array reader gives the same elements however the text is cut, and names the line of a bad one;
- * the seeded pool picks the same items whatever its size; CSV fields; Azure timestamps.
+ * the seeded pool picks the same items whatever its size (and ShareGPT's refill of a pool too small
+ * for the filters gives the same set); CSV fields; Azure timestamps.
  */
 import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { JsonArrayReader } from "../../lib/datasets/_json_array.ts";
 import { SeededPool } from "../../lib/datasets/_pool.ts";
 import { splitCsvLine } from "../../lib/datasets/_csv.ts";
-import { azureTimestampS } from "../../lib/datasets/mod.ts";
+import { azureTimestampS, wordCounter } from "../../lib/datasets/mod.ts";
+import { readShareGpt } from "../../lib/datasets/sharegpt.ts";
 import { IkError } from "../../lib/cli/errors.ts";
 import { SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
@@ -74,4 +79,26 @@ test("CSV fields and Azure timestamps", () => {
   assert.throws(() => splitCsvLine('a,"b', "x:2"), /unterminated/);
   assert.ok(Math.abs(azureTimestampS("2023-11-16 18:15:50.9951690") - azureTimestampS("2023-11-16 18:15:46.6805900") - 4.314579) < 1e-6);
   assert.ok(Number.isNaN(azureTimestampS("yesterday")));
+});
+
+test("readShareGpt: a pool too small for the filters is refilled by a second read; the set is the same as from every row", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-sharegpt-pool-"));
+  try {
+    // 600 entries, 4 in 5 with a 2-word prompt (dropped): 100 wanted, the first pool of 356 holds about 71 that pass.
+    const entries = Array.from({ length: 600 }, (_, i) => ({
+      id: `e${i}`,
+      conversations: [{ from: "human", value: i % 5 === 0 ? `p${i} a b c d e` : "two words" }, { from: "gpt", value: `answer ${i} w x y z` }],
+    }));
+    const path = join(dir, "pool.json");
+    await writeFile(path, JSON.stringify(entries, null, 2));
+    const all = await readShareGpt({ name: "sharegpt", path, counter: wordCounter(), numPrompts: 0, seed: 3 });
+    assert.equal(all.lines.length, 120);
+    const some = await readShareGpt({ name: "sharegpt", path, counter: wordCounter(), numPrompts: 100, seed: 3 });
+    assert.equal(some.lines.length, 100);
+    assert.deepEqual(some.lines.map((l) => l.id), all.lines.slice(0, 100).map((l) => l.id), "the first 100 of the seeded order");
+    assert.ok(some.examined > 356, `more than the first pool was examined (${some.examined})`);
+    assert.equal(some.filters[2].dropped, some.examined - 100);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
