@@ -107,6 +107,7 @@ export async function runPromptsBuild(ctx: CommandContext, f: BuildFlags): Promi
   for (const [flag, v] of [["--input-len", f.inputLen], ["--prefix-len", f.prefixLen]] as const) {
     if (v !== undefined && name !== "sonnet") throw usageError(flag, "is for --dataset sonnet", `drop ${flag}`);
   }
+  if (name === "sonnet" && f.numPrompts === 0) throw usageError("--num-prompts", "0 (every row) is not for sonnet: its prompts are drawn, not read", "give the number of prompts to draw");
   let bucketBy: BucketBy | undefined;
   try {
     bucketBy = f.bucketBy === undefined ? undefined : parseBucketBy(f.bucketBy);

@@ -3,7 +3,8 @@
  * instruction, then the file's first lines as a shared prefix of about `prefixLen` tokens, then
  * lines drawn at random (with replacement) up to about `inputLen` tokens; a draw over `inputLen`
  * (the whole request counted) is drawn again. The number of lines comes from the average tokens
- * per line. `cache_salt_at` marks the end of the shared prefix, so a cache tag goes after it.
+ * per line (one count of all lines together, where vLLM averages per-line counts).
+ * `cache_salt_at` marks the end of the shared prefix, so a cache tag goes after it.
  * @module
  */
 import { usageError } from "../cli/errors.ts";
@@ -63,7 +64,7 @@ export async function readSonnet(o: DatasetOptions): Promise<DatasetRead & { sou
   if (lines.length < want) {
     throw usageError("--input-len", `after ${draws} draws only ${lines.length} of ${want} prompts fit in ${inputLen} tokens`, "give a larger --input-len");
   }
-  const notes = o.numPrompts === 0 ? ["sonnet prompts are drawn, not read: --num-prompts 0 made one"] : [];
+  const notes = o.numPrompts === 0 ? ["sonnet prompts are drawn, not read: numPrompts 0 made one"] : [];
   return {
     lines, rows, examined: draws, source: info, notes,
     filters: [{ filter: "blank lines", dropped: blank }, { filter: `draws over ${inputLen} tokens, drawn again`, dropped: over }],

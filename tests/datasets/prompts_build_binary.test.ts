@@ -200,6 +200,8 @@ describe("ik prompts build (dist/ik)", () => {
       ["--dataset", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--input-len", "5"],
       ["--dataset", "sharegpt", "--dataset-path", join(dir, "nope.json")],
       ["--dataset", "parquet", "--dataset-path", fx["sharegpt.json"]],
+      ["--dataset", "sonnet", "--dataset-path", fx["sonnet.txt"], "--num-prompts", "0"],
+      ["--dataset", "sonnet", "--dataset-path", fx["sonnet.txt"], "--input-len", "5"],
     ]) {
       const r = await runIk(["prompts", "build", ...args, "--out", out]);
       assert.equal(r.code, 64, `${args.join(" ")}: ${r.stderr}`);
