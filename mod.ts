@@ -19,5 +19,6 @@ export * from "./lib/sse/mod.ts";
 export * from "./lib/client/mod.ts";
 export * from "./lib/engines/mod.ts";
 export * from "./lib/prompts/mod.ts";
+export * from "./lib/datasets/mod.ts";
 export * from "./lib/tokenize_remote/mod.ts";
 export * from "./lib/stats/mod.ts";

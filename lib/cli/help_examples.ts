@@ -40,6 +40,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik prompts validate prompts.jsonl",
     "ik prompts info builtin:default",
     "ik prompts synth --bucket short:128:64 --bucket long:2048:256 --per-bucket 16 --out synth.jsonl",
+    "ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl",
   ],
   summarize: [
     "ik summarize vllm --runs unit/runs.tsv --results unit/results --boots unit/boots.tsv --sb-data question.jsonl --decide \"A B\"",

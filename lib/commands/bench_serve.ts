@@ -26,6 +26,7 @@ import { renderSlice } from "../report/slice_text.ts";
 import { renderCapacity } from "../report/capacity_table.ts";
 import { progressPrinter } from "../report/load_progress.ts";
 import type { CommandContext } from "./context.ts";
+import { DATASET_CHOICES } from "./prompts_build.ts";
 
 const flags = {
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
@@ -35,6 +36,10 @@ const flags = {
   prompts: optional(option("--prompts", string({ metavar: "FILE" }), {
     description: message`Prompt set, JSONL or .jsonl.gz (see 'ik prompts --help'); default the built-in set builtin:default.`,
   })),
+  dataset: optional(option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
+    description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
+  })),
+  datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file for --dataset (plain or .gz).` })),
   mode: withDefault(option("--mode", choice(["single", "load"] as const, { metavar: "MODE" }), {
     description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*.`,
   }), "single" as const),

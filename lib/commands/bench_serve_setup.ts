@@ -32,6 +32,7 @@ import { GaugeSampler } from "../scrape/mod.ts";
 import { runtimeExec } from "./_exec.ts";
 import type { BenchServeFlags } from "./bench_serve.ts";
 import type { CommandContext } from "./context.ts";
+import { checkDatasetFlags, datasetPromptSet } from "./bench_serve_dataset.ts";
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/;
 
@@ -185,8 +186,9 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   }
   const buckets = list(f.buckets);
   const sel = { buckets: buckets.length ? buckets : undefined, limitPerBucket: f.limitPerBucket || undefined };
-  const set: PromptSet = f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
   const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
+  const fromDataset = checkDatasetFlags(f) ? await datasetPromptSet(ctx, f, tok) : null;
+  const set: PromptSet = fromDataset ? fromDataset.set : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
   const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
   let engine: DetectedEngine;
   if (f.engineKind !== "auto") engine = { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
@@ -226,6 +228,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     extend: f.extend ?? null,
     gpu_name: f.gpuName ?? null,
     gpu_count: gpuCount,
+    ...fromDataset?.args,
   };
   if (mode) {
     Object.assign(args, {

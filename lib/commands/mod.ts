@@ -55,6 +55,7 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
     case "prompts-validate":
     case "prompts-info":
     case "prompts-synth":
+    case "prompts-build":
       return runPrompts(ctx, args);
     case "summarize-vllm":
       return runSummarize(ctx, args);

@@ -1,5 +1,6 @@
 /**
- * `ik prompts validate|info|synth`: check a prompt set, show what is in it, or make a synthetic one.
+ * `ik prompts validate|info|synth|build`: check a prompt set, show what is in it, make a synthetic
+ * one, or build one from a local dataset file (prompts_build.ts).
  * @module
  */
 import { createHash } from "node:crypto";
@@ -22,6 +23,7 @@ import { synthExact } from "../prompts/synth_exact.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
 import type { CommandContext } from "./context.ts";
+import { buildCommand, runPromptsBuild } from "./prompts_build.ts";
 
 /** The format, as `ik prompts --help` shows it. */
 export const PROMPT_FORMAT_HELP =
@@ -82,8 +84,8 @@ const synth = command("synth", object({
 });
 
 /** Parser for `ik prompts …`. */
-export const promptsCommand = command("prompts", or(validate, info, synth), {
-  brief: message`Validate, inspect and synthesise prompt sets.`,
+export const promptsCommand = command("prompts", or(validate, info, synth, buildCommand), {
+  brief: message`Validate, inspect, synthesise prompt sets, or build one from a dataset file.`,
   description: message`${PROMPT_FORMAT_HELP}`,
 });
 
@@ -127,6 +129,7 @@ export async function runPrompts(ctx: CommandContext, f: PromptsFlags): Promise<
     }
     return ExitCode.OK;
   }
+  if (f.cmd === "prompts-build") return await runPromptsBuild(ctx, f);
   let buckets: SynthBucket[];
   try {
     buckets = f.buckets.flatMap((b) => b.split(",")).filter((s) => s.trim()).map(parseSynthBucket);

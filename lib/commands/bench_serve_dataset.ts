@@ -1,0 +1,52 @@
+/**
+ * `bench serve --dataset NAME --dataset-path FILE`: the prompt set built in memory from a local
+ * dataset file (lib/datasets), exactly the lines and sha256 `ik prompts build` would write, and
+ * what the record's args say about it. Lengths are counted by --tokenizer when given, else words.
+ * @module
+ */
+import { resolve } from "node:path";
+import { dataError, usageError } from "../cli/errors.ts";
+import { buildDatasetPromptSet, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import type { PromptSet } from "../prompts/mod.ts";
+import type { LoadedTokenizer } from "../tokenizer/load_tokenizer.ts";
+import type { CommandContext } from "./context.ts";
+
+/** The flags this reads. */
+export interface ServeDatasetFlags {
+  dataset?: string;
+  datasetPath?: string;
+  prompts?: string;
+  limitPerBucket: number;
+  buckets: readonly string[];
+  seed: number;
+}
+
+/** Usage rules of the dataset flags (64); null when no dataset is asked for. */
+export function checkDatasetFlags(f: ServeDatasetFlags): { name: string; path: string } | null {
+  if (f.dataset === undefined && f.datasetPath === undefined) return null;
+  if (f.dataset === undefined) throw usageError("--dataset-path", "needs --dataset NAME", `one of ${DATASET_NAMES.join(", ")}`);
+  if (f.datasetPath === undefined) throw usageError("--dataset", "needs --dataset-path FILE (a local file; nothing is downloaded)");
+  if (f.prompts !== undefined) throw usageError("--dataset", "cannot be used with --prompts", "give a prompt set or a dataset, not both");
+  return { name: f.dataset, path: f.datasetPath };
+}
+
+/**
+ * Builds the set: the first `--limit-per-bucket` prompts of the seeded sample (default 1000, vLLM's
+ * --num-prompts), seeded by --seed.
+ */
+export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags, tok: LoadedTokenizer | null): Promise<{ set: PromptSet; args: Record<string, unknown> }> {
+  const d = checkDatasetFlags(f) as { name: string; path: string };
+  const name = datasetAlias(d.name);
+  if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
+  const counter = tok ? tokenizerCounter(tok.count) : wordCounter();
+  const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
+  const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
+  if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
+  if (build.n === 0) throw dataError(build.source.file, `no row passed the ${name} filters (${build.dataset.rows} rows read)`, "check the file");
+  for (const l of build.limitations) ctx.err(`ik bench serve: dataset: ${l}\n`);
+  const ds = build.dataset;
+  return {
+    set,
+    args: { dataset: { name, file: build.source.file, source_sha256: build.source.sha256, rows: ds.rows, chosen: ds.chosen, filters: ds.filters, length_method: ds.length_method, set_sha256: build.sha256 } },
+  };
+}
