@@ -51,6 +51,8 @@ export interface LevelSpec {
   shard?: { k: number; s: number };
   /** The level's arrival offsets, when the caller has computed them already (a sharded run, for its hash). */
   offsetsMs?: ArrayLike<number>;
+  /** Open loop: at most this many requests in flight (vLLM's --max-concurrency); a request due over it waits, and its send lag includes the wait. */
+  maxInFlight?: number | null;
 }
 
 /** Live counters, for the progress line. */
@@ -127,7 +129,10 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const counts = new CountTally();
   const pick = deps.pool.picker(spec.seed, spec.name);
   let allOffsets: ArrayLike<number> | null = null;
-  if (spec.ratePerS !== null) {
+  if (spec.ratePerS === Infinity) {
+    // vLLM's --request-rate inf: every one of the N requests is due at the level's start.
+    allOffsets = spec.offsetsMs ?? new Float64Array(spec.maxRequests ?? 0);
+  } else if (spec.ratePerS !== null) {
     allOffsets = spec.offsetsMs ?? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed });
   }
   const facts = allOffsets && spec.ratePerS !== null
@@ -190,7 +195,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   try {
     if (offsets) {
       await runOpenLoop((i, due) => send(seqOf(i), due), {
-        offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms,
+        offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms, maxInFlight: spec.maxInFlight,
         onSendsDone: () => {
           // The seqs after this shard's last one are drawn too, so the next level's picks match.
           if (allOffsets && !deps.signal?.aborted) while (picked < allOffsets.length) (pick(), picked++);
@@ -222,10 +227,11 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const clientLimited = why.length ? why.join("; ") : null;
   const scheduled = offsets ? scheduleRate(offsets) : null;
   // An interrupted level is already not judged; its offered rate says nothing about the client.
-  const short = interrupted ? null : notAchieved({
+  const shortRaw = interrupted ? null : notAchieved({
     targetRps: spec.ratePerS, scheduledRps: scheduled, offeredRps: offered, clientLimited,
     maxRequests: spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests, sent,
   });
+  const short = shortRaw && spec.maxInFlight ? `${shortRaw} (or the cap of ${spec.maxInFlight} in flight held requests back)` : shortRaw;
   return {
     level: spec.level,
     name: spec.name,
