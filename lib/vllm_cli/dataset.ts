@@ -53,7 +53,7 @@ const OTHER_VLLM = ["burstgpt", "random-mm", "random-rerank", "hf", "prefix_repe
 export async function promptSetFor(r: DatasetRequest): Promise<DatasetSet> {
   const name = r.datasetName;
   if ((FILE_DATASETS as readonly string[]).includes(name)) {
-    throw usageError(`--dataset-name ${name}`, `build the set with 'ik prompts build --dataset ${name} --dataset-path FILE' and pass it with ik bench serve --prompts`);
+    throw usageError(`--dataset-name ${name}`, `build the set with 'ik prompts build --dataset ${name} --dataset-path FILE' and pass it with ik bench serve --prompts`, "");
   }
   if (OTHER_VLLM.includes(name)) throw usageError(`--dataset-name ${name}`, "ik cannot honour this vLLM dataset", "use --dataset-name random, or a prompt set with ik bench serve --prompts");
   if (name !== "random") throw usageError("--dataset-name", `'${name}' is not a vLLM dataset name`, "use random, sharegpt, sonnet or custom");

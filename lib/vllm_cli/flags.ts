@@ -6,7 +6,7 @@
  * @module
  */
 import { merge, object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
+import { message, text } from "@optique/core/message";
 import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { Parser } from "@optique/core/parser";
 import { argument, constant, option } from "@optique/core/primitives";
@@ -14,7 +14,7 @@ import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { camelOf, NOT_HONOURED } from "./not_honoured.ts";
 
-const d = (text: string) => ({ description: message`${text}` });
+const d = (s: string) => ({ description: message`${text(s)}` });
 
 /** The flags ik honours, with vLLM's defaults. */
 export const HONOURED = {
