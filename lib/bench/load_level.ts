@@ -52,7 +52,11 @@ export interface LevelSpec {
   /** The level's arrival offsets, when the caller has computed them already (a sharded run, for its hash). */
   offsetsMs?: ArrayLike<number>;
   /** Open loop: at most this many requests in flight (vLLM's --max-concurrency); a request due over it waits, and its send lag includes the wait. */
-  maxInFlight?: number | null;
+  maxInFlight?: number | null;  /**
+   * Open loop with a count (maxRequests): stretch the seeded offsets so the last arrival is at
+   * N / rate, as vLLM's `get_request` rescales its gaps (the schedule's rate is then the target).
+   */
+  rescaleToRate?: boolean;
 }
 
 /** Live counters, for the progress line. */
@@ -134,6 +138,10 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     allOffsets = spec.offsetsMs ?? new Float64Array(spec.maxRequests ?? 0);
   } else if (spec.ratePerS !== null) {
     allOffsets = spec.offsetsMs ?? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed });
+    if (spec.rescaleToRate && !spec.offsetsMs && spec.maxRequests && allOffsets.length && allOffsets[allOffsets.length - 1] > 0) {
+      const raw = allOffsets, f = (raw.length / spec.ratePerS) * 1000 / raw[raw.length - 1];
+      allOffsets = Float64Array.from(raw, (t) => Math.round(t * f * 1e3) / 1e3);
+    }
   }
   const facts = allOffsets && spec.ratePerS !== null
     ? { name: spec.name, targetRps: spec.ratePerS, offsetsMs: allOffsets, durationS: Number.isFinite(spec.durationS) ? spec.durationS : null, maxRequests: spec.maxRequests, burstiness: spec.burstiness }

@@ -80,6 +80,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.maxInFlight && !x.closedLoop) {
     limitations.push(`open-loop arrivals capped at ${x.maxInFlight} requests in flight (vLLM's --max-concurrency): a request due while ${x.maxInFlight} were running waited for one to end, so its send lag includes that wait and the offered rate can fall below the target`);
   }
+  if (x.rescaleToRate && x.requestsPerLevel && !x.closedLoop) limitations.push(`each level's ${x.requestsPerLevel} seeded arrivals were rescaled to end at ${x.requestsPerLevel} / rate, as vLLM's get_request does (the schedule's rate is the target)`);
   if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);

@@ -41,6 +41,8 @@ export interface LoadRun {
   burstiness: number;
   /** Open loop: a cap on requests in flight (vLLM's --max-concurrency over its arrivals), or null. */
   maxInFlight?: number | null;
+  /** With requestsPerLevel: the N arrivals rescaled to end at N / rate, as vLLM's (default false). */
+  rescaleToRate?: boolean;
   refRequests: number;
   refE2eMs: number | null;
   warmup: number;
@@ -153,7 +155,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
     const res = await runLevel({
       index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
-      burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), maxInFlight: cfg.closedLoop ? null : cfg.maxInFlight ?? null,
+      burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), maxInFlight: cfg.closedLoop ? null : cfg.maxInFlight ?? null, rescaleToRate: cfg.rescaleToRate === true,
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
       signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name),

@@ -96,8 +96,8 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     const server = { ...prep.load!.server, limitations: [...prep.load!.server.limitations, ...ds.limitations] };
     const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
     const { capacity, measured, interrupted } = await runLoad({
-      ...prep.load!, set: ds.set, prompts: ds.set.prompts, grid: [plan.requestRate], server, maxInFlight: v.maxConcurrency ?? null,
-      signal: ctx.signal, onProgress: progress.update, onNote: (l: string) => progress.note(`bench vllm: warning: ${l}`),
+      ...prep.load!, set: ds.set, prompts: ds.set.prompts, grid: [plan.requestRate], server, maxInFlight: v.maxConcurrency ?? null, rescaleToRate: true,
+      signal: ctx.signal, onProgress: progress.update, onNote: (l: string) => progress.note(`bench vllm: warning: ${l.replace("--requests", "--num-prompts")}`),
     }).finally(() => progress.done());
     const root = storeRoot((k) => ctx.runtime.env(k), ctx.runtime.cwd());
     const src = await loadExportSource(String(measured.evidence_id), root, ctx.runtime.cwd());

@@ -105,7 +105,7 @@ export function vllmResultFile(meta: VllmExportMeta, lv: ExportLevel, o: VllmFil
 
 function arrivalsNote(o: VllmFileOptions): string {
   const arrivals = Number.isFinite(o.requestRate)
-    ? `${o.numPrompts} open-loop arrivals from ik's seeded ${o.burstiness === 1 ? "Poisson" : `gamma (burstiness ${o.burstiness})`} process at request_rate (not rescaled to end at num_prompts / rate as vLLM's are)`
+    ? `${o.numPrompts} open-loop arrivals from ik's seeded ${o.burstiness === 1 ? "Poisson" : `gamma (burstiness ${o.burstiness})`} process, rescaled to end at num_prompts / request_rate as vLLM's are`
     : `all ${o.numPrompts} requests due at time 0 (request_rate inf)`;
   return o.maxConcurrency === null ? arrivals : `${arrivals}, at most ${o.maxConcurrency} in flight (a held request waits for a slot; queue_times hold that wait)`;
 }

@@ -88,6 +88,10 @@ describe("ik bench vllm", () => {
     assert.equal(file.label, null);
     assert.equal(file.request_goodput, null);
     assert.match(readdirSync(res)[0], /^openai-40\.0qps-mock-model-\d{8}-\d{6}\.json$/);
+    // vLLM's get_request rescales the gaps so the N-th arrival is at N / rate: the schedule's rate is the target.
+    const level = JSON.parse(readFileSync(join(dir, "runs", recordId(r), "evidence.json"), "utf8")).data.levels[0];
+    assert.ok(Math.abs(level.scheduled_rate_rps - 40) < 1e-6, `scheduled ${level.scheduled_rate_rps}`);
+    assert.equal(level.schedule_note, null);
     const got = rows(recordId(r)).filter((x) => x.ok);
     assert.equal(file.completed, got.length);
     assert.equal(file.total_input_tokens, got.reduce((a, x) => a + x.prompt_tokens, 0));
