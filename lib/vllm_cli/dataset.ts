@@ -8,9 +8,14 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { usageError } from "../cli/errors.ts";
+import { type IkError, usageError } from "../cli/errors.ts";
 import { parsePromptSetText, type PromptSet } from "../prompts/mod.ts";
 import { type LengthCounter, synthExact } from "../prompts/synth_exact.ts";
+
+/** A usage error (64) whose hint ends with this command's own help. */
+function bad(flag: string, what: string, hint = ""): IkError {
+  return usageError(flag, what, hint ? `${hint}; see 'ik bench vllm --help'` : "see 'ik bench vllm --help'");
+}
 
 /** The random dataset's knobs (vLLM's --random-* flags). */
 export interface RandomSpec {
@@ -55,10 +60,10 @@ export async function promptSetFor(r: DatasetRequest): Promise<DatasetSet> {
   if ((FILE_DATASETS as readonly string[]).includes(name)) {
     throw usageError(`--dataset-name ${name}`, `build the set with 'ik prompts build --dataset ${name} --dataset-path FILE' and pass it with ik bench serve --prompts`, "");
   }
-  if (OTHER_VLLM.includes(name)) throw usageError(`--dataset-name ${name}`, "ik cannot honour this vLLM dataset", "use --dataset-name random, or a prompt set with ik bench serve --prompts");
-  if (name !== "random") throw usageError("--dataset-name", `'${name}' is not a vLLM dataset name`, "use random, sharegpt, sonnet or custom");
+  if (OTHER_VLLM.includes(name)) throw bad(`--dataset-name ${name}`, "ik cannot honour this vLLM dataset", "use --dataset-name random, or a prompt set with ik bench serve --prompts");
+  if (name !== "random") throw bad("--dataset-name", `'${name}' is not a vLLM dataset name`, "use random, sharegpt, sonnet or custom");
   if (r.datasetPath !== undefined) {
-    throw usageError("--dataset-path", "cannot be used with --dataset-name random (as vLLM refuses it)", "drop --dataset-path, or name the dataset it holds");
+    throw bad("--dataset-path", "cannot be used with --dataset-name random (as vLLM refuses it)", "drop --dataset-path, or name the dataset it holds");
   }
   return await randomSet(r.random, await r.counter());
 }
@@ -75,7 +80,7 @@ export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<
       spread: s.rangeRatio > 0 ? { kind: "range", ratio: s.rangeRatio } : { kind: "fixed" },
     });
   } catch (e) {
-    if (e instanceof RangeError) throw usageError("--random-input-len", e.message, "give a longer --random-input-len or a shorter --random-prefix-len");
+    if (e instanceof RangeError) throw bad("--random-input-len", e.message, "give a longer --random-input-len or a shorter --random-prefix-len");
     throw e;
   }
   const prompts = parsePromptSetText(made.text, "vllm-random");

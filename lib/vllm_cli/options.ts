@@ -5,9 +5,14 @@
  * percentile metrics and percentiles, the sampling flags as body fields.
  * @module
  */
-import { usageError } from "../cli/errors.ts";
+import { type IkError, usageError } from "../cli/errors.ts";
 import { camelOf, NOT_HONOURED, notHonouredLine } from "./not_honoured.ts";
 import { type Goodput, PERCENTILE_METRICS } from "./result_file.ts";
+
+/** A usage error (64) whose hint ends with this command's own help. */
+function bad(flag: string, what: string, hint = ""): IkError {
+  return usageError(flag, what, hint ? `${hint}; see 'ik bench vllm --help'` : "see 'ik bench vllm --help'");
+}
 
 /** What the run does, from the flags. */
 export interface VllmPlan {
@@ -57,7 +62,7 @@ function notHonoured(f: VllmFlagValues, warnings: string[]): void {
     const v = f[camelOf(flag)];
     const given = n.takes === "flag" ? v === true : n.takes === "list" ? Array.isArray(v) && v.length > 0 : v !== undefined;
     if (!given) continue;
-    if (n.action === "refuse") throw usageError(flag, notHonouredLine(flag), "drop it (see 'ik bench vllm --help')");
+    if (n.action === "refuse") throw bad(flag, notHonouredLine(flag), "drop it");
     warnings.push(notHonouredLine(flag));
   }
 }
@@ -68,9 +73,9 @@ function parseGoodput(pairs: readonly string[]): Goodput | null {
   for (const p of pairs) {
     const m = /^([a-z0-9_]+):([^:]+)$/.exec(p.trim());
     const v = m ? Number(m[2]) : NaN;
-    if (!m || !Number.isFinite(v)) throw usageError("--goodput", `'${p}' is not KEY:VALUE (a metric name and milliseconds)`, "e.g. --goodput ttft:100 tpot:50");
-    if (m[1] !== "ttft" && m[1] !== "tpot" && m[1] !== "e2el") throw usageError("--goodput", `'${m[1]}' is not one of ttft, tpot, e2el`, "e.g. --goodput ttft:100");
-    if (v < 0) throw usageError("--goodput", `'${p}': the value must be non-negative`);
+    if (!m || !Number.isFinite(v)) throw bad("--goodput", `'${p}' is not KEY:VALUE (a metric name and milliseconds)`, "e.g. --goodput ttft:100 tpot:50");
+    if (m[1] !== "ttft" && m[1] !== "tpot" && m[1] !== "e2el") throw bad("--goodput", `'${m[1]}' is not one of ttft, tpot, e2el`, "e.g. --goodput ttft:100");
+    if (v < 0) throw bad("--goodput", `'${p}': the value must be non-negative`);
     g[m[1]] = v;
   }
   return g;
@@ -85,36 +90,36 @@ export function vllmPlan(f: VllmFlagValues): VllmPlan {
   for (const w of f.words) {
     if (/^(ttft|tpot|e2el):/.test(w)) goodputWords.push(w);
     else if (/^[^=\s]+=/.test(w)) metaWords.push(w);
-    else throw usageError("ik bench vllm", `unexpected argument '${w}'`, "values go after their flag; see 'ik bench vllm --help'");
+    else throw bad("ik bench vllm", `unexpected argument '${w}'`, "values go after their flag");
   }
-  if (goodputWords.length && !f.goodput.length) throw usageError("ik bench vllm", `'${goodputWords[0]}' has no --goodput before it`, "e.g. --goodput ttft:100 tpot:50");
-  if (metaWords.length && !f.metadata.length) throw usageError("ik bench vllm", `'${metaWords[0]}' has no --metadata before it`, "e.g. --metadata version=0.3.3 tp=1");
+  if (goodputWords.length && !f.goodput.length) throw bad("ik bench vllm", `'${goodputWords[0]}' has no --goodput before it`, "e.g. --goodput ttft:100 tpot:50");
+  if (metaWords.length && !f.metadata.length) throw bad("ik bench vllm", `'${metaWords[0]}' has no --metadata before it`, "e.g. --metadata version=0.3.3 tp=1");
   const metadata = metaWords.map((w): [string, string] => {
     const i = w.indexOf("=");
-    if (i <= 0) throw usageError("--metadata", `'${w}' is not KEY=VALUE`, "e.g. --metadata version=0.3.3");
+    if (i <= 0) throw bad("--metadata", `'${w}' is not KEY=VALUE`, "e.g. --metadata version=0.3.3");
     return [w.slice(0, i).trim(), w.slice(i + 1).trim()];
   });
   const api = BACKENDS[f.backend];
-  if (!api) throw usageError("--backend", `'${f.backend}': ik speaks the OpenAI API only`, "use --backend openai (or vllm: completions) or openai-chat");
+  if (!api) throw bad("--backend", `'${f.backend}': ik speaks the OpenAI API only`, "use --backend openai (or vllm: completions) or openai-chat");
   if (f.endpoint !== undefined && f.endpoint !== PATHS[api]) {
-    throw usageError("--endpoint", `'${f.endpoint}' is not the ${api} endpoint of --backend ${f.backend}`, `use --endpoint ${PATHS[api]}, or --backend ${api === "chat" ? "openai" : "openai-chat"} for ${api === "chat" ? PATHS.completions : PATHS.chat}`);
+    throw bad("--endpoint", `'${f.endpoint}' is not the ${api} endpoint of --backend ${f.backend}`, `use --endpoint ${PATHS[api]}, or --backend ${api === "chat" ? "openai" : "openai-chat"} for ${api === "chat" ? PATHS.completions : PATHS.chat}`);
   }
   if (f.baseUrl !== undefined && (f.host !== "127.0.0.1" || f.port !== 8000)) warnings.push("--base-url is given: --host and --port are ignored, as vLLM does");
   const host = f.host.includes(":") && !f.host.startsWith("[") ? `[${f.host}]` : f.host;
   const baseUrl = f.baseUrl ?? `http://${host}:${f.port}`;
   const raw = f.requestRate.trim().toLowerCase();
   const requestRate = raw === "inf" || raw === "infinity" ? Infinity : Number(raw);
-  if (!(requestRate > 0) || Number.isNaN(requestRate)) throw usageError("--request-rate", `'${f.requestRate}' is not a positive number or inf`, "e.g. --request-rate 4, or inf (every request at time 0)");
+  if (!(requestRate > 0) || Number.isNaN(requestRate)) throw bad("--request-rate", `'${f.requestRate}' is not a positive number or inf`, "e.g. --request-rate 4, or inf (every request at time 0)");
   const percentileMetrics = (f.percentileMetrics ?? "ttft,tpot,itl").split(",").map((s) => s.trim()).filter(Boolean);
   for (const m of percentileMetrics) {
-    if (!(PERCENTILE_METRICS as readonly string[]).includes(m)) throw usageError("--percentile-metrics", `'${m}' is not one of ${PERCENTILE_METRICS.join(", ")}`);
+    if (!(PERCENTILE_METRICS as readonly string[]).includes(m)) throw bad("--percentile-metrics", `'${m}' is not one of ${PERCENTILE_METRICS.join(", ")}`);
   }
   const percentiles = f.metricPercentiles.split(",").map((s) => s.trim()).filter(Boolean).map((s) => {
     const p = Number(s);
-    if (!Number.isFinite(p) || p < 0 || p > 100) throw usageError("--metric-percentiles", `'${s}' is not a percentile in [0, 100]`, "e.g. --metric-percentiles 50,90,99");
+    if (!Number.isFinite(p) || p < 0 || p > 100) throw bad("--metric-percentiles", `'${s}' is not a percentile in [0, 100]`, "e.g. --metric-percentiles 50,90,99");
     return p;
   });
-  if (!percentiles.length) throw usageError("--metric-percentiles", "is empty", "e.g. --metric-percentiles 99");
+  if (!percentiles.length) throw bad("--metric-percentiles", "is empty", "e.g. --metric-percentiles 99");
   const sampling: Record<string, unknown> = {};
   for (const [k, v] of [["top_p", f.topP], ["top_k", f.topK], ["min_p", f.minP], ["temperature", f.temperature], ["frequency_penalty", f.frequencyPenalty], ["presence_penalty", f.presencePenalty], ["repetition_penalty", f.repetitionPenalty]] as const) {
     if (v !== undefined) sampling[k] = v;
@@ -125,9 +130,9 @@ export function vllmPlan(f: VllmFlagValues): VllmPlan {
     try {
       v = JSON.parse(f.extraBody);
     } catch (e) {
-      throw usageError("--extra-body", `not valid JSON (${(e as Error).message})`, "pass a JSON object, e.g. '{\"top_k\": 20}'");
+      throw bad("--extra-body", `not valid JSON (${(e as Error).message})`, "pass a JSON object, e.g. '{\"top_k\": 20}'");
     }
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw usageError("--extra-body", "must be a JSON object");
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw bad("--extra-body", "must be a JSON object");
     extra = v as Record<string, unknown>;
   }
   return { api, baseUrl, requestRate, goodput: parseGoodput(goodputWords), metadata, percentileMetrics, percentiles, body: { ...sampling, ...extra }, warnings };
