@@ -127,7 +127,15 @@ describe("ik bench vllm", () => {
     assert.equal(file.run, "a");
     assert.ok(file.max_concurrent_requests <= 2, `peak ${file.max_concurrent_requests}`);
     for (const k of VLLM_DETAILED) assert.equal(file[k].length, 8, k);
-    assert.ok("p99.9_client_queue_time_ms" in file && "p50_e2el_ms" in file);
+    // vLLM's order for these options: setup, metadata, traffic, benchmark()'s result dict (detailed
+    // arrays kept), then process_one_metric per selected metric (e2el_including_client_queue only at a finite rate).
+    const block = (m: string) => [`mean_${m}_ms`, `median_${m}_ms`, `std_${m}_ms`, `p50_${m}_ms`, `p99.9_${m}_ms`];
+    assert.deepEqual(Object.keys(file).filter((k) => !k.startsWith("ik_")), [
+      "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "tp", "run", "request_rate", "burstiness", "max_concurrency",
+      "duration", "completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput", "output_throughput",
+      "total_token_throughput", "input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "queue_times", "generated_texts", "errors",
+      "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", ...block("ttft"), ...block("e2el"), ...block("client_queue_time"),
+    ]);
     assert.ok(!("mean_e2el_including_client_queue_ms" in file), "vLLM has that block only at a finite rate");
     assert.ok(!("mean_tpot_ms" in file));
     // The mock's own view: intervals [read, last token] of the 8 requests overlap at most 2 deep.
