@@ -162,6 +162,19 @@ describe("ik bench vllm", () => {
     assert.equal(one(join(dir, "g2")).request_goodput, 0);
   });
 
+  test("a server without a /tokenize ik knows: lengths counted as words, said on stderr and in the record", async () => {
+    const plain = await startMock(["--engine", "openai", "--ttft-ms", "5", "--tpot-ms", "1"]);
+    try {
+      const r = await runArgv([ikBin()], ["bench", "vllm", "--base-url", plain.base, "--model", "mock-model", "--num-prompts", "3", "--random-input-len", "24", "--random-output-len", "4"], { env: { IK_RUNS_DIR: join(dir, "runs") }, cwd: dir, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /warning: the server cannot count tokens for ik .*counted as words \(approximate\)/);
+      const rec = JSON.parse(readFileSync(join(dir, "runs", recordId(r), "evidence.json"), "utf8"));
+      assert.ok(rec.limitations.some((l: string) => /random prompt lengths are approximate/.test(l)), rec.limitations.join("\n"));
+    } finally {
+      await plain.stop();
+    }
+  });
+
   test("refused, warned and unknown flags: one line each, 64 naming the flag", async () => {
     const unknown = await ik([...base(), "--num-prompts", "2", "--frobnicate", "1"]);
     assert.equal(unknown.code, 64);
