@@ -15,7 +15,7 @@ import { command } from "@optique/core/primitives";
 import { IkError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
-import { guardWrite, storeRoot, writeWhole } from "../evidence/mod.ts";
+import { checkWritable, guardWrite, storeRoot, writeWhole } from "../evidence/mod.ts";
 import { loadExportSource } from "../export/record_source.ts";
 import { exportMeta } from "../export/vllm_export.ts";
 import { vllmDate } from "../export/vllm_level_file.ts";
@@ -54,6 +54,9 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   for (const w of plan.warnings) ctx.err(`ik bench vllm: warning: ${w}\n`);
   const apiKey = v.apiKeyEnv !== undefined ? ctx.runtime.env(v.apiKeyEnv) || undefined : undefined;
   if (v.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${v.apiKeyEnv} is not set or empty`, `export ${v.apiKeyEnv}=... or drop the flag`);
+  const resultDir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
+  // CONTRACTS: every output folder is checked writable before the first request (exit 74).
+  if (v.saveResult || v.appendResult) await checkWritable([resultDir]);
   const ep = parseEndpoint(plan.baseUrl, v.baseUrl !== undefined ? "--base-url" : "--host/--port");
   let modelId = v.model;
   if (modelId === undefined) {
@@ -111,7 +114,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     const result = vllmResultFile(exportMeta(src), src.levels[0], opts);
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(summaryBlock(result, plan.percentiles)));
     if (v.saveResult || v.appendResult) {
-      const dir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
+      const dir = resultDir;
       const file = resolve(dir, v.resultFilename ?? defaultResultName(opts));
       const text = prep.clean(JSON.stringify(result));
       await guardWrite(file, () => mkdir(dir, { recursive: true }));

@@ -175,6 +175,15 @@ describe("ik bench vllm", () => {
     }
   });
 
+  test("a --result-dir that cannot be written is exit 74 before any request", async () => {
+    writeFileSync(join(dir, "a-file"), "x");
+    const before = mock.proc.stdout().split("\n").filter((l) => l.startsWith("ik-request")).length;
+    const r = await ik([...base(), "--num-prompts", "2", "--save-result", "--result-dir", join(dir, "a-file", "sub")]);
+    assert.equal(r.code, 74, r.stderr);
+    assert.match(r.stderr, /a-file/);
+    assert.equal(mock.proc.stdout().split("\n").filter((l) => l.startsWith("ik-request")).length, before, "nothing was sent");
+  });
+
   test("refused, warned and unknown flags: one line each, 64 naming the flag", async () => {
     const unknown = await ik([...base(), "--num-prompts", "2", "--frobnicate", "1"]);
     assert.equal(unknown.code, 64);
