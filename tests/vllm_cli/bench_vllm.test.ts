@@ -175,6 +175,18 @@ describe("ik bench vllm", () => {
     }
   });
 
+  test("--append-result adds a newline and the next result to the same file, as vLLM; --result-filename names it", async () => {
+    const res = join(dir, "ap");
+    for (const seed of ["1", "2"]) {
+      const r = await ik([...base(), "--num-prompts", "2", "--seed", seed, "--append-result", "--result-dir", res, "--result-filename", "both.json"]);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const text = readFileSync(join(res, "both.json"), "utf8");
+    const parts = text.split("\n");
+    assert.equal(parts.length, 2, text.slice(0, 200));
+    for (const p of parts) assert.equal(JSON.parse(p).completed, 2);
+  });
+
   test("a --result-dir that cannot be written is exit 74 before any request", async () => {
     writeFileSync(join(dir, "a-file"), "x");
     const before = mock.proc.stdout().split("\n").filter((l) => l.startsWith("ik-request")).length;
