@@ -52,7 +52,8 @@ export interface LevelSpec {
   /** The level's arrival offsets, when the caller has computed them already (a sharded run, for its hash). */
   offsetsMs?: ArrayLike<number>;
   /** Open loop: at most this many requests in flight (vLLM's --max-concurrency); a request due over it waits, and its send lag includes the wait. */
-  maxInFlight?: number | null;  /**
+  maxInFlight?: number | null;
+  /**
    * Open loop with a count (maxRequests): stretch the seeded offsets so the last arrival is at
    * N / rate, as vLLM's `get_request` rescales its gaps (the schedule's rate is then the target).
    */

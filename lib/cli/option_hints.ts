@@ -188,7 +188,9 @@ export function optionHint(path: string, bad: string, names: readonly string[]):
   const foreign = FOREIGN_FLAGS[path]?.[flag];
   if (foreign) {
     const vllm = path === "bench serve" && VLLM_BENCH_FLAGS.has(flag) ? `; or run 'ik bench vllm', which takes vllm bench serve's ${flag} as it is` : "";
-    return `That is another tool's flag: in 'ik ${path}' use ${foreign}${vllm}`;
+    // ik bench vllm's table also maps ik bench serve's own names (--rates, --prompts) to vLLM's.
+    const what = path === "bench vllm" ? "That is not a vllm bench serve flag" : "That is another tool's flag";
+    return `${what}: in 'ik ${path}' use ${foreign}${vllm}`;
   }
   const near = nearOptions(flag, names);
   if (!near.length) return null;
