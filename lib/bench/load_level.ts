@@ -51,6 +51,13 @@ export interface LevelSpec {
   shard?: { k: number; s: number };
   /** The level's arrival offsets, when the caller has computed them already (a sharded run, for its hash). */
   offsetsMs?: ArrayLike<number>;
+  /** Open loop: at most this many requests in flight (vLLM's --max-concurrency); a request due over it waits, and its send lag includes the wait. */
+  maxInFlight?: number | null;
+  /**
+   * Open loop with a count (maxRequests): stretch the seeded offsets so the last arrival is at
+   * N / rate, as vLLM's `get_request` rescales its gaps (the schedule's rate is then the target).
+   */
+  rescaleToRate?: boolean;
 }
 
 /** Live counters, for the progress line. */
@@ -127,8 +134,15 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const counts = new CountTally();
   const pick = deps.pool.picker(spec.seed, spec.name);
   let allOffsets: ArrayLike<number> | null = null;
-  if (spec.ratePerS !== null) {
+  if (spec.ratePerS === Infinity) {
+    // vLLM's --request-rate inf: every one of the N requests is due at the level's start.
+    allOffsets = spec.offsetsMs ?? new Float64Array(spec.maxRequests ?? 0);
+  } else if (spec.ratePerS !== null) {
     allOffsets = spec.offsetsMs ?? arrivalOffsetsMs({ ratePerS: spec.ratePerS, durationS: spec.durationS, burstiness: spec.burstiness, maxRequests: spec.maxRequests, seed: spec.seed });
+    if (spec.rescaleToRate && !spec.offsetsMs && spec.maxRequests && allOffsets.length && allOffsets[allOffsets.length - 1] > 0) {
+      const raw = allOffsets, f = (raw.length / spec.ratePerS) * 1000 / raw[raw.length - 1];
+      allOffsets = Float64Array.from(raw, (t) => Math.round(t * f * 1e3) / 1e3);
+    }
   }
   const facts = allOffsets && spec.ratePerS !== null
     ? { name: spec.name, targetRps: spec.ratePerS, offsetsMs: allOffsets, durationS: Number.isFinite(spec.durationS) ? spec.durationS : null, maxRequests: spec.maxRequests, burstiness: spec.burstiness }
@@ -190,7 +204,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   try {
     if (offsets) {
       await runOpenLoop((i, due) => send(seqOf(i), due), {
-        offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms,
+        offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms, maxInFlight: spec.maxInFlight,
         onSendsDone: () => {
           // The seqs after this shard's last one are drawn too, so the next level's picks match.
           if (allOffsets && !deps.signal?.aborted) while (picked < allOffsets.length) (pick(), picked++);
@@ -222,10 +236,11 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const clientLimited = why.length ? why.join("; ") : null;
   const scheduled = offsets ? scheduleRate(offsets) : null;
   // An interrupted level is already not judged; its offered rate says nothing about the client.
-  const short = interrupted ? null : notAchieved({
+  const shortRaw = interrupted ? null : notAchieved({
     targetRps: spec.ratePerS, scheduledRps: scheduled, offeredRps: offered, clientLimited,
     maxRequests: spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests, sent,
   });
+  const short = shortRaw && spec.maxInFlight ? `${shortRaw} (or the cap of ${spec.maxInFlight} in flight held requests back)` : shortRaw;
   return {
     level: spec.level,
     name: spec.name,

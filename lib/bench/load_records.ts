@@ -77,6 +77,11 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     const src = x.refE2eMs !== null && !x.needRef ? "--ref-e2e-ms" : `the median of ${x.referenceE2eMs.length} reference request(s) after the warm-up`;
     limitations.push(`concurrency N offered as Poisson rate N / e2e_ref, e2e_ref = ${fmt(x.e2eRefMs)} ms from ${src}; measured mean in-flight is reported per level (${CONCURRENCY_WORDS})`);
   }
+  if (x.maxInFlight && !x.closedLoop) {
+    limitations.push(`open-loop arrivals capped at ${x.maxInFlight} requests in flight (vLLM's --max-concurrency): a request due while ${x.maxInFlight} were running waited for one to end, so its send lag includes that wait and the offered rate can fall below the target`);
+  }
+  if (x.rescaleToRate && x.requestsPerLevel && !x.closedLoop) limitations.push(`each level's ${x.requestsPerLevel} seeded arrivals were rescaled to end at ${x.requestsPerLevel} / rate, as vLLM's get_request does (the schedule's rate is the target)`);
+  if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
@@ -110,6 +115,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, endpoint_kind: `openai_${runner.cfg.api}`, prefix_cache: "cold", request_set: requestSet(x.prompts, runner),
     open_loop: !x.closedLoop,
   };
+  if (x.maxInFlight && !x.closedLoop) workload.max_in_flight = x.maxInFlight;
   workload[x.levelKind === "concurrency" ? "concurrency" : "rate_rps"] = x.grid;
   const top = x.levels[x.levels.length - 1];
   let summary = `${x.label} ${runner.cfg.model}: ${x.closedLoop ? "closed-loop stress" : "open-loop"} load, ${x.levels.length} level(s) (${x.levels.map((l) => l.name).join(", ")})`;

@@ -39,6 +39,10 @@ export interface LoadRun {
   /** `--requests N`: exactly N arrivals per level from the same seeded process; the level lasts as long as they take. */
   requestsPerLevel?: number | null;
   burstiness: number;
+  /** Open loop: a cap on requests in flight (vLLM's --max-concurrency over its arrivals), or null. */
+  maxInFlight?: number | null;
+  /** With requestsPerLevel: the N arrivals rescaled to end at N / rate, as vLLM's (default false). */
+  rescaleToRate?: boolean;
   refRequests: number;
   refE2eMs: number | null;
   warmup: number;
@@ -68,7 +72,7 @@ export interface LoadRun {
 
 /** The level's name: `c8` for concurrency, `r2.5` for a rate. */
 export function levelName(kind: "rate" | "concurrency", level: number): string {
-  return `${kind === "concurrency" ? "c" : "r"}${level}`;
+  return `${kind === "concurrency" ? "c" : "r"}${level === Infinity ? "inf" : level}`;
 }
 
 /**
@@ -151,7 +155,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
     const res = await runLevel({
       index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
-      burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i),
+      burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), maxInFlight: cfg.closedLoop ? null : cfg.maxInFlight ?? null, rescaleToRate: cfg.rescaleToRate === true,
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
       signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name),

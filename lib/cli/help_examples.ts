@@ -29,6 +29,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "ik bench serve --base-url http://127.0.0.1:8000 --model m --extend serve_benchmark-20261201T090000Z-1a2b3c4d",
     "ik bench rounds engines.json --prompts set.jsonl --serve-args \"--max-tokens 128\"",
     "ik bench rounds engines.json --mode load --serve-args \"--concurrency 1,4,16 --slo-ttft-p95-ms 500\" --engines vllm,sglang",
+    "ik bench vllm --base-url http://127.0.0.1:8000 --model m --dataset-name random --random-input-len 1024 --random-output-len 128 --num-prompts 200 --request-rate 4 --max-concurrency 16 --save-result --result-dir results/",
     "ik bench points --base http://127.0.0.1:18000 --model m --plan runs/benchmark-plan.json --out runs/benchmark-001",
     "srun -n 4 --kill-on-bad-exit=0 --output=slice-%t.json ik bench serve --mode load --shard auto --start-at 1796140800000 --base-url http://gpu01:8000 --model m --rates 8,16 --gpu-name H100 --gpu-count 8 --json",
   ],

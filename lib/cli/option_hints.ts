@@ -2,7 +2,8 @@
  * Hints for an option a command does not know: a near miss of one of its own options
  * (`--duraton-s` → `--duration-s`, `--rate` → `--rates`, `--base` → `--base-url`), or a flag of the
  * tool the user comes from (`vllm bench serve --request-rate`, AIPerf's `--request-count`,
- * guidellm's `--max-seconds`) mapped to what ik calls it. Pure: names in, one sentence out.
+ * guidellm's `--max-seconds`) mapped to what ik calls it, and for vLLM's own flags on
+ * `ik bench serve` a pointer to `ik bench vllm`. Pure: names in, one sentence out.
  * @module
  */
 import type { Parser } from "@optique/core/parser";
@@ -91,9 +92,22 @@ const BASE_URL = "--base-url http://HOST:PORT (the server's root)";
 const PROMPTS = "--prompts FILE, a prompt set that 'ik prompts synth --bucket NAME:IN:OUT' makes";
 const RECORDS = "ik always writes its record (under $IK_RUNS_DIR, or --run-dir DIR); 'ik export --format vllm --out DIR' writes vLLM's result files from it";
 
+/** The target (`--url`, AIPerf's) in `ik bench vllm`'s words. */
+const VLLM_BASE = "--base-url URL, or --host HOST --port PORT";
+
 /**
- * Other tools' flags (vLLM's `bench serve`, AIPerf, guidellm) and what `ik bench serve` calls them,
- * by ik command path.
+ * `vllm bench serve`'s flags that `ik bench vllm` takes as they are: on `ik bench serve` their
+ * hint also points there.
+ */
+export const VLLM_BENCH_FLAGS: ReadonlySet<string> = new Set([
+  "--request-rate", "--max-concurrency", "--num-prompts", "--dataset-name", "--dataset-path", "--random-input-len", "--random-output-len",
+  "--random-range-ratio", "--random-prefix-len", "--goodput", "--percentile-metrics", "--metric-percentiles", "--save-result", "--save-detailed",
+  "--result-dir", "--result-filename", "--host", "--port", "--backend", "--endpoint", "--served-model-name", "--ignore-eos", "--temperature",
+]);
+
+/**
+ * Other tools' flags (vLLM's `bench serve`, AIPerf, guidellm) and what `ik bench serve` and
+ * `ik bench vllm` call them, by ik command path.
  */
 export const FOREIGN_FLAGS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "bench serve": {
@@ -138,6 +152,30 @@ export const FOREIGN_FLAGS: Readonly<Record<string, Readonly<Record<string, stri
     "--warmup-request-count": "--warmup N",
     "--rate-type": "--mode load with --rates R,S, or --concurrency N",
   },
+  "bench vllm": {
+    "--request-count": "--num-prompts N",
+    "--max-requests": "--num-prompts N",
+    "--concurrency": "--max-concurrency N (a cap on requests in flight over the arrivals; with --request-rate inf, N always in flight)",
+    "--rates": "--request-rate R (one rate per run; a grid of rates is 'ik bench serve --mode load --rates R,S')",
+    "--prompts": "--dataset-name random, or 'ik bench serve --prompts FILE' for a prompt set",
+    "--max-tokens": "--random-output-len N",
+    "--synthetic-input-tokens-mean": "--random-input-len N",
+    "--isl": "--random-input-len N",
+    "--output-tokens-mean": "--random-output-len N",
+    "--osl": "--random-output-len N",
+    "--max-seconds": "--num-prompts N (a run is counted in requests, as vLLM's)",
+    "--duration-s": "--num-prompts N (a run is counted in requests, as vLLM's)",
+    "--benchmark-duration": "--num-prompts N (a run is counted in requests, as vLLM's)",
+    "--url": VLLM_BASE,
+    "--target": VLLM_BASE,
+    "--warmup-request-count": "--num-warmups N",
+    "--warmup": "--num-warmups N",
+    "--artifact-dir": "--save-result --result-dir DIR",
+    "--output-path": "--save-result --result-dir DIR --result-filename NAME",
+    "--endpoint-type": "--backend openai|openai-chat",
+    "--rate-type": "--request-rate R, or inf",
+    "--api": "--backend openai (completions) or openai-chat (chat)",
+  },
 };
 
 /**
@@ -148,7 +186,12 @@ export const FOREIGN_FLAGS: Readonly<Record<string, Readonly<Record<string, stri
 export function optionHint(path: string, bad: string, names: readonly string[]): string | null {
   const flag = bad.replace(/=.*$/, "");
   const foreign = FOREIGN_FLAGS[path]?.[flag];
-  if (foreign) return `That is another tool's flag: in 'ik ${path}' use ${foreign}`;
+  if (foreign) {
+    const vllm = path === "bench serve" && VLLM_BENCH_FLAGS.has(flag) ? `; or run 'ik bench vllm', which takes vllm bench serve's ${flag} as it is` : "";
+    // ik bench vllm's table also maps ik bench serve's own names (--rates, --prompts) to vLLM's.
+    const what = path === "bench vllm" ? "That is not a vllm bench serve flag" : "That is another tool's flag";
+    return `${what}: in 'ik ${path}' use ${foreign}${vllm}`;
+  }
   const near = nearOptions(flag, names);
   if (!near.length) return null;
   return near.length === 1 ? `Did you mean \`${near[0]}\`?` : `Did you mean one of ${near.map((n) => `\`${n}\``).join(", ")}?`;

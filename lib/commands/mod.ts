@@ -11,6 +11,7 @@ import type { CommandContext } from "./context.ts";
 import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
 import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
 import { benchPointsCommand, runBenchPoints } from "./bench_points.ts";
+import { benchVllmCommand, runBenchVllm } from "./bench_vllm.ts";
 import { loadTrialCommand, runLoadTrial } from "./load_trial.ts";
 import { mockCommand, runMock } from "./mock.ts";
 import { promptsCommand, runPrompts } from "./prompts.ts";
@@ -23,8 +24,8 @@ import { reportCommand, runReport } from "./report.ts";
 import { mergeCommand, runMerge } from "./merge.ts";
 
 /** `ik bench …`: the benchmark commands. */
-export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand), {
-  brief: message`Benchmarks: serve (one server: latency with CIs, or load capacity), rounds (several engines in balanced rounds), points (ordered points against a running fleet).`,
+export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand, benchVllmCommand), {
+  brief: message`Benchmarks: serve (one server: latency with CIs, or load capacity), rounds (several engines in balanced rounds), points (ordered points against a running fleet), vllm (vllm bench serve's flags and result file).`,
   description: message`ik bench serve measures one OpenAI-compatible server and writes an evidence record; ik bench rounds launches, measures and stops several engines from a manifest in a balanced order and compares them.`,
 });
 
@@ -49,6 +50,8 @@ export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
       return runBenchRounds(ctx, args);
     case "bench-points":
       return runBenchPoints(ctx, args);
+    case "bench-vllm":
+      return runBenchVllm(ctx, args);
     case "load-trial-prepare":
     case "load-trial-run":
       return runLoadTrial(ctx, args);

@@ -28,6 +28,12 @@ export interface OpenLoopOptions {
    * overlap.
    */
   onSendsDone?: () => void;
+  /**
+   * A cap on requests in flight (vLLM's `--max-concurrency` over its open-loop arrivals): a request
+   * due while this many are running waits for one to end, then goes, still stamped with its own
+   * deadline, so its send lag includes the wait for the cap. Arrivals keep their order. Default none.
+   */
+  maxInFlight?: number | null;
 }
 
 /** What a level's sending did. */
@@ -38,6 +44,11 @@ export interface OpenLoopOutcome {
   sent: number;
   /** When the last request was handed to send. */
   lastSendMs: number | null;
+}
+
+/** A promise that settles when the signal aborts (never without a signal). */
+function abortOf(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((ok) => signal?.addEventListener("abort", () => ok(), { once: true }));
 }
 
 /**
@@ -53,9 +64,13 @@ export async function runOpenLoop(
   const inFlight = new Set<Promise<unknown>>();
   let sent = 0;
   let lastSend: number | null = null;
+  const cap = opts.maxInFlight && opts.maxInFlight > 0 ? opts.maxInFlight : Infinity;
+  const aborted = cap < Infinity ? abortOf(opts.signal) : null;
   for (let i = 0; i < opts.offsetsMs.length; i++) {
     const due = t0 + opts.offsetsMs[i];
     await waitUntil(due, timers, { signal: opts.signal, spinMarginMs: opts.spinMarginMs });
+    // Bounded: each wait ends when one running request ends (or on abort).
+    while (inFlight.size >= cap && !opts.signal?.aborted) await Promise.race([...inFlight, aborted]);
     if (opts.signal?.aborted) break;
     lastSend = timers.clock();
     const p = send(i, due).catch(() => {}).finally(() => inFlight.delete(p));

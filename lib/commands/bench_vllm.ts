@@ -1,0 +1,136 @@
+/**
+ * `ik bench vllm`: `vllm bench serve`'s flags with their meaning. One load level (vLLM runs one
+ * rate per invocation): exactly `--num-prompts` open-loop arrivals at `--request-rate` (Poisson,
+ * gamma with `--burstiness`; `inf` all due at once), `--max-concurrency` a cap on requests in
+ * flight over those arrivals (vLLM's semaphore, not ik's closed loop), prompts from
+ * `--dataset-name random`. Prints vLLM's summary block, writes ik's evidence record always and
+ * vLLM's result JSON with `--save-result`. Exit codes as `ik bench serve`.
+ * @module
+ */
+import { appendFile, mkdir, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { message } from "@optique/core/message";
+import { parse, type InferValue } from "@optique/core/parser";
+import { command } from "@optique/core/primitives";
+import { IkError, usageError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { listModels, parseEndpoint } from "../client/mod.ts";
+import { checkWritable, guardWrite, storeRoot, writeWhole } from "../evidence/mod.ts";
+import { loadExportSource } from "../export/record_source.ts";
+import { exportMeta } from "../export/vllm_export.ts";
+import { vllmDate } from "../export/vllm_level_file.ts";
+import { runLoad } from "../bench/serve_load.ts";
+import { progressPrinter } from "../report/load_progress.ts";
+import { promptSetFor } from "../vllm_cli/dataset.ts";
+import { benchVllmFlags } from "../vllm_cli/flags.ts";
+import { vllmPlan, type VllmFlagValues } from "../vllm_cli/options.ts";
+import { defaultResultName, vllmResultFile } from "../vllm_cli/result_file.ts";
+import { summaryBlock } from "../vllm_cli/summary_block.ts";
+import { type BenchServeFlags, benchServeCommand } from "./bench_serve.ts";
+import { prepareServe } from "./bench_serve_setup.ts";
+import type { CommandContext } from "./context.ts";
+import { lengthCounter } from "./prompts_synth.ts";
+
+/** Parser for `ik bench vllm`. */
+export const benchVllmCommand = command("vllm", benchVllmFlags, {
+  brief: message`vllm bench serve's flags: one rate, --num-prompts requests, vLLM's summary block and result JSON, plus ik's evidence record.`,
+  description: message`Takes vllm bench serve's flags with their meaning (read from vLLM's vllm/benchmarks/serve.py): --num-prompts open-loop arrivals at --request-rate (Poisson, gamma with --burstiness; inf sends all at time 0), --max-concurrency caps the requests in flight over them (vLLM's semaphore, not ik's --closed-loop), --dataset-name random builds prompts of exact lengths with the server's /tokenize. Prints vLLM's summary block; --save-result writes vLLM's result JSON (--save-detailed keeps the per-request arrays); ik's evidence record is always written under $IK_RUNS_DIR (else ./runs). Flags ik cannot honour are refused (e.g. --profile, --ramp-up-strategy, --lora-modules, --header) or accepted with a warning when they change nothing client-side (e.g. --tokenizer-mode, --trust-remote-code, --disable-tqdm), each in one line; an unknown flag is a usage error (64).`,
+});
+
+/** The parsed flags of `ik bench vllm`. */
+export type BenchVllmFlags = InferValue<typeof benchVllmCommand>;
+
+/** `ik bench serve` flags from words (all its defaults filled by its own parser). */
+function serveFlags(words: string[]): BenchServeFlags {
+  const r = parse(benchServeCommand, ["serve", ...words]);
+  if (!r.success) throw new IkError(ExitCode.INTERNAL, "bench vllm", `the load settings were refused (${JSON.stringify(r.error)})`, "please report");
+  return r.value as BenchServeFlags;
+}
+
+/** Runs `ik bench vllm`. */
+export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Promise<number> {
+  const v = f as unknown as VllmFlagValues & BenchVllmFlags;
+  const plan = vllmPlan(v);
+  for (const w of plan.warnings) ctx.err(`ik bench vllm: warning: ${w}\n`);
+  const apiKey = v.apiKeyEnv !== undefined ? ctx.runtime.env(v.apiKeyEnv) || undefined : undefined;
+  if (v.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${v.apiKeyEnv} is not set or empty`, `export ${v.apiKeyEnv}=... or drop the flag`);
+  const resultDir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
+  // CONTRACTS: every output folder is checked writable before the first request (exit 74).
+  if (v.saveResult || v.appendResult) await checkWritable([resultDir]);
+  const ep = parseEndpoint(plan.baseUrl, v.baseUrl !== undefined ? "--base-url" : "--host/--port");
+  let modelId = v.model;
+  if (modelId === undefined) {
+    const m = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 10_000 });
+    if (!m.ok || !m.models.length) throw new IkError(ExitCode.UNAVAILABLE, "--model", `no model from the server's /v1/models (${m.error ?? "an empty list"})`, "give --model NAME");
+    modelId = m.models[0].id;
+    ctx.err(`ik bench vllm: --model not given: the server's first model is ${modelId}\n`);
+  }
+  const modelName = v.servedModelName ?? modelId;
+  const inputLen = v.inputLen ?? v.randomInputLen, outputLen = v.outputLen ?? v.randomOutputLen;
+  if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${inputLen} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}\n`);
+  const ds = await promptSetFor({
+    datasetName: v.datasetName, datasetPath: v.datasetPath,
+    random: { inputLen, outputLen, rangeRatio: v.randomRangeRatio, prefixLen: v.randomPrefixLen, numPrompts: v.numPrompts, seed: v.seed },
+    counter: async () => {
+      const words = () => lengthCounter(ctx, { tokenizeEngine: "auto", api: plan.api });
+      if (v.lengths === "words") return await words();
+      try {
+        return await lengthCounter(ctx, { tokenizeVia: plan.baseUrl, tokenizeEngine: "auto", api: plan.api, apiKeyEnv: v.apiKeyEnv, model: modelName });
+      } catch (e) {
+        if (!(e instanceof IkError) || e.code !== ExitCode.UNAVAILABLE) throw e;
+        ctx.err(`ik bench vllm: warning: the server cannot count tokens for ik (${e.message}): random prompt lengths are counted as words (approximate)\n`);
+        return await words();
+      }
+    },
+  });
+  const exact = v.datasetName === "random" || v.ignoreEos;
+  const label = v.label ?? v.backend;
+  const words = ["--base-url", plan.baseUrl, "--model", modelName, "--mode", "load", "--rates", "1", "--requests", String(v.numPrompts), "--api", plan.api,
+    "--warmup", String(v.numWarmups), "--seed", String(v.seed), "--burstiness", String(v.burstiness), "--label", label, "--timeout-s", String(v.timeoutS), "--sweep-all",
+    exact ? "--exact-length" : "--no-exact-length"];
+  if (Object.keys(plan.body).length) words.push("--extra-body", JSON.stringify(plan.body));
+  if (v.apiKeyEnv !== undefined) words.push("--api-key-env", v.apiKeyEnv);
+  const prep = await prepareServe(ctx, serveFlags(words));
+  try {
+    const args = prep.load!.args;
+    Object.assign(args, {
+      rates: [Number.isFinite(plan.requestRate) ? plan.requestRate : "inf"], prompts: ds.set.name, max_in_flight: v.maxConcurrency ?? null,
+      vllm: { backend: v.backend, dataset_name: v.datasetName, num_prompts: v.numPrompts, request_rate: Number.isFinite(plan.requestRate) ? plan.requestRate : "inf", max_concurrency: v.maxConcurrency ?? null, length_method: ds.lengthMethod },
+    });
+    const server = { ...prep.load!.server, limitations: [...prep.load!.server.limitations, ...ds.limitations] };
+    const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
+    const { capacity, measured, interrupted } = await runLoad({
+      ...prep.load!, set: ds.set, prompts: ds.set.prompts, grid: [plan.requestRate], server, maxInFlight: v.maxConcurrency ?? null, rescaleToRate: true,
+      signal: ctx.signal, onProgress: progress.update, onNote: (l: string) => progress.note(`bench vllm: warning: ${l.replace("--requests", "--num-prompts")}`),
+    }).finally(() => progress.done());
+    const root = storeRoot((k) => ctx.runtime.env(k), ctx.runtime.cwd());
+    const src = await loadExportSource(String(measured.evidence_id), root, ctx.runtime.cwd());
+    const date = vllmDate(String(measured.created_utc ?? new Date().toISOString()));
+    const opts = {
+      backend: v.backend, label: v.label ?? null, modelId, tokenizerId: v.tokenizer ?? modelId, numPrompts: v.numPrompts, metadata: plan.metadata,
+      requestRate: plan.requestRate, burstiness: v.burstiness, maxConcurrency: v.maxConcurrency ?? null, percentileMetrics: plan.percentileMetrics,
+      percentiles: plan.percentiles, goodput: plan.goodput, detailed: v.saveDetailed, date,
+    };
+    const result = vllmResultFile(exportMeta(src), src.levels[0], opts);
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(summaryBlock(result, plan.percentiles)));
+    if (v.saveResult || v.appendResult) {
+      const dir = resultDir;
+      const file = resolve(dir, v.resultFilename ?? defaultResultName(opts));
+      const text = prep.clean(JSON.stringify(result));
+      await guardWrite(file, () => mkdir(dir, { recursive: true }));
+      // vLLM's --append-result: a newline before the result when the file already holds one.
+      const had = await stat(file).then((st) => st.size > 0, () => false);
+      if (v.appendResult) await guardWrite(file, () => appendFile(file, (had ? "\n" : "") + text));
+      else await writeWhole(file, text, 0o644);
+      ctx.err(`ik bench vllm: wrote ${file}\n`);
+    }
+    ctx.err(`ik bench vllm: ik's record ${measured.evidence_id} (and ${capacity.evidence_id})\n`);
+    if (interrupted) {
+      ctx.err(`ik: bench vllm: interrupted; the records ${measured.evidence_id} and ${capacity.evidence_id} are marked incomplete\n`);
+      return ExitCode.INTERRUPTED;
+    }
+    return ExitCode.OK;
+  } catch (e) {
+    throw prep.sanitizeError(e);
+  }
+}
