@@ -71,6 +71,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const ds = await promptSetFor({
     datasetName: v.datasetName, datasetPath: v.datasetPath,
     random: { inputLen, outputLen, rangeRatio: v.randomRangeRatio, prefixLen: v.randomPrefixLen, numPrompts: v.numPrompts, seed: v.seed },
+    file: { sharegptOutputLen: v.sharegptOutputLen, customOutputLen: v.customOutputLen, sonnetInputLen: v.sonnetInputLen, sonnetOutputLen: v.sonnetOutputLen, sonnetPrefixLen: v.sonnetPrefixLen },
     counter: async () => {
       const words = () => lengthCounter(ctx, { tokenizeEngine: "auto", api: plan.api });
       if (v.lengths === "words") return await words();

@@ -1,7 +1,7 @@
 /**
- * vLLM's `--dataset-name` to an ik prompt set, in one function ({@link promptSetFor}), so the file
- * datasets (sharegpt, sonnet, custom: `lib/datasets/`, built by `ik prompts build`) plug in at one
- * place. `random` is built in memory with ik's synth (lib/prompts `synthExact`): N prompts of the
+ * vLLM's `--dataset-name` to an ik prompt set, in one function ({@link promptSetFor}): the file
+ * datasets (sharegpt, sonnet, custom) are read by `lib/datasets/` (as `ik prompts build` does),
+ * with vLLM's filters and a seeded sample of --num-prompts. `random` is built in memory with ik's synth (lib/prompts `synthExact`): N prompts of the
  * input length (±range ratio, after a shared prefix of P tokens), each with max_tokens the output
  * length (±range ratio), counted by the target server's /tokenize when it has one (exact: the
  * whole request as the server counts it, template included), else as words (approximate, said so).
@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { type IkError, usageError } from "../cli/errors.ts";
 import { parsePromptSetText, type PromptSet } from "../prompts/mod.ts";
 import { type LengthCounter, synthExact } from "../prompts/synth_exact.ts";
+import { buildDatasetPromptSet, type DatasetCounter, datasetAlias } from "../datasets/mod.ts";
 
 /** A usage error (64) whose hint ends with this command's own help. */
 function bad(flag: string, what: string, hint = ""): IkError {
@@ -32,8 +33,10 @@ export interface DatasetRequest {
   datasetName: string;
   datasetPath: string | undefined;
   random: RandomSpec;
-  /** Opens the length counter (the server's /tokenize, or words); called only for random. */
+  /** Opens the length counter (the server's /tokenize, or words). */
   counter: () => Promise<LengthCounter>;
+  /** The file datasets' own lengths (vLLM's --sharegpt-output-len, --custom-output-len, --sonnet-*). */
+  file?: { sharegptOutputLen?: number; customOutputLen?: number; sonnetInputLen?: number; sonnetOutputLen?: number; sonnetPrefixLen?: number };
 }
 
 /** A prompt set made for one run, with what it cannot promise. */
@@ -44,7 +47,7 @@ export interface DatasetSet {
   limitations: string[];
 }
 
-/** The file datasets another module builds (`ik prompts build`). */
+/** The file datasets, read by lib/datasets (as `ik prompts build` reads them). */
 export const FILE_DATASETS = ["sharegpt", "sonnet", "custom"] as const;
 
 /** vLLM's other dataset names: known, and refused by name. */
@@ -52,13 +55,14 @@ const OTHER_VLLM = ["burstgpt", "random-mm", "random-rerank", "hf", "prefix_repe
 
 /**
  * The prompt set for `--dataset-name`.
- * @throws IkError 64 for a file dataset (until lib/datasets is wired here), an unknown name, or
- *   `--dataset-path` with random (as vLLM refuses it)
+ * @throws IkError 64 for an unknown name, a file dataset without --dataset-path, or
+ *   `--dataset-path` with random (as vLLM refuses it); 65 for a malformed file (`file:line`)
  */
 export async function promptSetFor(r: DatasetRequest): Promise<DatasetSet> {
   const name = r.datasetName;
   if ((FILE_DATASETS as readonly string[]).includes(name)) {
-    throw usageError(`--dataset-name ${name}`, `build the set with 'ik prompts build --dataset ${name} --dataset-path FILE' and pass it with ik bench serve --prompts`, "");
+    if (r.datasetPath === undefined) throw bad("--dataset-path", `is needed with --dataset-name ${name}`, `give the ${name} file`);
+    return await fileSet(name as typeof FILE_DATASETS[number], r.datasetPath, r, await r.counter());
   }
   if (OTHER_VLLM.includes(name)) throw bad(`--dataset-name ${name}`, "ik cannot honour this vLLM dataset", "use --dataset-name random, or a prompt set with ik bench serve --prompts");
   if (name !== "random") throw bad("--dataset-name", `'${name}' is not a vLLM dataset name`, "use random, sharegpt, sonnet or custom");
@@ -95,4 +99,34 @@ export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<
   if (rep && rep.raised_to_floor) limitations.push(`${rep.raised_to_floor} drawn input length(s) were below the ${rep.floor_tokens} tokens an empty request counts and were raised`);
   if (s.prefixLen > 0 && s.rangeRatio > 0) limitations.push("with --random-prefix-len and --random-range-ratio, ik draws the whole input length within the ratio (vLLM draws only the part after the prefix)");
   return { set: { name, path: name, sha256, prompts, manifest: null }, lengthMethod: counter.method, limitations };
+}
+
+/**
+ * A length counter as lib/datasets wants it: whole requests as the server counts them, and bare
+ * text (ShareGPT's length filters, sonnet's line average) as that minus what an empty request counts.
+ */
+export function datasetCounterOf(lc: LengthCounter): DatasetCounter {
+  let floor: Promise<number> | null = null;
+  return {
+    method: lc.method,
+    request: (t) => lc.request(t),
+    async text(t) {
+      floor ??= lc.request("");
+      const [n, f] = await Promise.all([lc.request(t), floor]);
+      return Math.max(0, n - f);
+    },
+  };
+}
+
+/** sharegpt, sonnet or custom (vLLM's name for the jsonl reader) from a local file. */
+async function fileSet(name: typeof FILE_DATASETS[number], path: string, r: DatasetRequest, lc: LengthCounter): Promise<DatasetSet> {
+  const f = r.file ?? {};
+  const outputLen = name === "sharegpt" ? f.sharegptOutputLen : name === "custom" ? f.customOutputLen : f.sonnetOutputLen;
+  const { set, build } = await buildDatasetPromptSet({
+    name: datasetAlias(name) ?? "jsonl", path, counter: datasetCounterOf(lc), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
+    ...(name === "sonnet" ? { inputLen: f.sonnetInputLen, prefixLen: f.sonnetPrefixLen } : {}),
+  });
+  const limitations = [...build.limitations];
+  if (build.n < r.random.numPrompts) limitations.push(`--num-prompts ${r.random.numPrompts}: only ${build.n} rows of ${path} passed the filters; they are reused (each reuse with a unique prefix tag) to send ${r.random.numPrompts} requests, as vLLM oversamples`);
+  return { set, lengthMethod: lc.method, limitations };
 }

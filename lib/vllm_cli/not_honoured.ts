@@ -17,7 +17,8 @@ export interface NotHonoured {
 }
 
 const LOCAL_TOKENIZER = "ik loads no local tokenizer: token counts come from the server (ids or usage), prompt lengths from its /tokenize";
-const FILE_DATASET = "it only shapes a file dataset (sharegpt, sonnet, custom, hf), which 'ik bench vllm' does not read yet";
+const FILE_DATASET = "ik's dataset readers always take a seeded sample without repeats (reused with a unique prefix tag when the file has too few rows), stream, and send the chat request the server templates";
+const HF = "ik reads local files only (no Hugging Face download): --dataset-name hf is refused";
 
 /** The table, by flag name. */
 export const NOT_HONOURED: Readonly<Record<string, NotHonoured>> = {
@@ -31,14 +32,9 @@ export const NOT_HONOURED: Readonly<Record<string, NotHonoured>> = {
   "--no-oversample": { takes: "flag", action: "warn", why: FILE_DATASET },
   "--disable-shuffle": { takes: "flag", action: "warn", why: FILE_DATASET },
   "--skip-chat-template": { takes: "flag", action: "warn", why: FILE_DATASET },
-  "--sharegpt-output-len": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--custom-output-len": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--sonnet-input-len": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--sonnet-output-len": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--sonnet-prefix-len": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--hf-subset": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--hf-split": { takes: "value", action: "warn", why: FILE_DATASET },
-  "--hf-output-len": { takes: "value", action: "warn", why: FILE_DATASET },
+  "--hf-subset": { takes: "value", action: "warn", why: HF },
+  "--hf-split": { takes: "value", action: "warn", why: HF },
+  "--hf-output-len": { takes: "value", action: "warn", why: HF },
   "--profile": { takes: "flag", action: "refuse", why: "ik does not drive the server's /start_profile and /stop_profile; profile on the server side" },
   "--ramp-up-strategy": { takes: "value", action: "refuse", why: "ik runs one rate per invocation here; for a grid of rates use 'ik bench serve --mode load --rates R,S'" },
   "--ramp-up-start-rps": { takes: "value", action: "refuse", why: "ik runs one rate per invocation here; for a grid of rates use 'ik bench serve --mode load --rates R,S'" },

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ikBin, type IkRun, runArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
+import { makeDatasetFixtures } from "../../scripts/make_dataset_fixtures.ts";
 
 /**
  * The keys `vllm bench serve --save-result` writes with the default --percentile-metrics
@@ -196,6 +197,30 @@ describe("ik bench vllm", () => {
     assert.equal(mock.proc.stdout().split("\n").filter((l) => l.startsWith("ik-request")).length, before, "nothing was sent");
   });
 
+  test("--dataset-name sharegpt, sonnet and custom read local files (lib/datasets): the requests carry the file's prompts, the record names the dataset", async () => {
+    const fx = makeDatasetFixtures(join(dir, "datasets"));
+    for (const [name, file, extra] of [
+      ["sharegpt", fx["sharegpt.json"], ["--sharegpt-output-len", "6"]],
+      ["sonnet", fx["sonnet.txt"], ["--sonnet-input-len", "120", "--sonnet-prefix-len", "40", "--sonnet-output-len", "6"]],
+      ["custom", fx["custom.jsonl"], ["--custom-output-len", "6"]],
+    ] as const) {
+      const out = join(dir, `ds-${name}`);
+      const r = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", name, "--dataset-path", file, "--num-prompts", "3",
+        "--save-result", "--save-detailed", "--result-dir", out, ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /Successful requests: +3/);
+      const res = one(out);
+      assert.equal(res.completed, 3, name);
+      assert.deepEqual(res.output_lens, [6, 6, 6], name);
+      const rec = JSON.parse(readFileSync(join(dir, "runs", recordId(r), "evidence.json"), "utf8"));
+      assert.match(String(rec.request.args.prompts ?? rec.identity.workload.prompt_set?.name ?? JSON.stringify(rec.identity.workload)), new RegExp(`dataset:${name === "custom" ? "jsonl" : name}`), name);
+    }
+    // A malformed file: 65, one line naming file:line.
+    const bad = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", "sharegpt", "--dataset-path", fx["sharegpt_bad.json"], "--num-prompts", "2"]);
+    assert.equal(bad.code, 65, bad.stderr);
+    assert.match(bad.stderr, /sharegpt_bad\.json:3/);
+  });
+
   test("refused, warned and unknown flags: one line each, 64 naming the flag", async () => {
     const unknown = await ik([...base(), "--num-prompts", "2", "--frobnicate", "1"]);
     assert.equal(unknown.code, 64);
@@ -210,9 +235,12 @@ describe("ik bench vllm", () => {
     const ramp = await ik([...base(), "--ramp-up-strategy", "linear"]);
     assert.equal(ramp.code, 64);
     assert.match(ramp.stderr, /--ramp-up-strategy: ik cannot honour it/);
-    const share = await ik([...base(), "--dataset-name", "sharegpt", "--dataset-path", "x.json"]);
+    const share = await ik([...base(), "--dataset-name", "sharegpt"]);
     assert.equal(share.code, 64);
-    assert.match(share.stderr, /^ik: --dataset-name sharegpt: build the set with 'ik prompts build --dataset sharegpt --dataset-path FILE' and pass it with ik bench serve --prompts$/m);
+    assert.match(share.stderr, /^ik: --dataset-path: is needed with --dataset-name sharegpt; give the sharegpt file; see 'ik bench vllm --help'$/m);
+    const hf = await ik([...base(), "--dataset-name", "hf"]);
+    assert.equal(hf.code, 64);
+    assert.match(hf.stderr, /--dataset-name hf: ik cannot honour this vLLM dataset/);
     const backend = await ik([...base(), "--backend", "tgi"]);
     assert.equal(backend.code, 64);
     assert.match(backend.stderr, /--backend/);
