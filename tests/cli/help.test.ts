@@ -83,8 +83,8 @@ for (const v of ikVariants()) {
         const [flag, want] of [
           ["--request-rate", /use --rates R,S with --mode load/],
           ["--max-concurrency", /use --concurrency N --closed-loop/],
-          ["--num-prompts", /use --max-requests-per-level N/],
-          ["--dataset-name", /use --prompts FILE, a prompt set that 'ik prompts synth/],
+          ["--num-prompts", /use --requests N with --mode load \(exactly N arrivals per level\)/],
+          ["--dataset-name", /use --dataset NAME --dataset-path FILE \(sharegpt, sonnet, jsonl, burstgpt, azure\), or --prompts FILE/],
           ["--goodput", /use --slo-ttft-p95-ms, --slo-tpot-p95-ms and --slo-e2e-p95-ms/],
           ["--save-result", /'ik export --format vllm --out DIR' writes vLLM's result files/],
           ["--max-seconds", /use --duration-s S/],
