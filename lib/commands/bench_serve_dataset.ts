@@ -1,12 +1,17 @@
 /**
  * `bench serve --dataset NAME --dataset-path FILE`: the prompt set built in memory from a local
  * dataset file (lib/datasets), exactly the lines and sha256 `ik prompts build` would write, and
- * what the record's args say about it. Lengths are counted by --tokenizer when given, else words.
+ * what the record's args say about it. Lengths are counted by --tokenizer when given, else by the
+ * target server's own /tokenize (vLLM, SGLang, llama.cpp: exact, template included), else words
+ * (a server without one; said on stderr and in the record).
  * @module
  */
 import { resolve } from "node:path";
 import { dataError, usageError } from "../cli/errors.ts";
-import { buildDatasetPromptSet, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, requestCounter, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import { IkError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
+import { lengthCounter } from "./prompts_synth.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { LoadedTokenizer } from "../tokenizer/load_tokenizer.ts";
 import type { CommandContext } from "./context.ts";
@@ -34,11 +39,16 @@ export function checkDatasetFlags(f: ServeDatasetFlags): { name: string; path: s
  * Builds the set: the first `--limit-per-bucket` prompts of the seeded sample (default 1000, vLLM's
  * --num-prompts), seeded by --seed.
  */
-export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags, tok: LoadedTokenizer | null): Promise<{ set: PromptSet; args: Record<string, unknown> }> {
+export async function datasetPromptSet(
+  ctx: CommandContext,
+  f: ServeDatasetFlags,
+  tok: LoadedTokenizer | null,
+  server: { baseUrl: string; api: "chat" | "completions"; model: string; apiKeyEnv?: string },
+): Promise<{ set: PromptSet; args: Record<string, unknown> }> {
   const d = checkDatasetFlags(f) as { name: string; path: string };
   const name = datasetAlias(d.name);
   if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
-  const counter = tok ? tokenizerCounter(tok.count) : wordCounter();
+  const counter = tok ? tokenizerCounter(tok.count) : await serverCounter(ctx, server);
   const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
   if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
@@ -49,4 +59,16 @@ export async function datasetPromptSet(ctx: CommandContext, f: ServeDatasetFlags
     set,
     args: { dataset: { name, file: build.source.file, source_sha256: build.source.sha256, rows: ds.rows, chosen: ds.chosen, filters: ds.filters, length_method: ds.length_method, set_sha256: build.sha256 } },
   };
+}
+
+/** The target server's /tokenize as the datasets' counter, or words (with a warning) where it has none. */
+async function serverCounter(ctx: CommandContext, s: { baseUrl: string; api: "chat" | "completions"; model: string; apiKeyEnv?: string }): Promise<DatasetCounter> {
+  try {
+    const lc = await lengthCounter(ctx, { tokenizeVia: s.baseUrl, tokenizeEngine: "auto", api: s.api, model: s.model, apiKeyEnv: s.apiKeyEnv });
+    return requestCounter(lc.method, (t) => lc.request(t));
+  } catch (e) {
+    if (!(e instanceof IkError) || e.code !== ExitCode.UNAVAILABLE) throw e;
+    ctx.err(`ik bench serve: dataset: the server cannot count tokens for ik (${e.message}): lengths are counted as words (approximate)\n`);
+    return wordCounter();
+  }
 }

@@ -187,9 +187,12 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const buckets = list(f.buckets);
   const sel = { buckets: buckets.length ? buckets : undefined, limitPerBucket: f.limitPerBucket || undefined };
   const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
-  const fromDataset = checkDatasetFlags(f) ? await datasetPromptSet(ctx, f, tok) : null;
-  const set: PromptSet = fromDataset ? fromDataset.set : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
+  const wantsDataset = checkDatasetFlags(f) !== null;
+  const fileSet: PromptSet | null = wantsDataset ? null : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
   const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
+  // A dataset is read once the server answered: its lengths are counted by the server's /tokenize.
+  const fromDataset = wantsDataset ? await datasetPromptSet(ctx, f, tok, { baseUrl: f.baseUrl, api: f.api, model: f.model, apiKeyEnv: f.apiKeyEnv }) : null;
+  const set: PromptSet = fromDataset ? fromDataset.set : fileSet as PromptSet;
   let engine: DetectedEngine;
   if (f.engineKind !== "auto") engine = { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
   else {

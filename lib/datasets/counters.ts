@@ -18,3 +18,21 @@ export function tokenizerCounter(count: (text: string) => number): DatasetCounte
   const c = (t: string) => Promise.resolve(count(t));
   return { method: "tokenizer", request: c, text: c };
 }
+
+/**
+ * A counter of whole requests (a server's /tokenize: what usage.prompt_tokens will say, template
+ * included) as the datasets want it: requests as counted, and bare text (ShareGPT's length
+ * filters and answer lengths, sonnet's line average) as that minus what an empty request counts.
+ */
+export function requestCounter(method: string, request: (text: string) => Promise<number>): DatasetCounter {
+  let floor: Promise<number> | null = null;
+  return {
+    method,
+    request,
+    async text(t) {
+      floor ??= request("");
+      const [n, f] = await Promise.all([request(t), floor]);
+      return Math.max(0, n - f);
+    },
+  };
+}

@@ -14,7 +14,7 @@
  * @module
  */
 export { buildDataset, type DatasetBuild, buildDatasetPromptSet, datasetAlias, DEFAULT_NUM_PROMPTS, methodLimitation } from "./build.ts";
-export { tokenizerCounter, wordCounter } from "./counters.ts";
+export { requestCounter, tokenizerCounter, wordCounter } from "./counters.ts";
 export { type BucketBy, bucketFor, parseBucketBy } from "./bucket_by.ts";
 export { DATASET_NAMES, type DatasetCounter, type DatasetName, type DatasetOptions, type FilterCount } from "./types.ts";
 export { SHAREGPT_LIMITS } from "./sharegpt.ts";

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { type IkError, usageError } from "../cli/errors.ts";
 import { parsePromptSetText, type PromptSet } from "../prompts/mod.ts";
 import { type LengthCounter, synthExact } from "../prompts/synth_exact.ts";
-import { buildDatasetPromptSet, type DatasetCounter, datasetAlias } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, datasetAlias, requestCounter } from "../datasets/mod.ts";
 
 /** A usage error (64) whose hint ends with this command's own help. */
 function bad(flag: string, what: string, hint = ""): IkError {
@@ -101,29 +101,12 @@ export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<
   return { set: { name, path: name, sha256, prompts, manifest: null }, lengthMethod: counter.method, limitations };
 }
 
-/**
- * A length counter as lib/datasets wants it: whole requests as the server counts them, and bare
- * text (ShareGPT's length filters, sonnet's line average) as that minus what an empty request counts.
- */
-export function datasetCounterOf(lc: LengthCounter): DatasetCounter {
-  let floor: Promise<number> | null = null;
-  return {
-    method: lc.method,
-    request: (t) => lc.request(t),
-    async text(t) {
-      floor ??= lc.request("");
-      const [n, f] = await Promise.all([lc.request(t), floor]);
-      return Math.max(0, n - f);
-    },
-  };
-}
-
 /** sharegpt, sonnet or custom (vLLM's name for the jsonl reader) from a local file. */
 async function fileSet(name: typeof FILE_DATASETS[number], path: string, r: DatasetRequest, lc: LengthCounter): Promise<DatasetSet> {
   const f = r.file ?? {};
   const outputLen = name === "sharegpt" ? f.sharegptOutputLen : name === "custom" ? f.customOutputLen : f.sonnetOutputLen;
   const { set, build } = await buildDatasetPromptSet({
-    name: datasetAlias(name) ?? "jsonl", path, counter: datasetCounterOf(lc), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
+    name: datasetAlias(name) ?? "jsonl", path, counter: requestCounter(lc.method, (t) => lc.request(t)), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
     ...(name === "sonnet" ? { inputLen: f.sonnetInputLen, prefixLen: f.sonnetPrefixLen } : {}),
   });
   const limitations = [...build.limitations];

@@ -34,7 +34,7 @@ const serve = (...args: string[]) =>
   runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", ...args], { env, timeoutMs: 60_000 });
 
 describe("bench serve --dataset (dist/ik)", () => {
-  test("single mode runs the sharegpt sample and records the dataset", async () => {
+  test("single mode runs the sharegpt sample and records the dataset; lengths by the server's /tokenize", async () => {
     const r = await serve("--dataset", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--limit-per-bucket", "3", "--seed", "4", "--json");
     assert.equal(r.code, 0, r.stderr);
     const rec = JSON.parse(r.stdout) as Obj;
@@ -44,10 +44,13 @@ describe("bench serve --dataset (dist/ik)", () => {
     assert.equal(ds.source_sha256, createHash("sha256").update(await readFile(fx["sharegpt.json"])).digest("hex"));
     assert.ok(Array.isArray(ds.filters) && ds.filters.length === 5);
     assert.equal(rec.data.prompt_set_name, "dataset:sharegpt");
-    assert.match(r.stderr, /lengths are approximate/);
+    // The mock (vllm) has /tokenize: the lengths are the server's, not words.
+    assert.equal(ds.length_method, "server_tokenize:vllm");
+    assert.doesNotMatch(r.stderr, /lengths are approximate/);
 
     const out = join(dir, "same.jsonl");
-    const b = await runIk(["prompts", "build", "--dataset", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--num-prompts", "3", "--seed", "4", "--out", out]);
+    const b = await runIk(["prompts", "build", "--dataset", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--num-prompts", "3", "--seed", "4", "--out", out,
+      "--tokenize-via", mock.base, "--model", "mock-model"]);
     assert.equal(b.code, 0, b.stderr);
     const text = await readFile(out, "utf8");
     assert.equal(rec.data.prompt_set_sha256, createHash("sha256").update(text).digest("hex"), "the same set as prompts build writes");
@@ -58,6 +61,21 @@ describe("bench serve --dataset (dist/ik)", () => {
     assert.ok(rows.every((x: Obj) => x.ok && x.bucket === "sharegpt"), "every request ok");
     const maxTokens = Object.fromEntries(text.split("\n").filter((l) => l).map((l) => [JSON.parse(l).id, JSON.parse(l).max_tokens]));
     for (const x of rows) assert.equal(x.max_tokens, maxTokens[x.id], `${x.id}: max_tokens from the answer`);
+  });
+
+  test("a server without a /tokenize ik knows: lengths as words, said on stderr and in the record", async () => {
+    const plain = await startMock(["--engine", "openai"]);
+    try {
+      const r = await runIk(["bench", "serve", "--base-url", plain.base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", "--dataset", "sonnet",
+        "--dataset-path", fx["sonnet.txt"], "--limit-per-bucket", "2", "--json"], { env, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const rec = JSON.parse(r.stdout) as Obj;
+      assert.equal(rec.request.args.dataset.length_method, "words");
+      assert.match(r.stderr, /the server cannot count tokens for ik .*: lengths are counted as words \(approximate\)/);
+      assert.match(r.stderr, /lengths are approximate/);
+    } finally {
+      await plain.stop();
+    }
   });
 
   test("usage: --dataset needs --dataset-path, not with --prompts; --dataset-path needs --dataset (64)", async () => {
