@@ -44,7 +44,8 @@ test("a schedule past --max-schedule-h is refused (64) before anything is sent, 
   assert.equal(tight.code, 64, tight.stderr);
   assert.match(tight.stderr, /over --max-schedule-h 0\.001/);
   assert.doesNotMatch(mock.proc.stdout(), /ik-request /, "nothing reached the server");
-  const ok = await run("40", "6", ["--max-schedule-h", "1"], "fits");
-  assert.equal(ok.code, 0, ok.stderr);
+  // Inside the bound the schedule runs (its attainment verdict, 0 or 2, is another test's).
+  const ok = await run("10", "6", ["--max-schedule-h", "1"], "fits");
+  assert.ok(ok.code === 0 || ok.code === 2, `${ok.code}: ${ok.stderr}`);
   assert.equal(mock.proc.stdout().match(/ik-request /g)?.length, 6);
 });
