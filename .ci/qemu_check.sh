@@ -194,7 +194,7 @@ fi
 mapfile -t e2e < <(grep -rlE 'ikVariants|runIk\(|ikBin\(' tests --include='*.test.ts' 2>/dev/null | grep -v '^tests/release/' | sort)
 if [ -x dist/ik-node ] && [ ${#e2e[@]} -gt 0 ]; then
   # --timeout: the Node build starts slower (~0.15 s a run) and `ik selftest` takes ~8 s on it, past bun's 5 s default.
-  if IK_BIN=dist/ik-node timeout 900 ./node_modules/.bin/bun test --timeout 120000 "${e2e[@]}" >"$log_dir/e2e-node.log" 2>&1; then
+  if IK_BIN=dist/ik-node timeout 1200 ./node_modules/.bin/bun test --timeout 120000 "${e2e[@]}" >"$log_dir/e2e-node.log" 2>&1; then
     pass "end-to-end tests with IK_BIN=dist/ik-node: ${e2e[*]} ($(grep -E '^ *[0-9]+ (pass|skip)$' "$log_dir/e2e-node.log" | tr -s ' \n' ' '))"
   else
     fail "end-to-end tests with IK_BIN=dist/ik-node ($(grep -E '^\(fail\)' "$log_dir/e2e-node.log" | head -5 | tr '\n' ' '))"
