@@ -10,7 +10,7 @@
  * @module
  */
 import { IkError, unavailableError, usageError } from "../cli/errors.ts";
-import { JsonlWriter, newEvidenceId, outputError, StagedRun } from "../evidence/mod.ts";
+import { JsonlWriter, newEvidenceId, writeFailureStop, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
@@ -129,13 +129,8 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const id = newEvidenceId("serve_benchmark");
   const run = await StagedRun.create(cfg.storeRoot, id);
   // The first failed write stops the run: no more sends, and the rows already whole are kept.
-  const stop = new AbortController();
-  const io = { fail: null as IkError | null };
-  const onError = (e: unknown) => {
-    io.fail ??= outputError(e);
-    stop.abort(io.fail);
-  };
-  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const io = writeFailureStop(cfg.signal);
+  const { onError, signal } = io;
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   const levels: LevelResult[] = [];
   const files: { rel: string; role: string }[] = [];

@@ -15,4 +15,4 @@ export type { Artifact } from "./store.ts";
 export { canonicalJson, canonicalSha256, normalizedJson } from "./canonical.ts";
 export { buildRecord, type ClaimClass, type EvidenceRecord, RECORD_SCHEMA } from "./record.ts";
 export { JsonlWriter, type JsonlWriterOptions } from "./jsonl_writer.ts";
-export { checkWritable, guardWrite, isOutputError, isUnhandledWriteFailure, outputErrno, outputError, writeWhole } from "./output_error.ts";
+export { checkWritable, guardWrite, isOutputError, isUnhandledWriteFailure, outputErrno, outputError, writeFailureStop, type WriteStop, writeWhole } from "./output_error.ts";

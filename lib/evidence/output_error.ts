@@ -167,3 +167,27 @@ async function checkOne(dir: string): Promise<void> {
     throw outputError(e, dir);
   }
 }
+
+/** A run's stop on its first failed write: what the writers report to, and what the run sends under. */
+export interface WriteStop {
+  /** The run's signal (`outer`'s too), aborted by the first failed write. */
+  readonly signal: AbortSignal;
+  /** Hand to every writer (JsonlWriter `onError`, a close's `catch`): the first error stops the run. */
+  readonly onError: (e: unknown) => void;
+  /** That first failure as the one-line 74 error, or null. */
+  readonly fail: IkError | null;
+}
+
+/** A {@link WriteStop} under `outer` (the run's interrupt signal, when it has one). */
+export function writeFailureStop(outer?: AbortSignal): WriteStop {
+  const stop = new AbortController();
+  const ws = {
+    fail: null as IkError | null,
+    signal: outer ? AbortSignal.any([outer, stop.signal]) : stop.signal,
+    onError: (e: unknown) => {
+      ws.fail ??= outputError(e);
+      stop.abort(ws.fail);
+    },
+  };
+  return ws;
+}

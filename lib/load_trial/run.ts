@@ -13,7 +13,7 @@ import { requestRow } from "../client/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import { IkError } from "../cli/errors.ts";
-import { JsonlWriter, outputError } from "../evidence/mod.ts";
+import { JsonlWriter, writeFailureStop } from "../evidence/mod.ts";
 import { runOpenLoop, startLoopLag } from "../executors/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
@@ -70,13 +70,8 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
   });
   const offsets = cfg.offsetsMs ?? trialOffsetsMs(cfg.rateRps, cfg.requests, cfg.seed);
   // The first failed write stops the sends (the rows already whole stay).
-  const stop = new AbortController();
-  const io = { fail: null as IkError | null };
-  const onError = (e: unknown) => {
-    io.fail ??= outputError(e);
-    stop.abort(io.fail);
-  };
-  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const io = writeFailureStop(cfg.signal);
+  const { onError, signal } = io;
   const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"), { onError });
   const rows: TrialRow[] = [];
   const lag = startLoopLag();

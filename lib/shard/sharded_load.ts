@@ -19,7 +19,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { IkError, unavailableError, usageError } from "../cli/errors.ts";
 import { FAULT_CLOCK_SKEW_MS } from "../client/_fault.ts";
-import { guardWrite, JsonlWriter, newEvidenceId, outputError, StagedRun } from "../evidence/mod.ts";
+import { guardWrite, JsonlWriter, newEvidenceId, writeFailureStop, StagedRun } from "../evidence/mod.ts";
 import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
@@ -111,13 +111,8 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   }) + "\n", { mode: 0o600 }));
   // The first failed write stops this shard's sends; its staging journal keeps the whole rows
   // (what 'ik merge --allow-partial' reads of a killed shard).
-  const stop = new AbortController();
-  const io = { fail: null as IkError | null };
-  const onError = (e: unknown) => {
-    io.fail ??= outputError(e);
-    stop.abort(io.fail);
-  };
-  const signal = cfg.signal ? AbortSignal.any([cfg.signal, stop.signal]) : stop.signal;
+  const io = writeFailureStop(cfg.signal);
+  const { onError, signal } = io;
   const stopped = () => aborted() || io.fail !== null;
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   // Shard wall time = monotonic + this offset; the fault build paces as if the wall clock ran ahead.
