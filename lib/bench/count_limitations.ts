@@ -4,8 +4,10 @@
  * @module
  */
 
+import { type LengthRow, PromptLengthTally } from "./prompt_lengths.ts";
+
 /** The row fields read here. */
-export interface CountRow {
+export interface CountRow extends Partial<LengthRow> {
   id: string | null;
   ok: boolean;
   n_tokens: number | null;
@@ -26,10 +28,13 @@ export class CountTally {
   multiTokenEvents = 0;
   maxTokensPerEvent = 0;
   retried = 0;
+  /** usage.prompt_tokens against each row's `target_prompt_tokens` (rows without one are not counted). */
+  readonly lengths = new PromptLengthTally();
 
   /** Adds one row; `maxTokens` is what the request asked for. */
   add(r: CountRow, maxTokens: number | null): void {
     if ((r.connection_retries ?? 0) > 0) this.retried++;
+    this.lengths.add(r);
     if (!r.ok) return;
     const m = r.token_count_method ?? "none";
     this.methods[m] = (this.methods[m] ?? 0) + 1;
@@ -57,6 +62,7 @@ export class CountTally {
     this.multiTokenEvents += o.multiTokenEvents;
     this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, o.maxTokensPerEvent);
     this.retried += o.retried;
+    this.lengths.merge(o.lengths);
   }
 }
 

@@ -15,6 +15,7 @@ import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
 import { scheduledRate, scheduleNote } from "./schedule_note.ts";
+import { targetTokens } from "./prompt_lengths.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
 
@@ -182,6 +183,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     try {
       const { result, body } = await deps.runner.send(prompt, salt, due);
       const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) };
+      const target = targetTokens(prompt);
+      if (target !== null) extra.target_prompt_tokens = target;
       if (shardTag) extra.shard = shardTag;
       const row = requestRow(result, extra);
       if (!row.ok) failed++;

@@ -14,6 +14,7 @@ import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
 import type { LevelResult } from "./load_level.ts";
+import { lengthMethods } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
 import type { LoadRun } from "./serve_load.ts";
 
@@ -34,6 +35,8 @@ export interface LoadRecordInput extends LoadRun {
   interrupted: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** How the set's target lengths were made (a merge has no prompts: its shards' record says), else from `prompts`. */
+  lengthMethods?: Record<string, number> | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -90,6 +93,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (limited.length) limitations.push(`the client may have limited these levels: ${limited.join("; ")}`);
   const noGauges = x.levels.find((l) => l.server && (l.server as { available?: boolean }).available === false);
   if (noGauges) limitations.push(`the server's own gauges (running, waiting) were not available: ${(noGauges.server as { note?: string }).note ?? "no answer"}`);
+  const lengths = tally.lengths.report(x.lengthMethods ?? lengthMethods(x.prompts));
+  if (lengths) limitations.push(...lengths.limitations);
   if (x.salted) limitations.push(`${x.salted} request(s) reused a prompt with a unique prefix tag (the pool is smaller than the requests sent); the tag adds a few prompt tokens`);
   const byKind: Record<string, number> = {};
   for (const l of x.levels) for (const [k, v] of Object.entries(l.summary.failures_by_kind)) byKind[k] = (byKind[k] ?? 0) + v;
@@ -128,7 +133,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     prompt_set_name: x.set.name, level_kind: x.levelKind, open_loop: !x.closedLoop, e2e_ref_ms: x.e2eRefMs,
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
-    failures_by_kind: byKind, token_count_methods: tally.methods, timer: "client monotonic clock (performance.now), one timestamp per network read",
+    failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null, timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
     clock: x.clock ?? null,
     definitions: {

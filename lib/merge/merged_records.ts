@@ -120,6 +120,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     clock: d.clock as never,
     evidenceId: id, run, levels, files, e2eRefMs: numOrNull(d.e2e_ref_ms), referenceE2eMs: [],
     warmupE2eMs: g.slices.flatMap((s) => (s.data.warmup_e2e_ms as number[]) ?? []), needRef: false, salted: merged.salted, interrupted,
+    lengthMethods: (obj(d.prompt_lengths).length_methods as Record<string, number> | undefined) ?? null,
   };
   delete (input.args as Obj).shard;
   delete (input.args as Obj).shards;
