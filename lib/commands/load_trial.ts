@@ -23,15 +23,18 @@ import { MAX_DURATION_S } from "../cli/limits.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
 import { detectEngine, ENGINE_KIND_CHOICES, type EngineKind } from "../engines/mod.ts";
 import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, redactUrl, scrubbedJson, writeWhole } from "../evidence/mod.ts";
-import { loadPromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
+import { loadPromptSet, parsePromptSetText } from "../prompts/mod.ts";
 import { parseSynthBucket } from "../prompts/synth.ts";
+import { synthExact } from "../prompts/synth_exact.ts";
+import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
 import { runTrial, trialOffsetsMs } from "../load_trial/run.ts";
 import { parseWorkload, synthPrompts, workloadFromPrompts } from "../load_trial/workload.ts";
 import { VERSION } from "../version.ts";
 import type { CommandContext } from "./context.ts";
+import { lengthCounter, synthLimitations } from "./prompts_synth.ts";
 
 const prepareCmd = command("prepare", object({
   cmd: constant("load-trial-prepare" as const),
@@ -41,8 +44,17 @@ const prepareCmd = command("prepare", object({
   requests: optional(option("--requests", integer({ min: 1, max: 10_000_000, metavar: "N" }), { description: message`Requests in the workload (default: the set's prompts, or 200 synthetic ones), cycling over the prompts.` })),
   maxTokens: withDefault(option("--max-tokens", integer({ min: 1, max: 1_000_000, metavar: "N" }), { description: message`max_tokens of prompts that do not give their own.` }), 256),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "S" }), { description: message`Seed of the synthetic text (recorded).` }), 0),
+  tokenizeVia: optional(option("--tokenize-via", string({ metavar: "URL" }), {
+    description: message`--synth: make IN exact with this server's own tokenizer (vLLM or SGLang /tokenize with messages, llama.cpp /apply-template + /tokenize), chat template included.`,
+  })),
+  tokenizeEngine: withDefault(option("--tokenize-engine", choice(["auto", ...TOKENIZE_ENGINES] as const, { metavar: "ENGINE" }), {
+    description: message`Which engine's tokenize endpoints --tokenize-via speaks (auto: detected).`,
+  }), "auto" as const),
+  tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), { description: message`--synth: count IN with this local tokenizer.json (the message text only, not the chat template).` })),
+  model: optional(option("--model", string({ metavar: "NAME" }), { description: message`The served model --tokenize-via names in its calls (default: the first one /v1/models lists).` })),
+  apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for --tokenize-via.` })),
   json: option("--json", { description: message`Print the workload's summary as JSON.` }),
-}), { brief: message`Write a load-trial workload (workload/workload.json) from a prompt set or synthetic lengths.` });
+}), { brief: message`Write a load-trial workload (workload/workload.json) from a prompt set or synthetic lengths (exact with --tokenize-via).` });
 
 const runCmd = command("run", object({
   cmd: constant("load-trial-run" as const),
@@ -85,6 +97,8 @@ async function prepare(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "l
   if (existsSync(file)) throw usageError("--out", `${file} already exists`, "give a new folder (a workload is never overwritten)");
   await checkWritable([out]);
   let workload;
+  const lengthFlag = f.tokenizeVia !== undefined ? "--tokenize-via" : f.tokenizer !== undefined ? "--tokenizer" : null;
+  if (f.prompts !== undefined && lengthFlag) throw usageError(lengthFlag, "applies only with --synth (a prompt set keeps its own input_tokens)", `drop ${lengthFlag}, or make the set exact with ik prompts synth ${lengthFlag}`);
   if (f.prompts !== undefined) {
     const set = f.prompts === BUILTIN_NAME ? loadBuiltinPromptSet() : await loadPromptSet(resolve(rt.cwd(), f.prompts));
     workload = workloadFromPrompts(set.prompts, { n: f.requests ?? null, seed: f.seed, defaultMaxTokens: f.maxTokens, source: { kind: "prompt_set", name: set.name, sha256: set.sha256 } });
@@ -96,12 +110,29 @@ async function prepare(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "l
         throw usageError("--synth", (e as Error).message.replace(/^'s\d+:/, "'"), "give IN:OUT token counts, e.g. --synth 512:128");
       }
     });
+    if (new Set(specs.map((b) => b.name)).size !== specs.length) throw usageError("--synth", `group names repeat (${specs.map((b) => b.name).join(", ")})`, "give each NAME:IN:OUT once");
     const n = f.requests ?? 200;
-    const prompts = synthPrompts(specs, Math.ceil(n / specs.length), f.seed);
-    // Interleave the specs so that any prefix of the workload mixes them.
     const per = Math.ceil(n / specs.length);
+    let prompts, source: Record<string, unknown>, limitations: string[];
+    if (lengthFlag) {
+      // The same lengths as `ik prompts synth` makes them: exact against the server's (or the file's) count.
+      const counter = await lengthCounter(ctx, { ...f, api: "chat" });
+      const made = await synthExact({ buckets: specs, perBucket: per, seed: f.seed, counter, prefixLen: 0, spread: { kind: "fixed" } });
+      prompts = parsePromptSetText(made.text, "synthetic");
+      limitations = synthLimitations(counter.method, made.report, "chat");
+      source = { kind: "synthetic", specs: f.synth, length_method: counter.method, tokens: counter.method, ...counter.info, lengths: made.report, limitations };
+    } else {
+      for (const [flag, given] of [["--tokenize-engine", f.tokenizeEngine !== "auto"], ["--model", f.model !== undefined], ["--api-key-env", f.apiKeyEnv !== undefined]] as const) {
+        if (given) throw usageError(flag, "needs --tokenize-via URL", `add --tokenize-via or drop ${flag}`);
+      }
+      prompts = synthPrompts(specs, per, f.seed);
+      limitations = [`lengths are approximate: IN was counted as words (runs of non-whitespace, as ik mock counts), not by the server's tokenizer, and the chat template is not counted; give --tokenize-via URL for exact lengths`];
+      source = { kind: "synthetic", specs: f.synth, length_method: "words", tokens: "pseudo-tokens (words), as ik prompts synth counts them", limitations };
+    }
+    // Interleave the specs so that any prefix of the workload mixes them.
     const mixed = Array.from({ length: per * specs.length }, (_, i) => prompts[(i % specs.length) * per + Math.floor(i / specs.length)]);
-    workload = workloadFromPrompts(mixed, { n, seed: f.seed, defaultMaxTokens: f.maxTokens, source: { kind: "synthetic", specs: f.synth, tokens: "pseudo-tokens (words), as ik prompts synth counts them" } });
+    workload = workloadFromPrompts(mixed, { n, seed: f.seed, defaultMaxTokens: f.maxTokens, source });
+    for (const l of limitations) ctx.err(`ik: load-trial prepare: ${l}\n`);
   }
   await rt.files.mkdir(join(out, "workload"));
   await rt.files.writeText(file, JSON.stringify(workload, null, 1) + "\n", { mode: 0o600 });

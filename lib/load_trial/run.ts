@@ -10,7 +10,9 @@
 import { join } from "node:path";
 import type { Endpoint } from "../client/mod.ts";
 import { requestRow } from "../client/mod.ts";
+import { PromptLengthTally } from "../bench/prompt_lengths.ts";
 import { Runner } from "../bench/runner.ts";
+import { promptTokens } from "../bench/single_rows.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import { IkError } from "../cli/errors.ts";
 import { JsonlWriter, writeFailureStop } from "../evidence/mod.ts";
@@ -74,13 +76,15 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
   const { onError, signal } = io;
   const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"), { onError });
   const rows: TrialRow[] = [];
+  const lengths = new PromptLengthTally();
   const lag = startLoopLag();
   const tWall0 = Date.now() / 1000;
   const outcome = await runOpenLoop(async (i, due) => {
     const idx = i % reqs.length;
     const { result } = await runner.send(prompts[idx], null, due);
-    const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens });
+    const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens, prompt_tokens: promptTokens(result) });
     journal.write(row);
+    lengths.add({ ok: row.ok as boolean, bucket: "all", salt: null, prompt_tokens: row.prompt_tokens as number | null, target_prompt_tokens: reqs[idx].input_tokens });
     rows.push(row as unknown as TrialRow);
   }, { offsetsMs: offsets, signal });
   const loopLag = lag.stop();
@@ -120,6 +124,10 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     workload: { sha256: cfg.workload.requests_sha256, requests: reqs.length, seed: cfg.workload.seed },
     ...cfg.identity,
   };
+  // usage.prompt_tokens against each request's input_tokens (the workload's), when it states them.
+  const method = cfg.workload.source.length_method;
+  const pl = lengths.report(typeof method === "string" ? { [method]: reqs.filter((r) => r.input_tokens !== null).length } : {});
+  summary.prompt_lengths = pl ? { ...pl.check, limitations: pl.limitations } : null;
   if (io.fail === null) return { verdict, summary, interrupted, writeFailure: null };
   summary.stopped_early = `writing ${io.fail.where} failed: requests.jsonl keeps ${journal.lines} whole rows`;
   const what = `stopped sending; ${journal.lines} whole rows kept in ${journal.path}, summary.json (if written) is complete: false`;
