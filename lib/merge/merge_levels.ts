@@ -230,6 +230,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     }
     await outputs.close();
     await inputs.close();
+    // The first failed write stops the merge here (exit 74), not after every level.
+    await sink.rows.flush();
+    if (sink.rows.failed) throw sink.rows.failed;
 
     let planned: number | null = null, share = 1;
     if (n !== undefined) {

@@ -11,6 +11,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { IkError } from "../cli/errors.ts";
+import { ExitCode } from "../cli/exit_codes.ts";
 import { type Endpoint } from "../client/mod.ts";
 import { registerArgvSecrets, scrubArgv, scrubbedJson, scrubText, writeWhole } from "../evidence/mod.ts";
 import { scrubFileInPlace } from "../evidence/scrub_file.ts";
@@ -114,7 +116,7 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     const st = await g.exited;
     running = false;
     await sampler;
-    await cfg.rt.files.writeText(join(pdir, "client.stdout"), scrubText(stdout), { mode: 0o600 });
+    await writeWhole(join(pdir, "client.stdout"), scrubText(stdout), 0o600);
     // The runtime captured the client's stderr straight to the file: scrub it now the client is gone.
     await scrubFileInPlace(join(pdir, "client.stderr")).catch(() => false);
     return { exit_code: st.code, signal: st.signal, timed_out: timedOut, started_at: started, ended_at: new Date().toISOString(), seconds: Math.round(performance.now() - t0) / 1000, during };
@@ -160,7 +162,32 @@ export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
     return finish({ status: "preflight_failed", reason: pre, points: cfg.plan.points.map((p) => ({ id: p.id, status: "not_run" })) });
   }
   cfg.progress(`preflight ok: ready, '${cfg.model}' served, ${cfg.drain.kind} answers (admission ${drain.admission}, resident ${drain.resident})`);
+  let current: string | null = null;
+  try {
+    return await runEach(cfg, points, finish, (id) => {
+      current = id;
+    });
+  } catch (e) {
+    // A failed write (exit 74) stops the plan at this point: the manifest says so if it still can
+    // (a full disk usually refuses that too, and the last whole manifest stays).
+    if (e instanceof IkError && e.code === ExitCode.IO_ERROR) {
+      const at = cfg.plan.points.findIndex((q) => q.id === current);
+      manifest.ended_at = new Date().toISOString();
+      manifest.outcome = {
+        status: "write_failed", reason: e.message,
+        points: [...points, ...cfg.plan.points.slice(Math.max(at, points.length)).map((q) => ({ id: q.id, status: q.id === current ? "write_failed" : "not_run" }))],
+      };
+      await writeManifest().catch(() => {});
+    }
+    throw e;
+  }
+}
+
+/** Runs the points in order; `at` is told each point's id as it starts. */
+async function runEach(cfg: PointsConfig, points: PointsOutcome["points"], finish: (o: PointsOutcome) => Promise<PointsOutcome>, at: (id: string) => void): Promise<PointsOutcome> {
+  const rt = cfg.rt;
   for (const [i, p] of cfg.plan.points.entries()) {
+    at(p.id);
     const rest = () => cfg.plan.points.slice(i + 1).map((q) => ({ id: q.id, status: "not_run" }));
     if (cfg.signal?.aborted) return finish({ status: "interrupted", reason: "interrupted", points: [...points, { id: p.id, status: "not_run" }, ...rest()] });
     const pdir = join(cfg.outDir, p.id);

@@ -9,6 +9,9 @@
  * - Single mode on a 60 KB tmpfs and load-trial run on a 24 KB one: the same, for their journals.
  * - A sharded load slice on a 200 KB tmpfs: the same; its staging journal keeps the whole rows.
  * - bench rounds whose bench serve child fills a 12 KB store: rounds stops at that cell with 74.
+ * - merge into a 24 KB store: 74 naming the store, the half-merged record discarded.
+ * - bench points whose client's output fills a 64 KB --out: 74 naming the point's file, the next
+ *   point never runs, manifest.json whole and saying write_failed.
  * - A read-only IK_RUNS_DIR or --run-dir (bench serve single and load), and the read-only case of
  *   bench rounds (run dir, store, GPU lock), bench points, load-trial prepare and run, merge,
  *   summarize --json-out and prompts synth.
@@ -188,6 +191,42 @@ describe("a full or read-only disk is exit 74 and loses nothing (dist/ik)", { sk
     assert.equal(wholeRows(m[2]).length, Number(m[1]));
     const sent = srv.completions() - before;
     assert.ok(sent - Number(m[1]) <= 10, `the sends stopped at the failure: ${sent} sent, ${m[1]} journaled`);
+  });
+
+  test("merge into a 24 KB store: the first failed write stops it, exit 74 naming the store, no record or staging left", async () => {
+    await writeFile(join(dir, "key"), "ab".repeat(32) + "\n", { mode: 0o600 });
+    const slices = join(dir, "merge-src");
+    const r = await ik([...serve, "--base-url", srv.base, "--mode", "load", "--rates", "20,40", "--duration-s", "1.5", "--shard", "0/1",
+      "--start-at", String(Date.now() + 1500), "--level-gap-s", "0.2", "--group", "ioerr-m", "--gpu-name", "NVIDIA H100 80GB HBM3", "--gpu-count", "1"], { IK_RUNS_DIR: slices }, 60_000);
+    assert.equal(r.code, 0, r.stderr);
+    const fs = join(dir, "small-merge");
+    mountTmpfs(fs, "24k");
+    const m = await ik(["merge", slices], { IK_RUNS_DIR: join(fs, "runs") });
+    assert74(m, join(fs, "runs"), "ENOSPC");
+    const walk = (d: string): string[] => (existsSync(d) ? readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [join(d, n)])) : []);
+    assert.deepEqual(walk(join(fs, "runs")).filter((f) => !f.endsWith(".lock")), [], "the half-merged record was discarded");
+  });
+
+  test("bench points whose client fills a 64 KB --out: stops at that point (exit 74 naming the file), the next never runs, manifest.json whole", async () => {
+    const fs = join(dir, "small-points");
+    mountTmpfs(fs, "64k");
+    const mock = await import("../mock/_helpers.ts").then((h) => h.startMock(["--max-batch", "2", "--step-ms", "5"]));
+    try {
+      const noisy = ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' x"];
+      const pt = (id: string) => ({ id, workload: { file: join(dir, "none.json"), rate_rps: 1, requests: 1 }, client_timeout_s: 20, drain_timeout_s: 5, client_argv: noisy });
+      await writeFile(join(dir, "plan-full.json"), JSON.stringify({ schema: 1, points: [pt("p1"), pt("p2")] }));
+      const out = join(fs, "points");
+      const r = await ik(["bench", "points", "--base", mock.base, "--model", "mock-model", "--plan", join(dir, "plan-full.json"), "--out", out, "--poll-s", "0.05"], {}, 60_000);
+      assert74(r, join(out, "p1"), "ENOSPC");
+      assert.equal(existsSync(join(out, "p2")), false, "the next point never ran");
+      const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+      assert.equal(manifest.kind, "bench_points");
+      // The torn client.stdout is removed, so the manifest can still say why the plan stopped.
+      assert.equal(manifest.outcome.status, "write_failed");
+      assert.deepEqual(manifest.outcome.points.map((p: { id: string; status: string }) => [p.id, p.status]), [["p1", "write_failed"], ["p2", "not_run"]]);
+    } finally {
+      await mock.stop();
+    }
   });
 
   test("bench serve: a read-only IK_RUNS_DIR or --run-dir is refused before any request (single and load)", async () => {
