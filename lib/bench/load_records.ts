@@ -10,6 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
+import type { AutoSearchState } from "../schedule/mod.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
@@ -35,6 +36,8 @@ export interface LoadRecordInput extends LoadRun {
   interrupted: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** `--rates auto` / `--concurrency auto`: the probes, the bracket and why the search stopped. */
+  autoSearch?: AutoSearchState | null;
   /** How the set's target lengths were made (a merge has no prompts: its shards' record says), else from `prompts`. */
   lengthMethods?: Record<string, number> | null;
 }
@@ -64,6 +67,18 @@ function levelMetrics(lv: LevelResult): Metric[] {
   return out;
 }
 
+/** The search rule in words, for the record. */
+const AUTO_RULE = "double the level while the SLO holds; once one fails, bisect between the highest level that held and the lowest that failed " +
+  "until they are within the precision (relative to the one that held); if the first fails, halve until one holds; every probe is a whole measured level, " +
+  "and N* is read from all of them by the usual rule (held there and at every lower level)";
+
+/** The limitation line that says how a search chose its levels. */
+function autoSearchNote(st: AutoSearchState, kind: "rate" | "concurrency"): string {
+  const probes = st.probes.map((p) => `${kind === "concurrency" ? "c" : "r"}${p.level} ${p.outcome}`).join(", ");
+  return `levels chosen by a search (${kind === "concurrency" ? "--concurrency" : "--rates"} auto), in the order measured: ${probes}; stopped: ${st.stopped ?? "interrupted"}; ` +
+    "the levels depend on the outcomes, so a rerun may measure other levels";
+}
+
 /** The measured record (written into the run's directory by the caller). */
 export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string, unknown>> {
   const runner = x.runner;
@@ -86,6 +101,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.rescaleToRate && x.requestsPerLevel && !x.closedLoop) limitations.push(`each level's ${x.requestsPerLevel} seeded arrivals were rescaled to end at ${x.requestsPerLevel} / rate, as vLLM's get_request does (the schedule's rate is the target)`);
   if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
+  if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
   for (const l of x.levels) if (l.schedule_note) limitations.push(l.schedule_note);
@@ -133,7 +149,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     prompt_set_name: x.set.name, level_kind: x.levelKind, open_loop: !x.closedLoop, e2e_ref_ms: x.e2eRefMs,
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
-    failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null, timer: "client monotonic clock (performance.now), one timestamp per network read",
+    failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
+    ...(x.autoSearch ? { auto_search: { ...x.autoSearch, precision: x.auto?.precision ?? null, max_levels: x.auto?.maxLevels ?? null, rule: AUTO_RULE } } : {}), timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
     clock: x.clock ?? null,
     definitions: {
@@ -203,7 +220,11 @@ export async function buildCapacityRecord(
     limitations.unshift(`N* = ${star.value} is the nominal level, but only ${inflight.toFixed(2)} requests were in flight on average there (< ${INFLIGHT_SHORTFALL} x N*): the server was offered less load than N* streams (short window, Poisson noise, or a high e2e_ref); read capacity as about ${inflight.toFixed(1)} streams, or rerun with a longer --duration-s / measured --ref-e2e-ms`);
   }
   if (x.closedLoop) limitations.push("closed-loop stress test: no capacity claim");
-  if (star.value !== null && star.value === x.grid[x.grid.length - 1]) limitations.push("the SLO held at the top of the grid: N* is at least this; extend the grid");
+  if (star.value !== null && star.value === x.grid[x.grid.length - 1]) {
+    limitations.push(x.autoSearch
+      ? `the SLO held at every level the search measured (${x.autoSearch.stopped ?? "it stopped"}): N* is at least this; raise --max-levels or --auto-start`
+      : "the SLO held at the top of the grid: N* is at least this; extend the grid");
+  }
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
   if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");

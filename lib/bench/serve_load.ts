@@ -13,7 +13,7 @@ import { IkError, unavailableError, usageError } from "../cli/errors.ts";
 import { JsonlWriter, newEvidenceId, writeFailureStop, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
-import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
+import { arrivalOffsetsMs, AutoSearch, concurrencyToRate, levelSeed, type ProbeOutcome } from "../schedule/mod.ts";
 import { median } from "../stats/mod.ts";
 import { type LevelProgress, type LevelResult, runLevel } from "./load_level.ts";
 import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "./load_records.ts";
@@ -33,6 +33,8 @@ export interface LoadRun {
   levelKind: "rate" | "concurrency";
   grid: number[];
   closedLoop: boolean;
+  /** `--rates auto` / `--concurrency auto`: the levels are searched for (grid is then what was measured). */
+  auto?: { precision: number; maxLevels: number; start: number | null } | null;
   /** The arrival window per level, s (not used with requestsPerLevel). */
   durationS: number;
   maxRequestsPerLevel: number | null;
@@ -107,8 +109,10 @@ export function refuseEmptyLevels(cfg: Pick<LoadRun, "grid" | "levelKind" | "dur
 export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, unknown>; capacity: Record<string, unknown>; dir: string; interrupted: boolean }> {
   const pool = new PromptPool(cfg.prompts);
   const aborted = () => cfg.signal?.aborted === true;
-  const needRef = cfg.levelKind === "concurrency" && !cfg.closedLoop && cfg.refE2eMs === null;
-  if (!cfg.closedLoop && cfg.levelKind === "rate") refuseEmptyLevels(cfg, (r) => r);
+  const auto = cfg.auto ?? null;
+  // --rates auto starts at one stream's rate, 1000 / e2e_ref, unless told where.
+  const needRef = cfg.refE2eMs === null && !cfg.closedLoop && (cfg.levelKind === "concurrency" || (auto !== null && auto.start === null));
+  if (!cfg.closedLoop && cfg.levelKind === "rate" && !auto) refuseEmptyLevels(cfg, (r) => r);
   const order = pool.order(levelSeed(cfg.seed, 10_000));
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
@@ -125,7 +129,11 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   if (needRef && !aborted() && !e2eRef) {
     throw unavailableError("--concurrency", "could not measure the unloaded e2e latency (every reference request failed)", "pass --ref-e2e-ms, or check the server");
   }
-  if (!cfg.closedLoop && cfg.levelKind === "concurrency" && !aborted()) refuseEmptyLevels(cfg, (n) => concurrencyToRate(n, e2eRef as number));
+  if (!cfg.closedLoop && cfg.levelKind === "concurrency" && !aborted() && !auto) refuseEmptyLevels(cfg, (n) => concurrencyToRate(n, e2eRef as number));
+  const search = auto && !aborted()
+    ? new AutoSearch({ kind: cfg.levelKind, precision: auto.precision, maxLevels: auto.maxLevels, start: auto.start ?? (cfg.levelKind === "concurrency" ? 1 : 1000 / (e2eRef as number)) })
+    : null;
+  const levelAt = (i: number): number | null => (search ? search.next() : i < cfg.grid.length ? cfg.grid[i] : null);
   const id = newEvidenceId("serve_benchmark");
   const run = await StagedRun.create(cfg.storeRoot, id);
   // The first failed write stops the run: no more sends, and the rows already whole are kept.
@@ -134,8 +142,9 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   const levels: LevelResult[] = [];
   const files: { rel: string; role: string }[] = [];
-  for (let i = 0; i < cfg.grid.length && !aborted() && io.fail === null; i++) {
-    const level = cfg.grid[i];
+  for (let i = 0; !aborted() && io.fail === null; i++) {
+    const level = levelAt(i);
+    if (level === null) break;
     const name = levelName(cfg.levelKind, level);
     const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
     const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
@@ -159,16 +168,28 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     await inputs.close().catch(onError);
     files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
     levels.push(res);
-    if (res.summary.slo_ok === false && !cfg.sweepAll) break;
+    if (search) search.record(level, probeOutcome(res));
+    else if (res.summary.slo_ok === false && !cfg.sweepAll) break;
   }
   await journal.close().catch(onError);
   const interrupted = aborted() || io.fail !== null;
-  const input: LoadRecordInput = { ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted };
+  const input: LoadRecordInput = {
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted,
+    // A search's grid is what it measured, in level order; the record keeps how it chose them.
+    ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),
+  };
   if (io.fail !== null) throw await finishAfterWriteFailure(io.fail, input, journal.lines);
   const measured = await buildLoadRecord(input);
   const dir = await run.finish(measured);
   const capacity = await buildCapacityRecord(input, measured, cfg.storeRoot);
   return { measured, capacity, dir, interrupted };
+}
+
+/** How a measured level counts for the search: held, failed, or (not achieved, not judged) unjudged. */
+export function probeOutcome(l: Pick<LevelResult, "summary" | "not_judged" | "not_achieved">): ProbeOutcome {
+  if (l.not_judged || l.summary.slo_ok === null) return "unjudged";
+  if (l.summary.slo_ok === false) return "failed";
+  return l.not_achieved ? "unjudged" : "held";
 }
 
 /**

@@ -46,7 +46,14 @@ const flags = {
   concurrency: multiple(option("--concurrency", string({ metavar: "N,M" }), {
     description: message`Load: concurrency levels. A level N is open-loop Poisson arrivals at N / e2e_ref (not vLLM's or AIPerf's "N always in flight": that is --closed-loop).`,
   })),
-  rates: multiple(option("--rates", string({ metavar: "R,S" }), { description: message`Load: arrival rates in requests/s (instead of --concurrency).` })),
+  rates: multiple(option("--rates", string({ metavar: "R,S" }), { description: message`Load: arrival rates in requests/s (instead of --concurrency). auto (here or for --concurrency): search for N* instead of a grid, doubling while the SLO holds, then bisecting to --precision.` })),
+  precision: optional(option("--precision", float({ min: 0.001, max: 0.5, metavar: "F" }), {
+    description: message`Load with auto: stop once the highest level that held and the lowest that failed are within F of each other, relative to the one that held (default 0.05).`,
+  })),
+  maxLevels: optional(option("--max-levels", integer({ min: 1, max: 50, metavar: "N" }), { description: message`Load with auto: at most N measured levels (default 10).` })),
+  autoStart: optional(option("--auto-start", float({ min: 1e-6, max: 1e7, metavar: "X" }), {
+    description: message`Load with auto: the first level (default: concurrency 1; rate 1000 / e2e_ref req/s, one stream's worth, from reference requests or --ref-e2e-ms).`,
+  })),
   durationS: optional(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), {
     description: message`Load: arrival window per level, seconds (default 30). The seeded schedule holds a random number of arrivals (rate x S on average); a level whose schedule strays more than 10 % from its rate is noted. Not with --requests.`,
   })),

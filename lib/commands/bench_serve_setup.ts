@@ -76,9 +76,50 @@ function numbers(values: readonly string[], flag: string, integer: boolean): num
 export const DEFAULT_DURATION_S = 30;
 
 /** The load-mode flags' own rules (usage errors, 64), before anything is sent. */
-function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[] } | null {
-  const conc = numbers(f.concurrency, "--concurrency", true);
-  const rates = numbers(f.rates, "--rates", false);
+/** What `--rates auto` / `--concurrency auto` ask for. */
+export interface AutoLevels {
+  precision: number;
+  maxLevels: number;
+  /** The first level, or null for the default (concurrency 1; rate 1000 / e2e_ref). */
+  start: number | null;
+}
+
+/** Whether the flag's values are the one word `auto`. */
+function isAuto(values: readonly string[]): boolean {
+  const l = list(values);
+  return l.length === 1 && l[0].toLowerCase() === "auto";
+}
+
+/** `--rates auto` / `--concurrency auto` and the flags that tune the search (usage errors, 64). */
+function autoLevels(f: BenchServeFlags): { flag: "--rates" | "--concurrency"; auto: AutoLevels } | null {
+  const flag = isAuto(f.rates) ? "--rates" : isAuto(f.concurrency) ? "--concurrency" : null;
+  const tuning = [["--precision", f.precision !== undefined], ["--max-levels", f.maxLevels !== undefined], ["--auto-start", f.autoStart !== undefined]] as const;
+  if (flag === null) {
+    const given = tuning.find(([, g]) => g);
+    if (given) throw usageError(given[0], "is for a level search (--rates auto or --concurrency auto)", `give --rates auto or --concurrency auto, or drop ${given[0]}`);
+    for (const [fl, v] of [["--rates", f.rates], ["--concurrency", f.concurrency]] as const) {
+      if (list(v).some((x) => x.toLowerCase() === "auto")) throw usageError(fl, "auto cannot be mixed with levels", `give ${fl} auto alone, or a list of levels`);
+    }
+    return null;
+  }
+  const other = flag === "--rates" ? f.concurrency : f.rates;
+  if (list(other).length) throw usageError("--mode load", "needs exactly one of --concurrency or --rates", `drop ${flag === "--rates" ? "--concurrency" : "--rates"}`);
+  if (f.closedLoop) throw usageError(flag, "auto searches for N*, and --closed-loop never yields one", "drop --closed-loop, or give a list of levels");
+  if (f.sweepAll) throw usageError("--sweep-all", `cannot be used with ${flag} auto (the search picks the levels)`, "drop --sweep-all, or give a list of levels");
+  if (f.shard !== undefined) throw usageError(flag, "auto cannot be used with --shard: the shards would each search on their own", "find N* with one process, then shard a grid around it");
+  if (f.sloTtftP95Ms === undefined && f.sloTpotP95Ms === undefined && f.sloE2eP95Ms === undefined) {
+    throw usageError(flag, "auto needs an SLO to search against", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms and/or --slo-e2e-p95-ms");
+  }
+  if (flag === "--concurrency" && f.autoStart !== undefined && !Number.isInteger(f.autoStart)) throw usageError("--auto-start", `${f.autoStart} is not a whole number of streams`, "e.g. --auto-start 4");
+  return { flag, auto: { precision: f.precision ?? 0.05, maxLevels: f.maxLevels ?? 10, start: f.autoStart ?? null } };
+}
+
+function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[]; auto: AutoLevels | null } | null {
+  const search = f.mode === "load" ? autoLevels(f) : null;
+  const single = f.mode === "single";
+  const conc = search || (single && isAuto(f.concurrency)) ? [] : numbers(f.concurrency, "--concurrency", true);
+  const rates = search || (single && isAuto(f.rates)) ? [] : numbers(f.rates, "--rates", false);
+  const concGiven = list(f.concurrency).length > 0, ratesGiven = list(f.rates).length > 0;
   const slo = f.sloTtftP95Ms !== undefined || f.sloTpotP95Ms !== undefined || f.sloE2eP95Ms !== undefined;
   const shardOnly = [["--shards", f.shards !== undefined], ["--start-at", f.startAt !== undefined], ["--level-gap-s", f.levelGapS !== undefined], ["--group", f.group !== undefined]] as const;
   if (f.shard === undefined) {
@@ -86,13 +127,14 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
     if (given.length) throw usageError(given[0], "is for a sharded load run", "add --shard K/S (or --shard auto), or drop it");
   } else if (f.mode !== "load") throw usageError("--shard", "is for --mode load", "add --mode load");
   if (f.mode === "single") {
-    const loadOnly = [["--concurrency", conc.length > 0], ["--rates", rates.length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
-      ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--requests", f.requests !== undefined]] as const;
+    const loadOnly = [["--concurrency", concGiven], ["--rates", ratesGiven], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
+      ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--requests", f.requests !== undefined],
+      ["--precision", f.precision !== undefined], ["--max-levels", f.maxLevels !== undefined], ["--auto-start", f.autoStart !== undefined]] as const;
     const given = loadOnly.filter(([, g]) => g).map(([n]) => n);
     if (given.length) throw usageError(given[0], "is for --mode load", "add --mode load, or drop it");
     return null;
   }
-  if ((conc.length > 0) === (rates.length > 0)) throw usageError("--mode load", "needs exactly one of --concurrency or --rates", "e.g. --rates 1,2,4 or --concurrency 1,4,16");
+  if (concGiven === ratesGiven) throw usageError("--mode load", "needs exactly one of --concurrency or --rates", "e.g. --rates 1,2,4 or --concurrency 1,4,16");
   if (f.extend !== undefined) throw usageError("--extend", "is for --mode single (load levels are not extended)");
   if (f.requests !== undefined) {
     const other = f.durationS !== undefined ? "--duration-s" : f.maxRequestsPerLevel ? "--max-requests-per-level" : null;
@@ -101,8 +143,11 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   }
   if (f.failOnSlo && !slo) throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
   if (f.failOnSlo && f.closedLoop) throw usageError("--fail-on-slo", "cannot be used with --closed-loop (a stress test never yields N*)");
-  if (conc.length && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
+  if (concGiven && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
     throw usageError("--ref-requests", "--concurrency needs --ref-requests >= 1 (to measure the unloaded e2e) or --ref-e2e-ms");
+  }
+  if (search && ratesGiven && f.autoStart === undefined && f.refE2eMs === undefined && f.refRequests < 1) {
+    throw usageError("--ref-requests", "--rates auto starts at one stream's rate (1000 / e2e_ref): it needs --ref-requests >= 1, --ref-e2e-ms or --auto-start");
   }
   if (f.shard !== undefined) {
     if (f.startAt === undefined) throw usageError("--shard", "needs --start-at EPOCH_MS, the same for every shard", "e.g. --start-at $(( $(date +%s%3N) + 60000 ))");
@@ -110,13 +155,14 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
     if (f.gpuName === undefined || f.gpuCount === undefined) {
       throw usageError(f.gpuName === undefined ? "--gpu-name" : "--gpu-count", "is required with --shard (every slice must name the same GPUs)", "give --gpu-name and --gpu-count");
     }
-    if (conc.length && !f.closedLoop && f.refE2eMs === undefined) {
+    if (concGiven && !f.closedLoop && f.refE2eMs === undefined) {
       throw usageError("--concurrency", "with --shard needs --ref-e2e-ms: the shards cannot share reference requests", "measure it once (an unsharded run's e2e_ref_ms) and give it to every shard");
     }
     if (f.runDir !== undefined) throw usageError("--run-dir", "cannot be used with --shard (the shards would write the same files)", "run ik merge, then ik export");
     if (f.shards !== undefined && f.shard.trim() !== "auto") throw usageError("--shards", "is for --shard auto on Kubernetes", "drop it, --shard K/S says S");
   }
-  return conc.length ? { kind: "concurrency", grid: conc } : { kind: "rate", grid: rates };
+  if (search) return { kind: concGiven ? "concurrency" : "rate", grid: [], auto: search.auto };
+  return conc.length ? { kind: "concurrency", grid: conc, auto: null } : { kind: "rate", grid: rates, auto: null };
 }
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$/;
@@ -235,7 +281,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   };
   if (mode) {
     Object.assign(args, {
-      [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.grid, duration_s: f.requests ? null : f.durationS ?? DEFAULT_DURATION_S,
+      [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.auto ? "auto" : mode.grid, duration_s: f.requests ? null : f.durationS ?? DEFAULT_DURATION_S,
+      ...(mode.auto ? { auto_precision: mode.auto.precision, auto_max_levels: mode.auto.maxLevels, auto_start: mode.auto.start } : {}),
       requests_per_level: f.requests ?? null, max_requests_per_level: f.maxRequestsPerLevel, ref_requests: f.refRequests, ref_e2e_ms: f.refE2eMs ?? null,
       burstiness: f.burstiness, slo_ttft_p95_ms: f.sloTtftP95Ms ?? null, slo_tpot_p95_ms: f.sloTpotP95Ms ?? null,
       slo_e2e_p95_ms: f.sloE2eP95Ms ?? null, slo_max_fail: f.sloMaxFail, sweep_all: f.sweepAll, closed_loop: f.closedLoop,
@@ -284,7 +331,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
         start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
-    }, levelKind: mode.kind, grid: mode.grid, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
+    }, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, requestsPerLevel: f.requests ?? null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },

@@ -1,5 +1,6 @@
 /**
- * Schedules: seeded arrival offsets and the concurrency → rate conversion (pure, no timers).
+ * Schedules: seeded arrival offsets, the concurrency → rate conversion and the auto level search (pure, no timers).
  * @module
  */
 export { type ArrivalSpec, arrivalOffsetsMs, concurrencyToRate, gammaDeviate, levelSeed } from "./arrivals.ts";
+export { AutoSearch, type AutoSearchOptions, type AutoSearchState, type Probe, type ProbeOutcome, roundLevel } from "./auto_search.ts";
