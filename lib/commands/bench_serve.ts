@@ -37,7 +37,7 @@ const flags = {
     description: message`Prompt set, JSONL or .jsonl.gz (see 'ik prompts --help'); default the built-in set builtin:default.`,
   })),
   dataset: optional(option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
-    description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
+    description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure, mooncake. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
   })),
   datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file for --dataset (plain or .gz).` })),
   mode: withDefault(option("--mode", choice(["single", "load"] as const, { metavar: "MODE" }), {

@@ -27,7 +27,7 @@ export const DATASET_CHOICES = [...DATASET_NAMES, "custom"] as const;
 export const buildCommand = command("build", object({
   cmd: constant("prompts-build" as const),
   dataset: option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
-    description: message`sharegpt (ShareGPT_V3 JSON), sonnet (text of poem lines), jsonl (lines with "prompt" and optional "output_tokens", or "messages"; also "custom"), burstgpt (BurstGPT CSV), azure (Azure LLM inference trace CSV).`,
+    description: message`sharegpt (ShareGPT_V3 JSON), sonnet (text of poem lines), jsonl (lines with "prompt" and optional "output_tokens", or "messages"; also "custom"), burstgpt (BurstGPT CSV), azure (Azure LLM inference trace CSV), mooncake (Mooncake trace JSONL: timestamp, input_length, output_length, hash_ids; rows sharing a hash id share that 512-token block's text).`,
   }),
   datasetPath: option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file (plain or .gz). Never downloaded.` }),
   numPrompts: withDefault(option("--num-prompts", "--limit", integer({ min: 0, max: 10_000_000, metavar: "N" }), {
@@ -56,7 +56,7 @@ export const buildCommand = command("build", object({
   json: option("--json", { description: message`Print what was written as one JSON object.` }),
 }), {
   brief: message`Make a prompt set from a local dataset file (ShareGPT, sonnet, JSONL, BurstGPT, Azure trace).`,
-  description: message`Reads the file as vLLM's benchmark datasets do (ShareGPT: first human turn, the answer's tokens as max_tokens, prompts under 4 or over 1024 tokens and pairs over 2048 dropped; BurstGPT: GPT-4 rows, failed ones dropped) and writes an ordinary prompt set, one bucket named after the dataset (or --bucket-by bins), whose sha256 identifies it. Its manifest records the dataset, the source file's name and sha256, each filter and how many rows it dropped, and the length method. Trace rows (burstgpt, azure) become prompts of the trace's input length with arrival_s kept. Malformed files exit 65 naming file:line. Example: ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl`,
+  description: message`Reads the file as vLLM's benchmark datasets do (ShareGPT: first human turn, the answer's tokens as max_tokens, prompts under 4 or over 1024 tokens and pairs over 2048 dropped; BurstGPT: GPT-4 rows, failed ones dropped) and writes an ordinary prompt set, one bucket named after the dataset (or --bucket-by bins), whose sha256 identifies it. Its manifest records the dataset, the source file's name and sha256, each filter and how many rows it dropped, and the length method. Trace rows (burstgpt, azure, mooncake) become prompts of the trace's input length with arrival_s kept (bench serve --mode trace replays them). Malformed files exit 65 naming file:line. Example: ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl`,
 });
 
 /** The parsed flags of `ik prompts build`. */
@@ -102,7 +102,7 @@ export async function datasetCounter(ctx: CommandContext, f: SynthFlags): Promis
 export async function runPromptsBuild(ctx: CommandContext, f: BuildFlags): Promise<number> {
   const name = datasetAlias(f.dataset);
   if (!name) throw usageError("--dataset", `unknown dataset '${f.dataset}'`, `one of ${DATASET_NAMES.join(", ")}`);
-  const trace = name === "burstgpt" || name === "azure";
+  const trace = name === "burstgpt" || name === "azure" || name === "mooncake";
   if (trace && f.outputLen !== undefined) throw usageError("--output-len", `is not for ${name}: a trace's output lengths are its max_tokens`, "drop --output-len");
   for (const [flag, v] of [["--input-len", f.inputLen], ["--prefix-len", f.prefixLen]] as const) {
     if (v !== undefined && name !== "sonnet") throw usageError(flag, "is for --dataset sonnet", `drop ${flag}`);

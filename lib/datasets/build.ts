@@ -13,8 +13,9 @@ import { type BucketBy, bucketFor } from "./bucket_by.ts";
 import { readCustomJsonl } from "./custom_jsonl.ts";
 import { readShareGpt } from "./sharegpt.ts";
 import { readSonnet } from "./sonnet.ts";
+import { readMooncake } from "./mooncake.ts";
 import { readTrace } from "./traces.ts";
-import type { DatasetName, DatasetOptions, DatasetRead } from "./types.ts";
+import { DATASET_NAMES, type DatasetName, type DatasetOptions, type DatasetRead } from "./types.ts";
 
 /** vLLM's --num-prompts default, ik's too. */
 export const DEFAULT_NUM_PROMPTS = 1000;
@@ -38,7 +39,7 @@ export interface DatasetBuild {
 /** `custom` (vLLM's name for the JSONL dataset) is `jsonl`. */
 export function datasetAlias(name: string): DatasetName | null {
   const n = name === "custom" ? "jsonl" : name;
-  return (["sharegpt", "sonnet", "jsonl", "burstgpt", "azure"] as const).find((d) => d === n) ?? null;
+  return DATASET_NAMES.find((d) => d === n) ?? null;
 }
 
 async function read(o: DatasetOptions): Promise<DatasetRead & { source: SourceInfo }> {
@@ -52,6 +53,8 @@ async function read(o: DatasetOptions): Promise<DatasetRead & { source: SourceIn
     case "burstgpt":
     case "azure":
       return await readTrace({ ...o, name: o.name });
+    case "mooncake":
+      return await readMooncake(o);
   }
 }
 

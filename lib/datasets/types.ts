@@ -5,7 +5,7 @@
  */
 
 /** The dataset formats ik reads from local files. */
-export const DATASET_NAMES = ["sharegpt", "sonnet", "jsonl", "burstgpt", "azure"] as const;
+export const DATASET_NAMES = ["sharegpt", "sonnet", "jsonl", "burstgpt", "azure", "mooncake"] as const;
 
 /** One of {@link DATASET_NAMES}. */
 export type DatasetName = typeof DATASET_NAMES[number];

@@ -1,0 +1,127 @@
+/**
+ * The Mooncake trace (JSONL, one request a line: `timestamp` in ms, `input_length`,
+ * `output_length`, `hash_ids`: the ids of the request's 512-token blocks, where requests sharing an
+ * id share that block's content). Each row becomes a prompt whose text is its blocks' texts in
+ * order: a block's text is made from its hash id alone (seeded words, sized to 512 tokens with the
+ * counter's bare-text count), so rows sharing a leading run of ids share that prefix word for word
+ * and the trace's prefix reuse reaches the server (as AIPerf replays it); the last block is sized
+ * so the whole request counts `input_length` (exact with --tokenize-via). max_tokens is
+ * `output_length`, `arrival_s` the row's timestamp from the first row's, in seconds. A seeded
+ * sample of rows is kept (all of them with num_prompts 0, as a replay wants), written in arrival
+ * order.
+ * @module
+ */
+import { dataError } from "../cli/errors.ts";
+import { fitWords, type LengthEstimate } from "../prompts/exact_length.ts";
+import { SeededRng } from "../stats/mod.ts";
+import { SeededPool } from "./_pool.ts";
+import { openSource, type SourceInfo, sourceLines } from "./_source.ts";
+import type { DatasetLine, DatasetOptions, DatasetRead, FilterCount, LengthReport } from "./types.ts";
+
+/** Tokens per hash block in Mooncake traces. */
+export const MOONCAKE_BLOCK_TOKENS = 512;
+
+interface Row {
+  line: number;
+  timestampMs: number;
+  input: number;
+  output: number;
+  hashIds: number[];
+}
+
+function rowOf(v: unknown, where: string, line: number): Row {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw dataError(where, "each line must be a JSON object with timestamp, input_length, output_length and hash_ids");
+  const o = v as Record<string, unknown>;
+  const num = (k: string, min: number) => {
+    const x = o[k];
+    if (typeof x !== "number" || !Number.isFinite(x) || x < min || (k !== "timestamp" && !Number.isInteger(x))) {
+      throw dataError(where, `'${k}' must be ${k === "timestamp" ? "a time in ms, 0 or more" : `a whole number, ${min} or more`} (got ${JSON.stringify(x)?.slice(0, 40)})`, "a Mooncake trace line is {\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47, ...]}");
+    }
+    return x;
+  };
+  const ids = o.hash_ids;
+  if (!Array.isArray(ids) || !ids.every((x) => typeof x === "number" && Number.isInteger(x))) throw dataError(where, "'hash_ids' must be a list of whole numbers");
+  return { line, timestampMs: num("timestamp", 0), input: num("input_length", 1), output: num("output_length", 0), hashIds: ids as number[] };
+}
+
+/** Reads a Mooncake trace into prompt lines (see the module note). */
+export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { source: SourceInfo }> {
+  const src = await openSource(o.path);
+  const pool = new SeededPool<Row>(o.numPrompts, o.seed);
+  const drop = { failed: 0, blank: 0, blocks: 0 };
+  let rows = 0;
+  for await (const { line, lineNo } of sourceLines(src)) {
+    const where = `${src.name}:${lineNo}`;
+    if (line.trim() === "") {
+      drop.blank++;
+      continue;
+    }
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch (e) {
+      throw dataError(where, `not valid JSON: ${(e as Error).message}`, "each line of a Mooncake trace is one JSON object");
+    }
+    rows++;
+    const r = rowOf(v, where, lineNo);
+    if (r.output <= 0) {
+      drop.failed++;
+      continue;
+    }
+    // hash_ids cover the input in 512-token blocks: ceil(input / 512) of them.
+    if (r.hashIds.length !== Math.ceil(r.input / MOONCAKE_BLOCK_TOKENS)) {
+      throw dataError(where, `${r.hashIds.length} hash_ids for input_length ${r.input}: a Mooncake row has ceil(input_length / ${MOONCAKE_BLOCK_TOKENS}) = ${Math.ceil(r.input / MOONCAKE_BLOCK_TOKENS)}`, "check that the file is a Mooncake trace (512-token blocks)");
+    }
+    pool.offer(rows - 1, r);
+  }
+  const info = src.info();
+  if (rows === 0) throw dataError(`${src.name}:1`, "empty trace: no request lines", "a Mooncake trace has one JSON object a line");
+  const chosen = pool.sorted().sort((a, b) => a.item.timestampMs - b.item.timestampMs || a.index - b.index);
+  const t0 = chosen.length ? chosen[0].item.timestampMs : 0;
+  // One text per hash id, sized to 512 bare tokens once and shared by every row that names it.
+  const blocks = new Map<number, string>();
+  const blockEst: LengthEstimate = { base: await o.counter.text(""), perWord: 1.3 };
+  const blockText = async (id: number) => {
+    let t = blocks.get(id);
+    if (t === undefined) {
+      t = (await fitWords((ws) => ws.join(" "), (x) => o.counter.text(x), MOONCAKE_BLOCK_TOKENS, new SeededRng(o.seed, id, 0xb10c), blockEst, 12)).text;
+      blocks.set(id, t);
+    }
+    return t;
+  };
+  const floor = await o.counter.request("");
+  const est: LengthEstimate = { base: floor, perWord: 1.3 };
+  const rep: LengthReport = { n: 0, exact: 0, max_abs_off_target: 0, floor_tokens: floor, raised_to_floor: 0 };
+  const lines: DatasetLine[] = [];
+  for (const { index, item } of chosen) {
+    const full = item.hashIds.slice(0, -1);
+    const head = (await Promise.all(full.map(blockText))).join(" ");
+    const last = item.hashIds[item.hashIds.length - 1];
+    let target = item.input;
+    const headTokens = head ? await o.counter.request(head) : floor;
+    if (target <= headTokens) {
+      target = headTokens + 1;
+      rep.raised_to_floor++;
+    }
+    // The last block: seeded by its own id, so rows with the same ids and length get the same text.
+    const fit = await fitWords((ws) => (head ? (ws.length ? `${head} ${ws.join(" ")}` : head) : ws.join(" ")), (t) => o.counter.request(t), target, new SeededRng(o.seed, last, target, 0x1a57), est, 12);
+    rep.n++;
+    if (fit.exact) rep.exact++;
+    rep.max_abs_off_target = Math.max(rep.max_abs_off_target, Math.abs(fit.tokens - target));
+    const extra: Record<string, unknown> = {
+      input_tokens: fit.tokens, length_method: o.counter.method, trace_input_tokens: item.input,
+      arrival_s: Number(((item.timestampMs - t0) / 1000).toFixed(6)), trace_timestamp: item.timestampMs, source_line: item.line,
+      hash_ids: item.hashIds,
+    };
+    if (!fit.exact || target !== item.input) extra.target_input_tokens = target;
+    lines.push({ id: `mooncake-${index}`, messages: [{ role: "user", content: fit.text }], maxTokens: item.output, extra });
+  }
+  const filters: FilterCount[] = [{ filter: "output_length 0", dropped: drop.failed }, { filter: "blank lines", dropped: drop.blank }];
+  const notes: string[] = [];
+  if (rep.exact < rep.n) notes.push(`${rep.n - rep.exact} of ${rep.n} prompts missed the trace's input length by up to ${rep.max_abs_off_target} token(s); their input_tokens are the true counts`);
+  if (rep.raised_to_floor) notes.push(`${rep.raised_to_floor} trace input length(s) did not exceed their shared blocks' own count and were raised by one token past it`);
+  return {
+    lines, rows, examined: rows, source: info, filters, notes, lengths: rep,
+    options: { block_tokens: MOONCAKE_BLOCK_TOKENS, unique_blocks: blocks.size, arrival_s: "the row's timestamp (ms) from the first chosen row's, in seconds", order: "arrival" },
+  };
+}
