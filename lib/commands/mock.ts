@@ -134,6 +134,18 @@ export const mockCommand = command(
     stepMs: maybeMs("--step-ms", "Simulator: fixed step time (default 10, the --tpot-ms default)."),
     stepMsPerSeq: maybeMs("--step-ms-per-seq", "Simulator: extra step time per running request."),
     kvTokens: maybeCount("--kv-tokens", "Simulator: KV budget, Σ prompt + max_tokens over the batch."),
+    prefixCacheTokens: withDefault(
+      option(
+        "--prefix-cache-tokens",
+        integer({ min: 0, metavar: "N" }),
+        about(
+          "Prefix cache of N tokens (LRU of 16-token blocks): a prompt's leading whole blocks seen " +
+            "before cost no prefill, and are reported as cached (request log cached=, usage " +
+            "prompt_tokens_details.cached_tokens, llama.cpp timings.cache_n). 0 = off.",
+        ),
+      ),
+      0,
+    ),
     faults: multiple(option("--fault", faultValue(), about(FAULT_HELP))),
     metrics: withDefault(
       option(
@@ -170,7 +182,8 @@ export const mockCommand = command(
     description: message`${
       text(
         "Serves /v1/chat/completions and /v1/completions (streamed and whole) in an engine's wire personality, " +
-          "paced by a timing model or a batching simulator, with injected faults; also /v1/models, /health, " +
+          "paced by a timing model or a batching simulator, with injected faults and an optional " +
+          "prefix cache (--prefix-cache-tokens: only uncached prompt tokens cost prefill); also /v1/models, /health, " +
           "metrics at the engine's path, /ready and /state. Prints 'ik mock: listening on http://HOST:PORT' " +
           "on stderr once listening.",
       )
@@ -205,6 +218,7 @@ export function mockOptionsFromFlags(f: MockFlags): MockOptions {
     stepMs: f.stepMs ?? null,
     stepMsPerSeq: f.stepMsPerSeq ?? 0,
     kvTokens: f.kvTokens ?? null,
+    prefixCacheTokens: f.prefixCacheTokens,
     faults: [...f.faults],
     metrics: f.metrics === "on",
     startupDelayS: f.startupDelayS,

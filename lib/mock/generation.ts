@@ -8,6 +8,7 @@ import { readBody, tooLargeResponse } from "./body.ts";
 import { faultsFor, type RequestFaults } from "./faults.ts";
 import type { Completion, HttpError, StreamContext, Timings } from "./personality.ts";
 import { unixNow } from "./personality.ts";
+import { blockKeys } from "./prefix_cache.ts";
 import { Rng } from "./prng.ts";
 import {
   type EndpointKind,
@@ -15,6 +16,7 @@ import {
   type OutputPlan,
   parseGenRequest,
   planOutput,
+  promptPieces,
 } from "./request.ts";
 import { type RequestLogFields, requestLogLine, wallMsOf } from "./request_log.ts";
 import type { InFlight, MockState } from "./state.ts";
@@ -30,6 +32,8 @@ export interface Generation {
   ctx: StreamContext;
   faults: RequestFaults;
   serial: number;
+  /** Prefix-cached prompt tokens (0 when `--prefix-cache-tokens` is off). */
+  cachedTokens: number;
   /** When the mock finished reading the request (mock clock, ms): every deadline counts from here. */
   arrivalMs: number;
   source: TokenSource;
@@ -104,6 +108,7 @@ export async function admit(
     logRequest(state, {
       serial,
       promptTokens,
+      cachedTokens: 0,
       generated: 0,
       accepted: 0,
       proposed: 0,
@@ -146,9 +151,13 @@ export async function admit(
   }
   const startMs = arrivalMs + faults.slowHeadersMs;
   const rng = new Rng(o.seed, serial, 0x7e57);
+  // Looked up and held when the request is admitted to run, so an identical request right
+  // behind it already finds its blocks.
+  const cachedTokens = state.prefixCache?.use(blockKeys(promptPieces(req))) ?? 0;
   const source = state.simulator
     ? state.simulator.submit({
       promptTokens: req.promptTokens,
+      cachedTokens,
       outputLen: plan.outputLen,
       kvTokens: req.promptTokens + plan.limit,
       rng,
@@ -156,7 +165,7 @@ export async function admit(
     : timedSource(
       plan.outputLen,
       {
-        ttftMs: o.ttftMs + o.prefillMsPerToken * req.promptTokens,
+        ttftMs: o.ttftMs + o.prefillMsPerToken * (req.promptTokens - cachedTokens),
         tpotMs: o.tpotMs,
         tokensPerEvent: o.tokensPerEvent,
         specDepth: o.specDepth,
@@ -175,13 +184,14 @@ export async function admit(
     id: p.newId(kind),
     created: unixNow(),
     usage: p.usageMode(req),
+    cachedTokens: state.prefixCache ? cachedTokens : null,
     promptIds:
       () => (tokenPrompt
         ? (req.body.prompt as number[]).slice()
         : promptTokenIds(req.promptText, req.promptTokens)),
   };
   return {
-    generation: { state, req, plan, ctx, faults, serial, arrivalMs, source },
+    generation: { state, req, plan, ctx, faults, serial, cachedTokens, arrivalMs, source },
   };
 }
 
@@ -234,7 +244,9 @@ export class Run {
     if (ev.proposed > 0) this.#specSteps++;
     const state = this.g.state;
     state.metrics.tokenEvent();
-    if (!state.simulator) state.timedIteration(ev.tokens, first, this.g.req.promptTokens);
+    if (!state.simulator) {
+      state.timedIteration(ev.tokens, first, this.g.req.promptTokens - this.g.cachedTokens);
+    }
     return { tokens, first, last: this.sent >= this.g.plan.outputLen, sent: this.sent };
   }
 
@@ -296,6 +308,7 @@ export class Run {
     logRequest(state, {
       serial: g.serial,
       promptTokens: g.req.promptTokens,
+      cachedTokens: g.cachedTokens,
       generated: this.sent,
       accepted: this.#accepted,
       proposed: this.#proposed,

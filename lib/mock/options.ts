@@ -56,6 +56,8 @@ export interface MockOptions {
   stepMsPerSeq: number;
   /** `--kv-tokens`: KV budget (Σ prompt + max_tokens of the batch); null = unlimited. */
   kvTokens: number | null;
+  /** `--prefix-cache-tokens`: prefix cache capacity in tokens (16-token blocks); 0 = no cache. */
+  prefixCacheTokens: number;
   /** `--fault` (repeatable). */
   faults: FaultSpec[];
   /** `--metrics on|off`. */
@@ -97,6 +99,7 @@ export function defaultMockOptions(): MockOptions {
     stepMs: null,
     stepMsPerSeq: 0,
     kvTokens: null,
+    prefixCacheTokens: 0,
     faults: [],
     metrics: true,
     startupDelayS: 0,
@@ -240,6 +243,11 @@ function checkMockOptions(given: Partial<MockOptions>): MockOptions {
     `${o.specAccept} must be a probability in [0, 1]`,
   );
   need(Number.isInteger(o.seed), "--seed", `${o.seed} must be a whole number`);
+  need(
+    Number.isSafeInteger(o.prefixCacheTokens) && o.prefixCacheTokens >= 0,
+    "--prefix-cache-tokens",
+    `${o.prefixCacheTokens} must be a whole number of tokens, 0 (off) or more`,
+  );
   need(
     o.stepMs === null || (Number.isFinite(o.stepMs) && o.stepMs >= 0),
     "--step-ms",

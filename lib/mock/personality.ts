@@ -32,6 +32,12 @@ export interface StreamContext {
   created: number;
   /** Where usage goes. */
   usage: UsageMode;
+  /**
+   * Prefix-cached prompt tokens; null when `--prefix-cache-tokens` is off (the personalities
+   * whose engine reports cached tokens then leave that field out, as the engine does unless
+   * asked for it).
+   */
+  cachedTokens: number | null;
   /** Prompt token ids, made on demand (vLLM `return_token_ids`). */
   promptIds(): number[];
 }

@@ -3,7 +3,14 @@
  * prompt text and tokens, the length limit, exact-length fields, streaming options.
  * @module
  */
-import { chatPromptText, chatPromptTokens, completionPromptTokens } from "./tokens.ts";
+import {
+  type ChatMessageLike,
+  chatPromptPieces,
+  chatPromptText,
+  chatPromptTokens,
+  completionPromptPieces,
+  completionPromptTokens,
+} from "./tokens.ts";
 
 /** Which endpoint a request came to. */
 export type EndpointKind = "chat" | "completions";
@@ -141,6 +148,19 @@ export function parseGenRequest(kind: EndpointKind, raw: unknown): ParsedRequest
       n: n ?? 1,
     },
   };
+}
+
+/**
+ * The request's prompt as pseudo-tokens, exactly {@link GenRequest.promptTokens} of them: the
+ * chat template's tokens around each message (tokens.ts `chatPromptPieces`), the completions
+ * prompt's words, or its token ids as written.
+ */
+export function promptPieces(req: GenRequest): string[] {
+  if (req.kind === "chat") return chatPromptPieces(req.body.messages as ChatMessageLike[]);
+  const prompt = req.body.prompt;
+  if (typeof prompt === "string") return completionPromptPieces(prompt);
+  if (Array.isArray(prompt) && typeof prompt[0] === "string") return completionPromptPieces(prompt[0]);
+  return (prompt as number[]).map(String);
 }
 
 /** Exact-length fields a personality honours (so `--eos-after` does not apply when they are set). */

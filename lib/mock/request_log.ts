@@ -1,10 +1,12 @@
 /**
  * The `--request-log` line (MOCK.md "Flags"), one per finished generation request:
  *
- * `ik-request serial=N prompt=P cached=0 gen=G acc=A prop=R first_ms=F last_ms=L recv_wall_ms=W`
+ * `ik-request serial=N prompt=P cached=C gen=G acc=A prop=R first_ms=F last_ms=L recv_wall_ms=W`
  *
  * - N: the request's serial (the fault serial, 1-based); P: prompt tokens (0 when the body could
- *   not be read or parsed); G: output tokens streamed; A/R: accepted/proposed draft tokens.
+ *   not be read or parsed); C: of those, the prefix-cached ones (`--prefix-cache-tokens`; 0 when
+ *   the cache is off or the request was refused); G: output tokens streamed; A/R:
+ *   accepted/proposed draft tokens.
  * - F, L: when the mock really wrote the first and the last token event, in ms after it finished
  *   reading the request, three decimals, stamped with performance.now() right after the chunk is
  *   handed to the response stream. A whole (`stream: false`) answer has one write, so F = L =
@@ -24,6 +26,8 @@ export interface RequestLogFields {
   serial: number;
   /** Prompt tokens (0 when unknown). */
   promptTokens: number;
+  /** Prefix-cached prompt tokens (0 when the cache is off or the request was refused). */
+  cachedTokens: number;
   /** Output tokens streamed. */
   generated: number;
   /** Accepted draft tokens. */
@@ -42,8 +46,10 @@ const ms3 = (v: number | null) => (v === null ? "-" : v.toFixed(3));
 
 /** Formats one `ik-request …` line (without the newline). */
 export function requestLogLine(f: RequestLogFields): string {
-  return `ik-request serial=${f.serial} prompt=${f.promptTokens} cached=0 gen=${f.generated} ` +
-    `acc=${f.accepted} prop=${f.proposed} first_ms=${ms3(f.firstMs)} last_ms=${ms3(f.lastMs)} ` +
+  return `ik-request serial=${f.serial} prompt=${f.promptTokens} cached=${f.cachedTokens} ` +
+    `gen=${f.generated} acc=${f.accepted} prop=${f.proposed} first_ms=${ms3(f.firstMs)} last_ms=${
+      ms3(f.lastMs)
+    } ` +
     `recv_wall_ms=${f.recvWallMs.toFixed(3)}`;
 }
 

@@ -4,7 +4,8 @@
  *
  * 1. At the start of a step, waiting requests are admitted in arrival order while the batch has
  *    fewer than B requests and the KV budget (prompt + max_tokens per request) allows.
- * 2. The step lasts A + B2 × batch_size ms (+ prefill_ms_per_token × prompt tokens admitted now).
+ * 2. The step lasts A + B2 × batch_size ms (+ prefill_ms_per_token × the uncached prompt tokens
+ *    admitted now: prefix-cached ones cost nothing).
  * 3. At its end every running request gets one token (1 + accepted drafts with speculative
  *    decoding); a request leaves once it has its output length.
  * 4. With nothing running or waiting, the engine idles until the next arrival.
@@ -24,7 +25,7 @@ export interface SimulatorParams {
   stepMs: number;
   /** B2: step time per running request, ms. */
   stepMsPerSeq: number;
-  /** Step time per prompt token admitted in the step, ms. */
+  /** Step time per uncached prompt token admitted in the step, ms. */
   prefillMsPerToken: number;
   /** KV budget in tokens; null = unlimited. */
   kvTokens: number | null;
@@ -42,8 +43,10 @@ export interface SimulatorParams {
 
 /** One request handed to the simulator. */
 export interface SimJob {
-  /** Prompt tokens (prefill cost). */
+  /** Prompt tokens. */
   promptTokens: number;
+  /** Of those, the prefix-cached ones (no prefill cost); default 0. */
+  cachedTokens?: number;
   /** Output tokens to generate. */
   outputLen: number;
   /** KV reservation: prompt + max_tokens. */
@@ -62,7 +65,7 @@ export interface StepStats {
   waiting: number;
   /** Requests admitted at the start of this step. */
   admitted: number;
-  /** Prompt tokens of the admitted requests. */
+  /** Uncached prompt tokens of the admitted requests (the prefill done). */
   prefillTokens: number;
   /** Requests that finished at the end of this step. */
   completed: number;
@@ -189,7 +192,7 @@ export class BatchSimulator {
       this.#running.push(next);
       kv += next.job.kvTokens;
       admitted++;
-      prefill += next.job.promptTokens;
+      prefill += next.job.promptTokens - (next.job.cachedTokens ?? 0);
     }
     if (this.#running.length === 0) {
       this.#idle = true;

@@ -8,6 +8,7 @@ import type { MetricsSnapshot } from "./metrics_render.ts";
 import { type MockOptions, stepMsOf } from "./options.ts";
 import type { Personality } from "./personality.ts";
 import { personalityFor } from "./personalities/mod.ts";
+import { PrefixCache } from "./prefix_cache.ts";
 import { BatchSimulator } from "./simulator.ts";
 import { nowMs, type TokenSource } from "./token_source.ts";
 
@@ -39,6 +40,8 @@ export class MockState {
   readonly personality: Personality;
   readonly metrics = new MockMetrics();
   readonly simulator: BatchSimulator | null;
+  /** The prefix cache (`--prefix-cache-tokens`); null when it is off. */
+  readonly prefixCache: PrefixCache | null;
   readonly inFlight = new Set<InFlight>();
   /** Aborted by close(): every sleep and stream ends. */
   readonly closing = new AbortController();
@@ -56,6 +59,7 @@ export class MockState {
     this.io = io;
     this.personality = personalityFor(opts.engine);
     this.readyAtMs = nowMs() + opts.readyDelayS * 1000;
+    this.prefixCache = opts.prefixCacheTokens > 0 ? new PrefixCache(opts.prefixCacheTokens) : null;
     this.simulator = opts.maxBatch === null ? null : new BatchSimulator(
       {
         maxBatch: opts.maxBatch,
@@ -120,8 +124,11 @@ export class MockState {
     };
   }
 
-  /** Records a timing-model token event as one engine iteration (trtllm's stats queue). */
-  timedIteration(tokens: number, first: boolean, promptTokens: number): void {
+  /**
+   * Records a timing-model token event as one engine iteration (trtllm's stats queue).
+   * @param prefillTokens the prompt tokens this request prefilled (its uncached ones)
+   */
+  timedIteration(tokens: number, first: boolean, prefillTokens: number): void {
     const now = nowMs();
     const latencyMs = now - this.#lastIterationMs;
     this.#lastIterationMs = now;
@@ -131,7 +138,7 @@ export class MockState {
       queued: 0,
       completed: 0,
       newActive: first ? 1 : 0,
-      ctxTokens: first ? promptTokens : 0,
+      ctxTokens: first ? prefillTokens : 0,
       kvUsed: this.kvUsed(),
       tokensPerIter: tokens,
     });

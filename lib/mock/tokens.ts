@@ -120,6 +120,34 @@ export function chatPromptTokens(messages: readonly ChatMessageLike[]): number {
   return n;
 }
 
+/** A message's role as one pseudo-token (whitespace in it becomes `_`; no role at all is `_`). */
+function roleToken(role: unknown): string {
+  return typeof role === "string" && role !== "" ? role.replace(/\s/g, "_") : "_";
+}
+
+/**
+ * The chat prompt as the pseudo-tokens {@link chatPromptTokens} counts, in a ChatML-like
+ * template: per message `<|im_start|> ROLE <|im_sep|> …content… <|im_end|>` (4 + its tokens),
+ * then `<|im_start|> assistant <|im_sep|>` (3) to prompt the answer. Requests that begin with the
+ * same messages begin with the same tokens, and an earlier assistant answer in the history
+ * begins the way the generation prompt does (the prefix cache's view of a prompt).
+ */
+export function chatPromptPieces(messages: readonly ChatMessageLike[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    out.push("<|im_start|>", roleToken(m.role), "<|im_sep|>");
+    for (const w of contentText(m.content).match(/\S+/g) ?? []) out.push(w);
+    out.push("<|im_end|>");
+  }
+  out.push("<|im_start|>", "assistant", "<|im_sep|>");
+  return out;
+}
+
+/** The completions prompt as the pseudo-tokens {@link completionPromptTokens} counts. */
+export function completionPromptPieces(prompt: string): string[] {
+  return prompt.match(/\S+/g) ?? [];
+}
+
 /** Completions prompt tokens: tokens(prompt). */
 export function completionPromptTokens(prompt: string): number {
   return countTokens(prompt);

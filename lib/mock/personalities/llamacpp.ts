@@ -35,15 +35,18 @@ function usage(prompt: number, completion: number) {
   return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion };
 }
 
-function timings(prompt: number, completion: number, t: Timings) {
+/** llama-server's `timings`: `cache_n` prompt tokens reused from the cache, `prompt_n` the ones evaluated. */
+function timings(ctx: StreamContext, completion: number, t: Timings) {
   const perToken = (ms: number, n: number) => (n > 0 ? ms / n : 0);
   const perSecond = (ms: number, n: number) => (ms > 0 ? (1000 * n) / ms : 0);
+  const cached = ctx.cachedTokens ?? 0;
+  const evaluated = ctx.req.promptTokens - cached;
   return {
-    cache_n: 0,
-    prompt_n: prompt,
+    cache_n: cached,
+    prompt_n: evaluated,
     prompt_ms: t.promptMs,
-    prompt_per_token_ms: perToken(t.promptMs, prompt),
-    prompt_per_second: perSecond(t.promptMs, prompt),
+    prompt_per_token_ms: perToken(t.promptMs, evaluated),
+    prompt_per_second: perSecond(t.promptMs, evaluated),
     predicted_n: completion,
     predicted_ms: t.predictedMs,
     predicted_per_token_ms: perToken(t.predictedMs, completion),
@@ -121,7 +124,7 @@ export const llamacpp: Personality = {
   },
   streamEnd(ctx, done) {
     const p = ctx.req.promptTokens;
-    const t = timings(p, done.completionTokens, done.timings);
+    const t = timings(ctx, done.completionTokens, done.timings);
     if (ctx.req.kind === "completions") {
       const { created, model, system_fingerprint, object, id } = tail(ctx, "text_completion");
       const final = {
@@ -159,7 +162,7 @@ export const llamacpp: Personality = {
   whole(ctx, a) {
     const p = ctx.req.promptTokens;
     const u = usage(p, a.completionTokens);
-    const t = timings(p, a.completionTokens, a.timings);
+    const t = timings(ctx, a.completionTokens, a.timings);
     if (ctx.req.kind === "chat") {
       const choice: Record<string, unknown> = {
         finish_reason: a.finish,

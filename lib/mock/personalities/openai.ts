@@ -30,12 +30,13 @@ function error(
   return { status, body: { error: { message, type, param, code } } };
 }
 
-function chatUsage(prompt: number, completion: number) {
+/** The chat usage, whose `prompt_tokens_details.cached_tokens` is always there (0 with the prefix cache off). */
+function chatUsage(prompt: number, completion: number, cached: number | null) {
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cached ?? 0, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: 0,
       audio_tokens: 0,
@@ -127,7 +128,9 @@ export const openai: Personality = {
       out.push(
         sseEvent(chatChunk(ctx, [{ index: 0, delta: {}, logprobs: null, finish_reason: done.finish }])),
       );
-      if (ctx.usage !== "none") out.push(sseEvent(chatChunk(ctx, [], chatUsage(p, done.completionTokens))));
+      if (ctx.usage !== "none") {
+        out.push(sseEvent(chatChunk(ctx, [], chatUsage(p, done.completionTokens, ctx.cachedTokens))));
+      }
     } else {
       out.push(sseEvent(completionChunk(ctx, "", done.finish)));
       if (ctx.usage !== "none") {
@@ -174,7 +177,7 @@ export const openai: Personality = {
           logprobs: null,
           finish_reason: a.finish,
         }],
-        usage: chatUsage(p, a.completionTokens),
+        usage: chatUsage(p, a.completionTokens, ctx.cachedTokens),
         service_tier: "default",
         system_fingerprint: FINGERPRINT,
       };

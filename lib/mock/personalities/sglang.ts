@@ -23,13 +23,19 @@ function error(status: number, message: string, type: string): HttpError {
   return { status, body: { object: "error", message, type, param: null, code: status } };
 }
 
-function usage(prompt: number, completion: number, chat: boolean) {
+/**
+ * SGLang's UsageInfo. `cached` (the final usage of a request, with the prefix cache on, as
+ * `--enable-cache-report` shows it) fills `prompt_tokens_details`; null keeps chat's `null` and
+ * completions' absent field.
+ */
+function usage(prompt: number, completion: number, chat: boolean, cached: number | null = null) {
   const u: Record<string, unknown> = {
     prompt_tokens: prompt,
     total_tokens: prompt + completion,
     completion_tokens: completion,
   };
-  if (chat) u.prompt_tokens_details = null;
+  if (cached !== null) u.prompt_tokens_details = { cached_tokens: cached };
+  else if (chat) u.prompt_tokens_details = null;
   u.reasoning_tokens = 0;
   return u;
 }
@@ -117,7 +123,11 @@ export const sglang: Personality = {
         ? chatHead(ctx)
         : { id: ctx.id, object: "text_completion", created: ctx.created, model: ctx.model };
       out.push(
-        sseEvent({ ...head, choices: [], usage: usage(ctx.req.promptTokens, done.completionTokens, chat) }),
+        sseEvent({
+          ...head,
+          choices: [],
+          usage: usage(ctx.req.promptTokens, done.completionTokens, chat, ctx.cachedTokens),
+        }),
       );
     }
     out.push(SSE_DONE);
@@ -160,7 +170,7 @@ export const sglang: Personality = {
           finish_reason: a.finish,
           matched_stop: matched,
         }],
-        usage: usage(ctx.req.promptTokens, a.completionTokens, true),
+        usage: usage(ctx.req.promptTokens, a.completionTokens, true, ctx.cachedTokens),
         metadata: { weight_version: "default" },
       };
     }
@@ -176,7 +186,7 @@ export const sglang: Personality = {
         finish_reason: a.finish,
         matched_stop: matched,
       }],
-      usage: usage(ctx.req.promptTokens, a.completionTokens, false),
+      usage: usage(ctx.req.promptTokens, a.completionTokens, false, ctx.cachedTokens),
       metadata: { weight_version: "default" },
     };
   },

@@ -107,12 +107,14 @@ function modelName(kind: GenRequest["kind"]): string {
   return kind === "chat" ? "ChatCompletionRequest" : "CompletionRequest";
 }
 
-function usage(prompt: number, completion: number) {
+/** trtllm-serve's usage, which always has `prompt_tokens_details.cached_tokens` (KV-cache reuse; 0 with the prefix cache off). */
+function usage(ctx: StreamContext, completion: number) {
+  const prompt = ctx.req.promptTokens;
   return {
     prompt_tokens: prompt,
     total_tokens: prompt + completion,
     completion_tokens: completion,
-    prompt_tokens_details: { cached_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: ctx.cachedTokens ?? 0 },
   };
 }
 
@@ -128,7 +130,7 @@ function contentChunk(ctx: StreamContext, c: TokenChunk) {
     };
     if (c.finish) choice.finish_reason = c.finish;
     const chunk: Record<string, unknown> = { ...chatHead(ctx), choices: [choice] };
-    if (ctx.usage === "every") chunk.usage = usage(ctx.req.promptTokens, c.completionTokens);
+    if (ctx.usage === "every") chunk.usage = usage(ctx, c.completionTokens);
     return chunk;
   }
   const ids = ctx.req.detokenize ? null : c.tokens.map((t) => t.id);
@@ -191,7 +193,7 @@ export const trtllm: Personality = {
       ...chatHead(ctx),
       choices: [{ index: 0, delta: { role: "assistant" } }],
     };
-    if (ctx.usage === "every") chunk.usage = usage(ctx.req.promptTokens, 0);
+    if (ctx.usage === "every") chunk.usage = usage(ctx, 0);
     // trtllm-serve writes its first chat event as f"data: {json} \n\n".
     return [sseRaw(JSON.stringify(chunk), " \n\n")];
   },
@@ -203,7 +205,7 @@ export const trtllm: Personality = {
         sseEvent({
           ...chatHead(ctx),
           choices: [],
-          usage: usage(ctx.req.promptTokens, done.completionTokens),
+          usage: usage(ctx, done.completionTokens),
         }),
       );
     }
@@ -214,7 +216,7 @@ export const trtllm: Personality = {
   streamError: () => ({ events: [], done: false }),
   sampleChunk: (ctx) => contentChunk(ctx, EMPTY_CHUNK),
   whole(ctx, a) {
-    const u = usage(ctx.req.promptTokens, a.completionTokens);
+    const u = usage(ctx, a.completionTokens);
     if (ctx.req.kind === "chat") {
       return {
         id: ctx.id,

@@ -23,6 +23,17 @@ function usage(prompt: number, completion: number) {
   return { prompt_tokens: prompt, total_tokens: prompt + completion, completion_tokens: completion };
 }
 
+/**
+ * A request's final usage: with the prefix cache on, `prompt_tokens_details.cached_tokens` as
+ * `--enable-prompt-tokens-details` adds it (per-chunk continuous usage never carries it); off,
+ * the whole answer's `null` (`whole`) or no field (the stream's exclude_none usage chunk).
+ */
+function finalUsage(ctx: StreamContext, completion: number, whole: boolean) {
+  const u = usage(ctx.req.promptTokens, completion);
+  if (ctx.cachedTokens !== null) return { ...u, prompt_tokens_details: { cached_tokens: ctx.cachedTokens } };
+  return whole ? { ...u, prompt_tokens_details: null } : u;
+}
+
 function error(status: number, message: string, type: string, param: string | null = null): HttpError {
   return { status, body: { error: { message, type, param, code: status } } };
 }
@@ -140,7 +151,7 @@ export const vllm: Personality = {
         sseEvent({
           ...head(ctx, object),
           choices: [],
-          usage: usage(ctx.req.promptTokens, done.completionTokens),
+          usage: finalUsage(ctx, done.completionTokens, false),
         }),
       );
     }
@@ -161,7 +172,7 @@ export const vllm: Personality = {
   whole(ctx, a) {
     const ids = ctx.req.returnTokenIds ? a.tokens.map((t) => t.id) : null;
     const promptIds = ctx.req.returnTokenIds ? ctx.promptIds() : null;
-    const u = { ...usage(ctx.req.promptTokens, a.completionTokens), prompt_tokens_details: null };
+    const u = finalUsage(ctx, a.completionTokens, true);
     if (ctx.req.kind === "chat") {
       const message = {
         role: "assistant",
