@@ -9,7 +9,8 @@
  * `{"id", "conversations": [{"from": "human"|"gpt", "value"}]}`, two-space indented), sonnet (plain
  * lines), vLLM's custom JSONL (`prompt`, optional `output_tokens`) and OpenAI `messages`, BurstGPT
  * (`Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`), the Azure LLM inference
- * trace (`TIMESTAMP,ContextTokens,GeneratedTokens`).
+ * trace (`TIMESTAMP,ContextTokens,GeneratedTokens`), the Mooncake trace (JSONL `timestamp`,
+ * `input_length`, `output_length`, `hash_ids`).
  * @module
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -46,6 +47,20 @@ export const SHAREGPT_CASES = [
 
 /** Sonnet lines: 6 to 8 made-up words each. */
 export const SONNET_LINES = Array.from({ length: 30 }, (_, i) => words(6 + (i % 3), 50 + i));
+
+/**
+ * Mooncake rows: a 6-request replay over 1.4 s in which rows 1, 3 and 5 share blocks 10 and 11 (a
+ * shared 1,024-token prefix), row 4 shares block 20 with row 2, and row 2 fails (output 0, dropped
+ * as vLLM drops failed trace rows).
+ */
+export const MOONCAKE_ROWS = [
+  { timestamp: 1000, input_length: 1100, output_length: 6, hash_ids: [10, 11, 12] },
+  { timestamp: 1250, input_length: 700, output_length: 5, hash_ids: [20, 21] },
+  { timestamp: 1300, input_length: 300, output_length: 0, hash_ids: [30] },
+  { timestamp: 1600, input_length: 1300, output_length: 4, hash_ids: [10, 11, 13] },
+  { timestamp: 1900, input_length: 600, output_length: 7, hash_ids: [20, 22] },
+  { timestamp: 2400, input_length: 1050, output_length: 5, hash_ids: [10, 11, 14] },
+];
 
 /** Writes every fixture into `dir`; returns their paths by name. */
 export function makeDatasetFixtures(dir: string): Record<string, string> {
@@ -94,6 +109,10 @@ export function makeDatasetFixtures(dir: string): Record<string, string> {
     "2023-11-16 18:15:52.0000000,45,17",
     "2023-11-16 18:15:55.5000000,1200,230",
   ].join("\n") + "\n");
+  // Mooncake (kvcache-ai/Mooncake FAST25 traces): timestamp ms, input_length, output_length, hash_ids of 512-token blocks.
+  put("mooncake.jsonl", MOONCAKE_ROWS.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  put("mooncake_bad.jsonl", `${JSON.stringify(MOONCAKE_ROWS[0])}\n${JSON.stringify({ timestamp: 900, input_length: 600, output_length: 8, hash_ids: [1] })}\n`);
+  put("mooncake_badjson.jsonl", `${JSON.stringify(MOONCAKE_ROWS[0])}\n{"timestamp": 5, "input_length": 10,\n`);
   put("azure_bad.csv", `${AZURE_HEADER}\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:47.0000000,12,3\n2023-11-16 18:15:48.0000000,many,3\n`);
   return files;
 }

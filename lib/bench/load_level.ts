@@ -15,6 +15,7 @@ import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
 import { scheduledRate, scheduleNote } from "./schedule_note.ts";
+import { type ScheduleWindow, ScheduleWindows } from "../metrics/windows.ts";
 import { targetTokens } from "./prompt_lengths.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
@@ -59,6 +60,8 @@ export interface LevelSpec {
    * N / rate, as vLLM's `get_request` rescales its gaps (the schedule's rate is then the target).
    */
   rescaleToRate?: boolean;
+  /** A replay (trace mode): request i is the pool's prompt i, and per-second windows of the schedule are kept. */
+  replay?: boolean;
 }
 
 /** Live counters, for the progress line. */
@@ -125,6 +128,8 @@ export interface LevelResult {
    * what capped it), or null: such a level is not eligible for N*.
    */
   not_achieved?: string | null;
+  /** A replay's per-second windows: the trace's rate against what was sent, and the send lag. */
+  windows?: ScheduleWindow[];
   /** Counting methods and length checks (for the record's limitations). */
   counts: CountTally;
 }
@@ -133,7 +138,7 @@ export interface LevelResult {
 export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelResult> {
   const acc = new LevelAccumulator(deps.slo);
   const counts = new CountTally();
-  const pick = deps.pool.picker(spec.seed, spec.name);
+  const pick = spec.replay ? deps.pool.inOrder(spec.name) : deps.pool.picker(spec.seed, spec.name);
   let allOffsets: ArrayLike<number> | null = null;
   if (spec.ratePerS === Infinity) {
     // vLLM's --request-rate inf: every one of the N requests is due at the level's start.
@@ -159,6 +164,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     for (let i = 0; i < own.length; i++) own[i] = allOffsets[seqOf(i)];
     offsets = own;
   }
+  const windows = spec.replay && allOffsets ? new ScheduleWindows(1) : null;
+  if (windows && allOffsets) for (let i = 0; i < allOffsets.length; i++) windows.schedule(allOffsets[i]);
   let picked = 0;
   // Every seq's pick is drawn in order (the skipped ones too), so prompts and salts match one process.
   const pickFor = (seq: number) => {
@@ -193,6 +200,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
       deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
       acc.add(row, itlMs(result));
       counts.add(row, deps.runner.maxFor(prompt));
+      if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
     } finally {
       inFlight--;
     }
@@ -262,6 +270,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     interrupted,
     not_judged: notJudged,
     not_achieved: short,
+    ...(windows ? { windows: windows.windows() } : {}),
     counts,
   };
 }

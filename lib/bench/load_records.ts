@@ -102,6 +102,13 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
   if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
+  if (x.trace) {
+    const t = x.trace;
+    limitations.push(`trace replay: ${t.offsetsMs.length} request(s) at the trace's own arrival times${t.timeScale !== 1 ? ` x ${t.timeScale} (--time-scale)` : ""} over ${t.spanS.toFixed(1)} s ` +
+      `(mean ${t.rateRps.toFixed(2)} req/s, bursts included: the level's rate is the trace's mean, not a steady load)${t.dropped ? `; ${t.dropped} later row(s) past --max-duration-s ${t.maxDurationS} not sent` : ""}; per-second windows in data.levels[0].windows`);
+    const behind = (x.levels[0]?.windows ?? []).filter((w) => w.send_lag_p99_ms !== null && w.send_lag_p99_ms > 5);
+    if (behind.length) limitations.push(`the replay fell behind the trace (send lag p99 > 5 ms) in ${behind.length} one-second window(s), first at ${behind[0].t_s} s`);
+  }
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
   for (const l of x.levels) if (l.schedule_note) limitations.push(l.schedule_note);
@@ -150,6 +157,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
+    ...(x.trace ? { trace: { rows: x.trace.rows, sent_rows: x.trace.offsetsMs.length, dropped_after_max_duration: x.trace.dropped, time_scale: x.trace.timeScale, max_duration_s: x.trace.maxDurationS, span_s: x.trace.spanS, mean_rate_rps: x.trace.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
     ...(x.autoSearch ? { auto_search: { ...x.autoSearch, precision: x.auto?.precision ?? null, max_levels: x.auto?.maxLevels ?? null, rule: AUTO_RULE } } : {}), timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
     clock: x.clock ?? null,
@@ -213,6 +221,11 @@ export async function buildCapacityRecord(
     ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
     : "no SLO";
   let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} ${star.lowerBound ? ">=" : "="} ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
+  if (x.trace) {
+    const verdict = x.levels[0]?.summary.slo_ok;
+    summary = `${x.label} ${x.runner.cfg.model}: trace replay of ${x.trace.offsetsMs.length} request(s) at the trace's own times (mean ${x.trace.rateRps.toFixed(2)} req/s): ` +
+      (verdict === true ? `the SLO held (${sloText})` : verdict === false ? `the SLO failed (${sloText})` : hasSlo(x.slo) ? "not judged" : "no SLO given");
+  }
   if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;
   if (cost !== null) summary += `; $${cost.toFixed(3)} per 1M output tokens at $${x.gpuPriceUsdH}/GPU-h`;
   const limitations = [`derived from ${measured.evidence_id}: see its limitations`];
@@ -220,7 +233,8 @@ export async function buildCapacityRecord(
     limitations.unshift(`N* = ${star.value} is the nominal level, but only ${inflight.toFixed(2)} requests were in flight on average there (< ${INFLIGHT_SHORTFALL} x N*): the server was offered less load than N* streams (short window, Poisson noise, or a high e2e_ref); read capacity as about ${inflight.toFixed(1)} streams, or rerun with a longer --duration-s / measured --ref-e2e-ms`);
   }
   if (x.closedLoop) limitations.push("closed-loop stress test: no capacity claim");
-  if (star.value !== null && star.value === x.grid[x.grid.length - 1]) {
+  if (x.trace) limitations.push("trace replay: one level at the trace's own arrivals; a rate_star_rps is the trace's mean rate where the SLO held over the whole replay, not a capacity (the trace's bursts are part of it)");
+  else if (star.value !== null && star.value === x.grid[x.grid.length - 1]) {
     limitations.push(x.autoSearch
       ? `the SLO held at every level the search measured (${x.autoSearch.stopped ?? "it stopped"}): N* is at least this; raise --max-levels or --auto-start`
       : "the SLO held at the top of the grid: N* is at least this; extend the grid");

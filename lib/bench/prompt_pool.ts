@@ -36,6 +36,24 @@ export class PromptPool {
   }
 
   /**
+   * A replay's picker: the prompts in the pool's own order, one per call (a trace's request i is
+   * its prompt i), tagged `ik-t-<level>-<k>` only if a prompt comes round again.
+   */
+  inOrder(levelName: string): () => Pick {
+    let k = 0;
+    return () => {
+      const i = k++;
+      const prompt = this.prompts[i % this.prompts.length];
+      if (this.#used.has(prompt.id)) {
+        this.salted++;
+        return { prompt, salt: `ik-t-${levelName}-${i}` };
+      }
+      this.#used.add(prompt.id);
+      return { prompt, salt: null };
+    };
+  }
+
+  /**
    * A level's picker: each call gives the next pick in the level's seeded order (cycling), tagged
    * `ik-s<seed>-<level>-<k>` on reuse: a function of (seed, level, seq), never a per-run nonce. Lazy, so a level of 10^5 requests keeps no list of picks.
    */

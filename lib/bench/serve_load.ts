@@ -13,6 +13,7 @@ import { IkError, unavailableError, usageError } from "../cli/errors.ts";
 import { JsonlWriter, newEvidenceId, writeFailureStop, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
+import type { TraceSchedule } from "../schedule/trace_schedule.ts";
 import { arrivalOffsetsMs, AutoSearch, concurrencyToRate, levelSeed, type ProbeOutcome } from "../schedule/mod.ts";
 import { median } from "../stats/mod.ts";
 import { type LevelProgress, type LevelResult, runLevel } from "./load_level.ts";
@@ -35,6 +36,8 @@ export interface LoadRun {
   closedLoop: boolean;
   /** `--rates auto` / `--concurrency auto`: the levels are searched for (grid is then what was measured). */
   auto?: { precision: number; maxLevels: number; start: number | null } | null;
+  /** `--mode trace`: one level whose schedule is the trace's own arrivals (grid is [its mean rate]). */
+  trace?: TraceSchedule | null;
   /** The arrival window per level, s (not used with requestsPerLevel). */
   durationS: number;
   maxRequestsPerLevel: number | null;
@@ -112,7 +115,8 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const auto = cfg.auto ?? null;
   // --rates auto starts at one stream's rate, 1000 / e2e_ref, unless told where.
   const needRef = cfg.refE2eMs === null && !cfg.closedLoop && (cfg.levelKind === "concurrency" || (auto !== null && auto.start === null));
-  if (!cfg.closedLoop && cfg.levelKind === "rate" && !auto) refuseEmptyLevels(cfg, (r) => r);
+  const trace = cfg.trace ?? null;
+  if (!cfg.closedLoop && cfg.levelKind === "rate" && !auto && !trace) refuseEmptyLevels(cfg, (r) => r);
   const order = pool.order(levelSeed(cfg.seed, 10_000));
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
@@ -145,7 +149,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   for (let i = 0; !aborted() && io.fail === null; i++) {
     const level = levelAt(i);
     if (level === null) break;
-    const name = levelName(cfg.levelKind, level);
+    const name = trace ? "trace" : levelName(cfg.levelKind, level);
     const outRel = `outputs/${cfg.label}/load-${name}.jsonl`;
     const inRel = `inputs/${cfg.label}/load-${name}.jsonl`;
     let outputs: JsonlWriter, inputs: JsonlWriter;
@@ -157,8 +161,9 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
       break;
     }
     const rate = cfg.closedLoop ? null : cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRef as number);
+    const bounds = trace ? { durationS: Infinity, maxRequests: trace.offsetsMs.length, offsetsMs: trace.offsetsMs, replay: true } : levelBounds(cfg);
     const res = await runLevel({
-      index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
+      index: i, level, name, ratePerS: rate, workers: cfg.closedLoop ? level : null, ...bounds,
       burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), maxInFlight: cfg.closedLoop ? null : cfg.maxInFlight ?? null, rescaleToRate: cfg.rescaleToRate === true,
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,

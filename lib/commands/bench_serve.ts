@@ -40,9 +40,15 @@ const flags = {
     description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure, mooncake. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
   })),
   datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file for --dataset (plain or .gz).` })),
-  mode: withDefault(option("--mode", choice(["single", "load"] as const, { metavar: "MODE" }), {
-    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*.`,
+  mode: withDefault(option("--mode", choice(["single", "load", "trace"] as const, { metavar: "MODE" }), {
+    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*; trace = replay a trace's own arrival times (a set with arrival_s, or --dataset mooncake|azure|burstgpt).`,
   }), "single" as const),
+  timeScale: optional(option("--time-scale", float({ min: 0.001, max: 1000, metavar: "F" }), {
+    description: message`Trace: multiply the trace's arrival gaps by F (0.5 replays it twice as fast; default 1).`,
+  })),
+  maxDurationS: optional(option("--max-duration-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), {
+    description: message`Trace: replay only the requests due in the first S seconds of the (scaled) trace.`,
+  })),
   concurrency: multiple(option("--concurrency", string({ metavar: "N,M" }), {
     description: message`Load: concurrency levels. A level N is open-loop Poisson arrivals at N / e2e_ref (not vLLM's or AIPerf's "N always in flight": that is --closed-loop).`,
   })),
@@ -158,7 +164,7 @@ const flags = {
 /** Parser for `ik bench serve`. */
 export const benchServeCommand = command("serve", object({ cmd: constant("bench-serve" as const), ...flags }), {
   brief: message`Benchmark one server: single-user latency with CIs over rounds, or open-loop load with SLO capacity N* and cost.`,
-  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Load mode (--mode load --rates or --concurrency): one level per grid value, open-loop arrivals on absolute deadlines, per level p50/p90/p95/p99 of TTFT, TPOT, ITL and e2e (also failure-adjusted), goodput, tok/s per GPU, send lag and the server's own gauges; N* is the highest level where the SLO holds there and at every lower one. Writes evidence records under $IK_RUNS_DIR (else ./runs); with --json, single mode prints the serve_benchmark record, load mode the derived capacity record.`,
+  description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Load mode (--mode load --rates or --concurrency): one level per grid value, open-loop arrivals on absolute deadlines, per level p50/p90/p95/p99 of TTFT, TPOT, ITL and e2e (also failure-adjusted), goodput, tok/s per GPU, send lag and the server's own gauges; N* is the highest level where the SLO holds there and at every lower one. Writes evidence records under $IK_RUNS_DIR (else ./runs); with --json, single mode prints the serve_benchmark record, load mode the derived capacity record. Trace mode (--mode trace) replays a trace's own arrival times (a set made by ik prompts build --dataset mooncake|azure|burstgpt, or --dataset with --dataset-path), --time-scale and --max-duration-s shaping it, with per-second windows of the trace's rate against what was sent; --json prints its serve_benchmark record.`,
 });
 
 /** The parsed flags of `ik bench serve`. */
@@ -191,7 +197,8 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
     }
     // A failed write ends the run with its one exit-74 line: the progress line is ended first.
     const { capacity, measured, interrupted } = await runLoad(load).finally(() => progress.done());
-    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
+    // A replay's record is the measured one (its capacity record only restates the verdict).
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(prep.load.trace ? measured : capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
     if (interrupted) return interruptedExit(`the records ${measured.evidence_id} and ${capacity.evidence_id} are`);
     const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
     return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;

@@ -24,6 +24,8 @@ export interface ServeDatasetFlags {
   limitPerBucket: number;
   buckets: readonly string[];
   seed: number;
+  /** A replay takes every row by default (a sample would thin the trace's arrivals). */
+  mode?: string;
 }
 
 /** Usage rules of the dataset flags (64); null when no dataset is asked for. */
@@ -37,7 +39,7 @@ export function checkDatasetFlags(f: ServeDatasetFlags): { name: string; path: s
 
 /**
  * Builds the set: the first `--limit-per-bucket` prompts of the seeded sample (default 1000, vLLM's
- * --num-prompts), seeded by --seed.
+ * --num-prompts; every row for --mode trace), seeded by --seed.
  */
 export async function datasetPromptSet(
   ctx: CommandContext,
@@ -49,7 +51,7 @@ export async function datasetPromptSet(
   const name = datasetAlias(d.name);
   if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
   const counter = tok ? tokenizerCounter(tok.count) : await serverCounter(ctx, server);
-  const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || DEFAULT_NUM_PROMPTS, seed: f.seed });
+  const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || (f.mode === "trace" ? 0 : DEFAULT_NUM_PROMPTS), seed: f.seed });
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
   if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
   if (build.n === 0) throw dataError(build.source.file, `no row passed the ${name} filters (${build.dataset.rows} rows read)`, "check the file");

@@ -18,6 +18,7 @@ import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
+import { traceSchedule } from "../schedule/trace_schedule.ts";
 import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
@@ -114,7 +115,27 @@ function autoLevels(f: BenchServeFlags): { flag: "--rates" | "--concurrency"; au
   return { flag, auto: { precision: f.precision ?? 0.05, maxLevels: f.maxLevels ?? 10, start: f.autoStart ?? null } };
 }
 
+/** `--mode trace`'s own rules (usage errors, 64): the schedule is the trace's, so no grid, window or search. */
+function checkTraceFlags(f: BenchServeFlags): void {
+  const grid = [["--rates", list(f.rates).length > 0], ["--concurrency", list(f.concurrency).length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
+    ["--requests", f.requests !== undefined], ["--duration-s", f.durationS !== undefined], ["--max-requests-per-level", f.maxRequestsPerLevel > 0],
+    ["--precision", f.precision !== undefined], ["--max-levels", f.maxLevels !== undefined], ["--auto-start", f.autoStart !== undefined],
+    ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--extend", f.extend !== undefined], ["--shard", f.shard !== undefined]] as const;
+  const given = grid.find(([, g]) => g);
+  if (given) throw usageError(given[0], "is not for --mode trace: the trace's own arrival times are the schedule", `drop ${given[0]} (--time-scale and --max-duration-s shape a replay)`);
+}
+
 function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[]; auto: AutoLevels | null } | null {
+  const traceOnly = [["--time-scale", f.timeScale !== undefined], ["--max-duration-s", f.maxDurationS !== undefined]] as const;
+  if (f.mode === "trace") {
+    checkTraceFlags(f);
+    if (f.failOnSlo && f.sloTtftP95Ms === undefined && f.sloTpotP95Ms === undefined && f.sloE2eP95Ms === undefined) {
+      throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
+    }
+    return { kind: "rate", grid: [], auto: null };
+  }
+  const notTrace = traceOnly.find(([, g]) => g);
+  if (notTrace) throw usageError(notTrace[0], "is for --mode trace", "add --mode trace, or drop it");
   const search = f.mode === "load" ? autoLevels(f) : null;
   const single = f.mode === "single";
   const conc = search || (single && isAuto(f.concurrency)) ? [] : numbers(f.concurrency, "--concurrency", true);
@@ -239,6 +260,9 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   // A dataset is read once the server answered: its lengths are counted by the server's /tokenize.
   const fromDataset = wantsDataset ? await datasetPromptSet(ctx, f, tok, { baseUrl: f.baseUrl, api: f.api, model: f.model, apiKeyEnv: f.apiKeyEnv }) : null;
   const set: PromptSet = fromDataset ? fromDataset.set : fileSet as PromptSet;
+  // A replay sends the set's prompts in arrival order at their own times (one level, the trace's).
+  const trace = f.mode === "trace" ? traceSchedule(set.prompts, set.name, { timeScale: f.timeScale ?? 1, maxDurationS: f.maxDurationS ?? null }) : null;
+  if (trace && mode) mode.grid = [Number(trace.rateRps.toPrecision(6))];
   let engine: DetectedEngine;
   if (f.engineKind !== "auto") engine = { kind: f.engineKind, source: "flag", detail: "--engine-kind" };
   else {
@@ -283,6 +307,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     Object.assign(args, {
       [mode.kind === "concurrency" ? "concurrency" : "rates"]: mode.auto ? "auto" : mode.grid, duration_s: f.requests ? null : f.durationS ?? DEFAULT_DURATION_S,
       ...(mode.auto ? { auto_precision: mode.auto.precision, auto_max_levels: mode.auto.maxLevels, auto_start: mode.auto.start } : {}),
+      ...(trace ? { rates: null, duration_s: null, time_scale: trace.timeScale, max_duration_s: trace.maxDurationS } : {}),
       requests_per_level: f.requests ?? null, max_requests_per_level: f.maxRequestsPerLevel, ref_requests: f.refRequests, ref_e2e_ms: f.refE2eMs ?? null,
       burstiness: f.burstiness, slo_ttft_p95_ms: f.sloTtftP95Ms ?? null, slo_tpot_p95_ms: f.sloTpotP95Ms ?? null,
       slo_e2e_p95_ms: f.sloE2eP95Ms ?? null, slo_max_fail: f.sloMaxFail, sweep_all: f.sweepAll, closed_loop: f.closedLoop,
@@ -319,7 +344,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     countTokens: tok ? tok.count : undefined,
     signal: ctx.signal,
   });
-  const common = { runner, set, prompts: set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
+  const common = { runner, set, prompts: trace ? trace.prompts : set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
     engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
   const clock = mode === null ? null : { anchor: clockAnchor(), sync: await rt.clockSync() as unknown as Record<string, unknown> };
   const load = mode === null ? null : {
@@ -331,7 +356,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
         start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
-    }, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
+    }, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, requestsPerLevel: f.requests ?? null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },

@@ -104,7 +104,10 @@ export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { s
       rep.raised_to_floor++;
     }
     // The last block: seeded by its own id, so rows with the same ids and length get the same text.
-    const fit = await fitWords((ws) => (head ? (ws.length ? `${head} ${ws.join(" ")}` : head) : ws.join(" ")), (t) => o.counter.request(t), target, new SeededRng(o.seed, last, target, 0x1a57), est, 12);
+    // The search starts from what the shared blocks already count (its zero-word base).
+    const rowEst: LengthEstimate = { base: headTokens, perWord: est.perWord };
+    const fit = await fitWords((ws) => (head ? (ws.length ? `${head} ${ws.join(" ")}` : head) : ws.join(" ")), (t) => o.counter.request(t), target, new SeededRng(o.seed, last, target, 0x1a57), rowEst, 12);
+    est.perWord = rowEst.perWord;
     rep.n++;
     if (fit.exact) rep.exact++;
     rep.max_abs_off_target = Math.max(rep.max_abs_off_target, Math.abs(fit.tokens - target));

@@ -184,6 +184,8 @@ describe("ik prompts build (dist/ik)", () => {
       ["azure", "azure_bad.csv", /^ik: azure_bad\.csv:4: 'ContextTokens' is not a number \('many'\)/],
       ["azure", "burstgpt.csv", /^ik: burstgpt\.csv:1: missing columns 'TIMESTAMP', 'ContextTokens', 'GeneratedTokens'/],
       ["sharegpt", "sharegpt_none.json", /^ik: sharegpt_none\.json: no row passed the sharegpt filters \(5 rows read\)/],
+      ["mooncake", "mooncake_bad.jsonl", /^ik: mooncake_bad\.jsonl:2: 1 hash_ids for input_length 600: a Mooncake row has ceil\(input_length \/ 512\) = 2/],
+      ["mooncake", "mooncake_badjson.jsonl", /^ik: mooncake_badjson\.jsonl:2: not valid JSON/],
     ];
     for (const [ds, file, re] of cases) {
       const r = await runIk(["prompts", "build", "--dataset", ds, "--dataset-path", fx[file], "--out", join(dir, "bad.jsonl")]);

@@ -2,7 +2,8 @@
  * The pieces under the dataset readers (in process, < 1 s, both runtimes): the streaming JSON
  * array reader gives the same elements however the text is cut, and names the line of a bad one;
  * the seeded pool picks the same items whatever its size (and ShareGPT's refill of a pool too small
- * for the filters gives the same set); CSV fields; Azure timestamps.
+ * for the filters gives the same set); CSV fields; Azure timestamps; the Mooncake reader's shared
+ * blocks (rows sharing leading hash ids share that text word for word) and exact lengths.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,7 +16,8 @@ import { splitCsvLine } from "../../lib/datasets/_csv.ts";
 import { azureTimestampS, wordCounter } from "../../lib/datasets/mod.ts";
 import { readShareGpt } from "../../lib/datasets/sharegpt.ts";
 import { IkError } from "../../lib/cli/errors.ts";
-import { SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
+import { readMooncake } from "../../lib/datasets/mooncake.ts";
+import { MOONCAKE_ROWS, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
 function readAll(text: string, cut: (t: string) => string[]): { values: unknown[]; lines: number[] } {
   const values: unknown[] = [], lines: number[] = [];
@@ -98,6 +100,38 @@ test("readShareGpt: a pool too small for the filters is refilled by a second rea
     assert.deepEqual(some.lines.map((l) => l.id), all.lines.slice(0, 100).map((l) => l.id), "the first 100 of the seeded order");
     assert.ok(some.examined > 356, `more than the first pool was examined (${some.examined})`);
     assert.equal(some.filters[2].dropped, some.examined - 100);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("readMooncake: rows sharing leading hash ids share that text word for word, lengths exact, arrival order, failed rows dropped", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-mooncake-"));
+  try {
+    const path = join(dir, "m.jsonl");
+    await writeFile(path, MOONCAKE_ROWS.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const r = await readMooncake({ name: "mooncake", path, counter: wordCounter(), numPrompts: 0, seed: 3 });
+    const kept = MOONCAKE_ROWS.filter((x) => x.output_length > 0);
+    assert.equal(r.lines.length, kept.length);
+    assert.deepEqual(r.filters.find((f) => f.filter === "output_length 0")?.dropped, 1);
+    const words = r.lines.map((l) => String(l.messages[0].content).split(" "));
+    for (const [i, l] of r.lines.entries()) {
+      assert.equal(words[i].length, kept[i].input_length, `${l.id}: words = the trace's input length`);
+      assert.equal(l.extra.input_tokens, kept[i].input_length);
+      assert.equal(l.maxTokens, kept[i].output_length);
+      assert.equal(l.extra.arrival_s, (kept[i].timestamp - kept[0].timestamp) / 1000);
+    }
+    const shared = (a: number, b: number) => {
+      let k = 0;
+      while (k < words[a].length && words[a][k] === words[b][k]) k++;
+      return k;
+    };
+    // Rows 0, 2 and 4 of the kept ones start with blocks 10, 11 (1,024 tokens); rows 1 and 3 with block 20.
+    assert.ok(shared(0, 2) >= 1024 && shared(0, 2) < 1024 + 8, `0/2 share ${shared(0, 2)} words`);
+    assert.ok(shared(0, 4) >= 1024 && shared(2, 4) >= 1024);
+    assert.ok(shared(1, 3) >= 512 && shared(1, 3) < 512 + 8, `1/3 share ${shared(1, 3)}`);
+    assert.ok(shared(0, 1) < 8, "unrelated blocks differ");
+    assert.equal(r.options.unique_blocks, 3, "the full (non-last) blocks 10, 11 and 20, each made once");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

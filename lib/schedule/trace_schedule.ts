@@ -1,0 +1,54 @@
+/**
+ * A replay's schedule (`bench serve --mode trace`): the prompts' own `arrival_s` (kept by `ik
+ * prompts build` from a burstgpt, azure or mooncake trace), in arrival order, from the first one,
+ * times `--time-scale` (0.5 replays twice as fast), cut at `--max-duration-s` of the scaled
+ * schedule. Pure: prompts in, offsets (ms) and the prompts in their send order out.
+ * @module
+ */
+import { dataError, usageError } from "../cli/errors.ts";
+import type { Prompt } from "../prompts/mod.ts";
+
+/** A replay schedule. */
+export interface TraceSchedule {
+  /** The prompts in send order (request i is prompt i). */
+  prompts: Prompt[];
+  /** Request i's offset from the replay's start, ms (non-decreasing). */
+  offsetsMs: Float64Array;
+  timeScale: number;
+  maxDurationS: number | null;
+  /** Rows of the set that had an arrival time. */
+  rows: number;
+  /** Rows past --max-duration-s, not sent. */
+  dropped: number;
+  /** The last offset, s. */
+  spanS: number;
+  /** The trace's mean rate over the replay: n / span (as a level's scheduled rate is read), or n when it has no span. */
+  rateRps: number;
+}
+
+/**
+ * The schedule of `prompts` (a set made from a trace).
+ * @param setName named in the error when a prompt has no `arrival_s`
+ * @throws IkError data (65) naming the first prompt without a usable arrival time; usage (64) when --max-duration-s leaves nothing
+ */
+export function traceSchedule(prompts: readonly Prompt[], setName: string, o: { timeScale: number; maxDurationS: number | null }): TraceSchedule {
+  const timed = prompts.map((p, i) => ({ p, i, t: p.extra.arrival_s }));
+  const bad = timed.find((x) => typeof x.t !== "number" || !Number.isFinite(x.t) || x.t < 0);
+  if (bad) {
+    throw dataError(setName, `prompt '${bad.p.id}' has no arrival_s (seconds, 0 or more): --mode trace replays a trace's own arrival times`,
+      "make the set with ik prompts build --dataset mooncake|azure|burstgpt --num-prompts 0, or give --dataset and --dataset-path");
+  }
+  const order = timed.sort((a, b) => (a.t as number) - (b.t as number) || a.i - b.i);
+  const t0 = order.length ? order[0].t as number : 0;
+  const all = order.map((x) => ((x.t as number) - t0) * 1000 * o.timeScale);
+  const limit = o.maxDurationS === null ? Infinity : o.maxDurationS * 1000;
+  const keep = all.findIndex((ms) => ms > limit);
+  const n = keep === -1 ? all.length : keep;
+  if (n === 0) throw usageError("--max-duration-s", "leaves no request of the trace", "raise it, or drop it");
+  const offsetsMs = Float64Array.from(all.slice(0, n), (ms) => Math.round(ms * 1000) / 1000);
+  const spanS = offsetsMs[n - 1] / 1000;
+  return {
+    prompts: order.slice(0, n).map((x) => x.p), offsetsMs, timeScale: o.timeScale, maxDurationS: o.maxDurationS,
+    rows: all.length, dropped: all.length - n, spanS, rateRps: spanS > 0 ? n / spanS : n,
+  };
+}
