@@ -24,6 +24,8 @@ import { runLoad } from "../bench/serve_load.ts";
 import { runShardedLoad } from "../shard/sharded_load.ts";
 import { renderSlice } from "../report/slice_text.ts";
 import { renderCapacity } from "../report/capacity_table.ts";
+import { renderConversations } from "../report/conversations_table.ts";
+import { runConversations } from "../bench/conversations.ts";
 import { progressPrinter } from "../report/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 import { DATASET_CHOICES } from "./prompts_build.ts";
@@ -40,9 +42,16 @@ const flags = {
     description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure, mooncake. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
   })),
   datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file for --dataset (plain or .gz).` })),
-  mode: withDefault(option("--mode", choice(["single", "load", "trace"] as const, { metavar: "MODE" }), {
-    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*; trace = replay a trace's own arrival times (a set with arrival_s, or --dataset mooncake|azure|burstgpt).`,
+  mode: withDefault(option("--mode", choice(["single", "load", "trace", "conversations"] as const, { metavar: "MODE" }), {
+    description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*; trace = replay a trace's own arrival times (a set with arrival_s, or --dataset mooncake|azure|burstgpt); conversations = multi-turn chats with the server's own answers in the history (--conversations).`,
   }), "single" as const),
+  conversations: optional(option("--conversations", string({ metavar: "FILE|synth:N:T:IN:OUT" }), {
+    description: message`Conversations: a JSONL of {"id", "turns": [...]} (or "messages", whose user messages are the turns), or synth:N:T:IN:OUT (N conversations of T turns, IN new words a turn, OUT max_tokens).`,
+  })),
+  sessions: optional(option("--sessions", integer({ min: 1, max: 100_000, metavar: "N" }), { description: message`Conversations: how many run at once (default 1).` })),
+  thinkTimeMs: optional(option("--think-time-ms", string({ metavar: "MEAN[:SD]" }), {
+    description: message`Conversations: pause between an answer's end and the next turn, ms (normal, seeded, clipped at 0; default 0).`,
+  })),
   timeScale: optional(option("--time-scale", float({ min: 0.001, max: 1000, metavar: "F" }), {
     description: message`Trace: multiply the trace's arrival gaps by F (0.5 replays it twice as fast; default 1).`,
   })),
@@ -186,6 +195,11 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
     ctx.err(`ik: bench serve: interrupted; ${what} marked incomplete\n`);
     return ExitCode.INTERRUPTED;
   };
+  if (prep.conv) {
+    const { record, dir, interrupted } = await runConversations({ ...prep.conv, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(record)) + "\n" : prep.clean(renderConversations(record, dir)));
+    return interrupted ? interruptedExit(`the record ${record.evidence_id} is`) : ExitCode.OK;
+  }
   if (prep.load) {
     const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
     const load = { ...prep.load, signal: ctx.signal, onProgress: progress.update, onNote: (line: string) => progress.note(`bench serve: warning: ${line}`) };

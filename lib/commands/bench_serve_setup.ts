@@ -7,7 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { IkError, usageError } from "../cli/errors.ts";
 import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
@@ -19,6 +19,8 @@ import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
 import { traceSchedule } from "../schedule/trace_schedule.ts";
+import { type ConversationSet, parseConversationsText, parseSynthConversations, synthConversations } from "../prompts/conversations.ts";
+import type { ConversationRun } from "../bench/conversations.ts";
 import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
@@ -57,6 +59,8 @@ function list(values: readonly string[]): string[] {
 export interface PreparedServe {
   run: Omit<SingleRun, "signal" | "progress">;
   load: Omit<LoadRun, "signal" | "onProgress"> | null;
+  /** Set in conversations mode. */
+  conv: Omit<ConversationRun, "signal" | "progress"> | null;
   /** Set for a sharded load run (--shard). */
   shard: ShardRun | null;
   clean: Sanitize;
@@ -115,6 +119,34 @@ function autoLevels(f: BenchServeFlags): { flag: "--rates" | "--concurrency"; au
   return { flag, auto: { precision: f.precision ?? 0.05, maxLevels: f.maxLevels ?? 10, start: f.autoStart ?? null } };
 }
 
+/** The think time `MEAN[:SD]` in ms. */
+function thinkTime(v: string | undefined): { mean: number; sd: number } {
+  if (v === undefined) return { mean: 0, sd: 0 };
+  const [m, sd = "0"] = v.split(":");
+  const mean = Number(m), s = Number(sd);
+  if (!(Number.isFinite(mean) && mean >= 0 && Number.isFinite(s) && s >= 0) || v.split(":").length > 2) {
+    throw usageError("--think-time-ms", `'${v}' is not MEAN[:SD] in ms (numbers, 0 or more)`, "e.g. --think-time-ms 500:200");
+  }
+  return { mean, sd: s };
+}
+
+/** `--mode conversations`'s own rules (usage errors, 64). */
+function checkConversationFlags(f: BenchServeFlags): void {
+  const convOnly = [["--conversations", f.conversations !== undefined], ["--sessions", f.sessions !== undefined], ["--think-time-ms", f.thinkTimeMs !== undefined]] as const;
+  if (f.mode !== "conversations") {
+    const given = convOnly.find(([, g]) => g);
+    if (given) throw usageError(given[0], "is for --mode conversations", "add --mode conversations, or drop it");
+    return;
+  }
+  if (f.conversations === undefined) throw usageError("--mode conversations", "needs --conversations FILE or synth:N:T:IN:OUT", "e.g. --conversations synth:8:4:128:64");
+  const other = [["--prompts", f.prompts !== undefined], ["--dataset", f.dataset !== undefined], ["--rates", list(f.rates).length > 0], ["--concurrency", list(f.concurrency).length > 0],
+    ["--closed-loop", f.closedLoop], ["--requests", f.requests !== undefined], ["--duration-s", f.durationS !== undefined], ["--shard", f.shard !== undefined], ["--extend", f.extend !== undefined],
+    ["--run-dir", f.runDir !== undefined], ["--time-scale", f.timeScale !== undefined], ["--max-duration-s", f.maxDurationS !== undefined]] as const;
+  const given = other.find(([, g]) => g);
+  if (given) throw usageError(given[0], "is not for --mode conversations (the conversations are the workload)", `drop ${given[0]}`);
+  thinkTime(f.thinkTimeMs);
+}
+
 /** `--mode trace`'s own rules (usage errors, 64): the schedule is the trace's, so no grid, window or search. */
 function checkTraceFlags(f: BenchServeFlags): void {
   const grid = [["--rates", list(f.rates).length > 0], ["--concurrency", list(f.concurrency).length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
@@ -126,6 +158,8 @@ function checkTraceFlags(f: BenchServeFlags): void {
 }
 
 function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[]; auto: AutoLevels | null } | null {
+  checkConversationFlags(f);
+  if (f.mode === "conversations") return null;
   const traceOnly = [["--time-scale", f.timeScale !== undefined], ["--max-duration-s", f.maxDurationS !== undefined]] as const;
   if (f.mode === "trace") {
     checkTraceFlags(f);
@@ -184,6 +218,20 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   }
   if (search) return { kind: concGiven ? "concurrency" : "rate", grid: [], auto: search.auto };
   return conc.length ? { kind: "concurrency", grid: conc, auto: null } : { kind: "rate", grid: rates, auto: null };
+}
+
+/** The conversations `--conversations` names: a JSONL file, or synth:N:T:IN:OUT. */
+async function loadConversations(cwd: string, v: string, seed: number): Promise<ConversationSet> {
+  const synth = parseSynthConversations(v);
+  if (synth) return synthConversations(synth, seed);
+  const path = resolve(cwd, v);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    throw usageError("--conversations", `cannot read ${v}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "give a JSONL file of conversations, or synth:N:T:IN:OUT");
+  }
+  return parseConversationsText(text, basename(path));
 }
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$/;
@@ -256,6 +304,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
   const wantsDataset = checkDatasetFlags(f) !== null;
   const fileSet: PromptSet | null = wantsDataset ? null : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
+  const convSet = f.mode === "conversations" ? await loadConversations(rt.cwd(), f.conversations as string, f.seed) : null;
   const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
   // A dataset is read once the server answered: its lengths are counted by the server's /tokenize.
   const fromDataset = wantsDataset ? await datasetPromptSet(ctx, f, tok, { baseUrl: f.baseUrl, api: f.api, model: f.model, apiKeyEnv: f.apiKeyEnv }) : null;
@@ -361,8 +410,13 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },
   };
+  const conv = convSet === null ? null : {
+    runner, set: convSet, sessions: f.sessions ?? 1, thinkMs: thinkTime(f.thinkTimeMs), seed: f.seed, label, storeRoot: root, gpu, isLocal, keyNote: key.note, server,
+    engine: common.engine, args: { ...args, prompts: null, rounds: null, conversations: { name: convSet.name, sha256: convSet.sha256 }, sessions: f.sessions ?? 1, think_time_ms: thinkTime(f.thinkTimeMs) },
+  };
   return {
     load,
+    conv,
     shard,
     run: {
       runner,
