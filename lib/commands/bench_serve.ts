@@ -46,9 +46,12 @@ const flags = {
     description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*; trace = replay a trace's own arrival times (a set with arrival_s, or --dataset mooncake|azure|burstgpt); conversations = multi-turn chats with the server's own answers in the history (--conversations).`,
   }), "single" as const),
   conversations: optional(option("--conversations", string({ metavar: "FILE|synth:N:T:IN:OUT" }), {
-    description: message`Conversations: a JSONL of {"id", "turns": [...]} (or "messages", whose user messages are the turns), or synth:N:T:IN:OUT (N conversations of T turns, IN new words a turn, OUT max_tokens).`,
+    description: message`Conversations: a JSONL of {"id", "turns": [...]} (or "messages", whose user messages are the turns), a ShareGPT_V3 .json (each entry's human turns; two or more), or synth:N:T:IN:OUT (N conversations of T turns, IN new words a turn, OUT max_tokens).`,
   })),
   sessions: optional(option("--sessions", integer({ min: 1, max: 100_000, metavar: "N" }), { description: message`Conversations: how many run at once (default 1).` })),
+  maxConversations: optional(option("--max-conversations", integer({ min: 0, max: 10_000_000, metavar: "N" }), {
+    description: message`Conversations from a file: the first N (a ShareGPT .json: a seeded sample of N multi-turn entries, default 1000; 0 = all).`,
+  })),
   thinkTimeMs: optional(option("--think-time-ms", string({ metavar: "MEAN[:SD]" }), {
     description: message`Conversations: pause between an answer's end and the next turn, ms (normal, seeded, clipped at 0; default 0).`,
   })),

@@ -21,6 +21,7 @@ import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize
 import { traceSchedule } from "../schedule/trace_schedule.ts";
 import { type ConversationSet, parseConversationsText, parseSynthConversations, synthConversations } from "../prompts/conversations.ts";
 import type { ConversationRun } from "../bench/conversations.ts";
+import { readShareGptConversations } from "../datasets/sharegpt_conversations.ts";
 import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
@@ -132,7 +133,8 @@ function thinkTime(v: string | undefined): { mean: number; sd: number } {
 
 /** `--mode conversations`'s own rules (usage errors, 64). */
 function checkConversationFlags(f: BenchServeFlags): void {
-  const convOnly = [["--conversations", f.conversations !== undefined], ["--sessions", f.sessions !== undefined], ["--think-time-ms", f.thinkTimeMs !== undefined]] as const;
+  const convOnly = [["--conversations", f.conversations !== undefined], ["--sessions", f.sessions !== undefined], ["--think-time-ms", f.thinkTimeMs !== undefined],
+    ["--max-conversations", f.maxConversations !== undefined]] as const;
   if (f.mode !== "conversations") {
     const given = convOnly.find(([, g]) => g);
     if (given) throw usageError(given[0], "is for --mode conversations", "add --mode conversations, or drop it");
@@ -221,17 +223,24 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
 }
 
 /** The conversations `--conversations` names: a JSONL file, or synth:N:T:IN:OUT. */
-async function loadConversations(cwd: string, v: string, seed: number): Promise<ConversationSet> {
+async function loadConversations(cwd: string, v: string, seed: number, max: number | undefined): Promise<ConversationSet> {
   const synth = parseSynthConversations(v);
-  if (synth) return synthConversations(synth, seed);
+  if (synth) {
+    if (max !== undefined) throw usageError("--max-conversations", "is for a conversations file (synth:N:... gives N)", "drop it, or change N");
+    return synthConversations(synth, seed);
+  }
   const path = resolve(cwd, v);
+  // ShareGPT_V3 (a JSON array): its multi-turn entries, a seeded sample of 1000 unless told.
+  if (/\.json(\.gz)?$/i.test(path)) return await readShareGptConversations(path, max ?? 1000, seed);
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (e) {
     throw usageError("--conversations", `cannot read ${v}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "give a JSONL file of conversations, or synth:N:T:IN:OUT");
   }
-  return parseConversationsText(text, basename(path));
+  const set = parseConversationsText(text, basename(path));
+  if (max !== undefined && max > 0 && set.conversations.length > max) set.conversations = set.conversations.slice(0, max);
+  return set;
 }
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$/;
@@ -304,7 +313,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
   const wantsDataset = checkDatasetFlags(f) !== null;
   const fileSet: PromptSet | null = wantsDataset ? null : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
-  const convSet = f.mode === "conversations" ? await loadConversations(rt.cwd(), f.conversations as string, f.seed) : null;
+  const convSet = f.mode === "conversations" ? await loadConversations(rt.cwd(), f.conversations as string, f.seed, f.maxConversations) : null;
   const server = await checkServer(ep, f.model, { apiKey, signal: ctx.signal });
   // A dataset is read once the server answered: its lengths are counted by the server's /tokenize.
   const fromDataset = wantsDataset ? await datasetPromptSet(ctx, f, tok, { baseUrl: f.baseUrl, api: f.api, model: f.model, apiKeyEnv: f.apiKeyEnv }) : null;

@@ -6,7 +6,8 @@
  * - with `--prefix-cache-tokens` the later turns are cache hits (the record's cached tokens equal
  *   the mock's `cached=`), and TTFT stays near turn 1's; without it TTFT grows with the history;
  * - think time separates an answer's end from the next turn; a failed turn ends its conversation;
- * - a conversation JSONL (turns, or messages whose user turns are kept), malformed files (65) and
+ * - a conversation JSONL (turns, or messages whose user turns are kept), a ShareGPT_V3 file's
+ *   multi-turn entries (a seeded sample of --max-conversations), malformed files (65) and
  *   the mode's usage errors (64). Bun only (end to end): ~15 s.
  */
 import assert from "node:assert/strict";
@@ -17,6 +18,7 @@ import { after, before, describe, test } from "node:test";
 import { runIk } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
 const IN = 200, OUT = 16;
 /** Chat prompt tokens of turn k (1-based) as the mock counts: Σ (words + 4) + 3 over the history. */
@@ -102,6 +104,12 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       // b turn 2: its own two user turns and the server's 4-token answer, not the recorded one: (3+4) + (4+4) + (2+4) + 3.
       assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 2).prompt_tokens, 7 + 8 + 6 + 3);
       assert.equal(rec.identity.workload.conversations.n, 2);
+      // ShareGPT_V3: each entry's human turns (six of the fixture's entries have two: ok-1..5 and human-human), a seeded sample of --max-conversations.
+      const fx = makeDatasetFixtures(join(dir, "fx"));
+      const sg = await converse(mock.base, ["--conversations", fx["sharegpt.json"], "--max-conversations", "3"]);
+      assert.equal(sg.rows.length, 6);
+      assert.deepEqual([sg.rec.data.source.kind, sg.rec.data.source.kept, sg.rec.data.source.dropped_fewer_than_two_human_turns], ["sharegpt", 3, SHAREGPT_CASES.length - 6]);
+      for (const r of sg.rows) assert.match(String(r.conversation), /^sharegpt-(ok-[1-5]|human-human)$/);
       for (const [text, re] of [["{\"id\": \"x\", \"turns\": []}\n", /convs-bad\.jsonl:1: a conversation needs at least one non-empty user turn/], ["{\"turns\": [\"a\"]}\n{oops\n", /convs-bad\.jsonl:2: not valid JSON/]] as [string, RegExp][]) {
         await writeFile(join(dir, "convs-bad.jsonl"), text);
         const r = await runIk(["bench", "serve", "--mode", "conversations", "--base-url", mock.base, "--model", "mock-model", "--conversations", join(dir, "convs-bad.jsonl")], { env });
