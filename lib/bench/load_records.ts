@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
 import type { AutoSearchState } from "../schedule/mod.ts";
+import { type TraceFacts, traceFacts } from "../schedule/trace_schedule.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
@@ -36,6 +37,8 @@ export interface LoadRecordInput extends LoadRun {
   interrupted: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** A replay's facts when there is no schedule to read them from (a merge of trace slices). */
+  traceFacts?: TraceFacts | null;
   /** `--rates auto` / `--concurrency auto`: the probes, the bracket and why the search stopped. */
   autoSearch?: AutoSearchState | null;
   /** How the set's target lengths were made (a merge has no prompts: its shards' record says), else from `prompts`. */
@@ -65,6 +68,11 @@ function levelMetrics(lv: LevelResult): Metric[] {
     metric("mean_inflight", s.mean_inflight, "requests", "mean", { n: s.n_requests, subject }),
   );
   return out;
+}
+
+/** The replay's facts: given (a merge), or from the schedule. */
+function traceOf(x: Pick<LoadRecordInput, "trace" | "traceFacts">): TraceFacts | null {
+  return x.traceFacts ?? (x.trace ? traceFacts(x.trace) : null);
 }
 
 /** The search rule in words, for the record. */
@@ -102,9 +110,10 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
   if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
-  if (x.trace) {
-    const t = x.trace;
-    limitations.push(`trace replay: ${t.offsetsMs.length} request(s) at the trace's own arrival times${t.timeScale !== 1 ? ` x ${t.timeScale} (--time-scale)` : ""} over ${t.spanS.toFixed(1)} s ` +
+  const tf = traceOf(x);
+  if (tf) {
+    const t = tf;
+    limitations.push(`trace replay: ${t.n} request(s) at the trace's own arrival times${t.timeScale !== 1 ? ` x ${t.timeScale} (--time-scale)` : ""} over ${t.spanS.toFixed(1)} s ` +
       `(mean ${t.rateRps.toFixed(2)} req/s, bursts included: the level's rate is the trace's mean, not a steady load)${t.dropped ? `; ${t.dropped} later row(s) past --max-duration-s ${t.maxDurationS} not sent` : ""}; per-second windows in data.levels[0].windows`);
     const behind = (x.levels[0]?.windows ?? []).filter((w) => w.send_lag_p99_ms !== null && w.send_lag_p99_ms > 5);
     if (behind.length) limitations.push(`the replay fell behind the trace (send lag p99 > 5 ms) in ${behind.length} one-second window(s), first at ${behind[0].t_s} s`);
@@ -157,7 +166,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
-    ...(x.trace ? { trace: { rows: x.trace.rows, sent_rows: x.trace.offsetsMs.length, dropped_after_max_duration: x.trace.dropped, time_scale: x.trace.timeScale, max_duration_s: x.trace.maxDurationS, span_s: x.trace.spanS, mean_rate_rps: x.trace.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
+    ...(tf ? { trace: { rows: tf.rows, sent_rows: tf.n, dropped_after_max_duration: tf.dropped, time_scale: tf.timeScale, max_duration_s: tf.maxDurationS, span_s: tf.spanS, mean_rate_rps: tf.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
     ...(x.autoSearch ? { auto_search: { ...x.autoSearch, precision: x.auto?.precision ?? null, max_levels: x.auto?.maxLevels ?? null, rule: AUTO_RULE } } : {}), timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
     clock: x.clock ?? null,
@@ -221,9 +230,10 @@ export async function buildCapacityRecord(
     ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
     : "no SLO";
   let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} ${star.lowerBound ? ">=" : "="} ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
-  if (x.trace) {
+  const tf = traceOf(x);
+  if (tf) {
     const verdict = x.levels[0]?.summary.slo_ok;
-    summary = `${x.label} ${x.runner.cfg.model}: trace replay of ${x.trace.offsetsMs.length} request(s) at the trace's own times (mean ${x.trace.rateRps.toFixed(2)} req/s): ` +
+    summary = `${x.label} ${x.runner.cfg.model}: trace replay of ${tf.n} request(s) at the trace's own times (mean ${tf.rateRps.toFixed(2)} req/s): ` +
       (verdict === true ? `the SLO held (${sloText})` : verdict === false ? `the SLO failed (${sloText})` : hasSlo(x.slo) ? "not judged" : "no SLO given");
   }
   if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;
@@ -233,7 +243,7 @@ export async function buildCapacityRecord(
     limitations.unshift(`N* = ${star.value} is the nominal level, but only ${inflight.toFixed(2)} requests were in flight on average there (< ${INFLIGHT_SHORTFALL} x N*): the server was offered less load than N* streams (short window, Poisson noise, or a high e2e_ref); read capacity as about ${inflight.toFixed(1)} streams, or rerun with a longer --duration-s / measured --ref-e2e-ms`);
   }
   if (x.closedLoop) limitations.push("closed-loop stress test: no capacity claim");
-  if (x.trace) limitations.push("trace replay: one level at the trace's own arrivals; a rate_star_rps is the trace's mean rate where the SLO held over the whole replay, not a capacity (the trace's bursts are part of it)");
+  if (tf) limitations.push("trace replay: one level at the trace's own arrivals; a rate_star_rps is the trace's mean rate where the SLO held over the whole replay, not a capacity (the trace's bursts are part of it)");
   else if (star.value !== null && star.value === x.grid[x.grid.length - 1]) {
     limitations.push(x.autoSearch
       ? `the SLO held at every level the search measured (${x.autoSearch.stopped ?? "it stopped"}): N* is at least this; raise --max-levels or --auto-start`

@@ -154,9 +154,27 @@ function checkTraceFlags(f: BenchServeFlags): void {
   const grid = [["--rates", list(f.rates).length > 0], ["--concurrency", list(f.concurrency).length > 0], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
     ["--requests", f.requests !== undefined], ["--duration-s", f.durationS !== undefined], ["--max-requests-per-level", f.maxRequestsPerLevel > 0],
     ["--precision", f.precision !== undefined], ["--max-levels", f.maxLevels !== undefined], ["--auto-start", f.autoStart !== undefined],
-    ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--extend", f.extend !== undefined], ["--shard", f.shard !== undefined]] as const;
+    ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--extend", f.extend !== undefined]] as const;
   const given = grid.find(([, g]) => g);
   if (given) throw usageError(given[0], "is not for --mode trace: the trace's own arrival times are the schedule", `drop ${given[0]} (--time-scale and --max-duration-s shape a replay)`);
+}
+
+/** The sharding flags without --shard (64). */
+function checkNoShardFlags(f: BenchServeFlags): void {
+  const shardOnly = [["--shards", f.shards !== undefined], ["--start-at", f.startAt !== undefined], ["--level-gap-s", f.levelGapS !== undefined], ["--group", f.group !== undefined]] as const;
+  const given = shardOnly.filter(([, g]) => g).map(([n]) => n);
+  if (given.length) throw usageError(given[0], "is for a sharded load run", "add --shard K/S (or --shard auto), or drop it");
+}
+
+/** What --shard needs, in load and trace mode alike (64). */
+function checkShardFlags(f: BenchServeFlags): void {
+  if (f.runDir !== undefined) throw usageError("--run-dir", "cannot be used with --shard (the shards would write the same files)", "run ik merge, then ik export");
+  if (f.shards !== undefined && (f.shard as string).trim() !== "auto") throw usageError("--shards", "is for --shard auto on Kubernetes", "drop it, --shard K/S says S");
+  if (f.startAt === undefined) throw usageError("--shard", "needs --start-at EPOCH_MS, the same for every shard", "e.g. --start-at $(( $(date +%s%3N) + 60000 ))");
+  if (f.failOnSlo) throw usageError("--fail-on-slo", "cannot be used with --shard: a slice has no verdict", "give --fail-on-slo to ik merge");
+  if (f.gpuName === undefined || f.gpuCount === undefined) {
+    throw usageError(f.gpuName === undefined ? "--gpu-name" : "--gpu-count", "is required with --shard (every slice must name the same GPUs)", "give --gpu-name and --gpu-count");
+  }
 }
 
 function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; grid: number[]; auto: AutoLevels | null } | null {
@@ -168,6 +186,8 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
     if (f.failOnSlo && f.sloTtftP95Ms === undefined && f.sloTpotP95Ms === undefined && f.sloE2eP95Ms === undefined) {
       throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
     }
+    if (f.shard !== undefined) checkShardFlags(f);
+    else checkNoShardFlags(f);
     return { kind: "rate", grid: [], auto: null };
   }
   const notTrace = traceOnly.find(([, g]) => g);
@@ -178,11 +198,8 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
   const rates = search || (single && isAuto(f.rates)) ? [] : numbers(f.rates, "--rates", false);
   const concGiven = list(f.concurrency).length > 0, ratesGiven = list(f.rates).length > 0;
   const slo = f.sloTtftP95Ms !== undefined || f.sloTpotP95Ms !== undefined || f.sloE2eP95Ms !== undefined;
-  const shardOnly = [["--shards", f.shards !== undefined], ["--start-at", f.startAt !== undefined], ["--level-gap-s", f.levelGapS !== undefined], ["--group", f.group !== undefined]] as const;
-  if (f.shard === undefined) {
-    const given = shardOnly.filter(([, g]) => g).map(([n]) => n);
-    if (given.length) throw usageError(given[0], "is for a sharded load run", "add --shard K/S (or --shard auto), or drop it");
-  } else if (f.mode !== "load") throw usageError("--shard", "is for --mode load", "add --mode load");
+  if (f.shard === undefined) checkNoShardFlags(f);
+  else if (f.mode !== "load") throw usageError("--shard", "is for --mode load or --mode trace", "add --mode load");
   if (f.mode === "single") {
     const loadOnly = [["--concurrency", concGiven], ["--rates", ratesGiven], ["--closed-loop", f.closedLoop], ["--sweep-all", f.sweepAll],
       ["--fail-on-slo", f.failOnSlo], ["--ref-e2e-ms", f.refE2eMs !== undefined], ["--requests", f.requests !== undefined],
@@ -207,16 +224,10 @@ function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrency"; gri
     throw usageError("--ref-requests", "--rates auto starts at one stream's rate (1000 / e2e_ref): it needs --ref-requests >= 1, --ref-e2e-ms or --auto-start");
   }
   if (f.shard !== undefined) {
-    if (f.startAt === undefined) throw usageError("--shard", "needs --start-at EPOCH_MS, the same for every shard", "e.g. --start-at $(( $(date +%s%3N) + 60000 ))");
-    if (f.failOnSlo) throw usageError("--fail-on-slo", "cannot be used with --shard: a slice has no verdict", "give --fail-on-slo to ik merge");
-    if (f.gpuName === undefined || f.gpuCount === undefined) {
-      throw usageError(f.gpuName === undefined ? "--gpu-name" : "--gpu-count", "is required with --shard (every slice must name the same GPUs)", "give --gpu-name and --gpu-count");
-    }
+    checkShardFlags(f);
     if (concGiven && !f.closedLoop && f.refE2eMs === undefined) {
       throw usageError("--concurrency", "with --shard needs --ref-e2e-ms: the shards cannot share reference requests", "measure it once (an unsharded run's e2e_ref_ms) and give it to every shard");
     }
-    if (f.runDir !== undefined) throw usageError("--run-dir", "cannot be used with --shard (the shards would write the same files)", "run ik merge, then ik export");
-    if (f.shards !== undefined && f.shard.trim() !== "auto") throw usageError("--shards", "is for --shard auto on Kubernetes", "drop it, --shard K/S says S");
   }
   if (search) return { kind: concGiven ? "concurrency" : "rate", grid: [], auto: search.auto };
   return conc.length ? { kind: "concurrency", grid: conc, auto: null } : { kind: "rate", grid: rates, auto: null };

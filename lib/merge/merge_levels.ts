@@ -22,6 +22,7 @@ import { Column, LevelAccumulator, percentiles, type Percentiles, type Slo } fro
 import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../bench/load_level.ts";
 import { levelName } from "../bench/serve_load.ts";
+import { ScheduleWindows } from "../metrics/windows.ts";
 import { PicksHasher } from "../shard/schedule.ts";
 import type { Group } from "./consistency.ts";
 import { num, obj, type Obj, type Slice } from "./slices.ts";
@@ -120,7 +121,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
   const kind = ref.data.level_kind === "concurrency" ? "concurrency" : "rate";
   const wl = obj(obj(ref.record.identity).workload);
   const grid = (kind === "concurrency" ? wl.concurrency : wl.rate_rps) as number[];
-  const names = grid.map((l) => levelName(kind, l));
+  // A replay's one level is named for what it is, not its mean rate.
+  const replay = ref.data.trace !== undefined && ref.data.trace !== null;
+  const names = replay ? ["trace"] : grid.map((l) => levelName(kind, l));
   const schedule = Array.isArray(ref.data.schedule) ? (ref.data.schedule as Obj[]) : null;
   const plannedN = new Map<string, number>(schedule ? schedule.map((l) => [String(l.name), Number(l.n)]) : []);
   const starts = (ref.data.level_starts_ms as number[]) ?? [];
@@ -189,6 +192,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
 
     const acc = new LevelAccumulator(slo);
     const counts = new CountTally();
+    // A replay's per-second windows, on the reference shard's axis from the level's start.
+    const windows = replay ? new ScheduleWindows(1) : null;
+    const levelStartMono = starts[j] !== undefined ? starts[j] - refOff : null;
     let aborted = 0, firstSend = Infinity, lastSend = -Infinity;
     for (const r of rows) {
       sink.rows.write(r);
@@ -202,6 +208,11 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       }
       acc.add(r as never);
       counts.add(r as never, typeof r.max_tokens === "number" ? r.max_tokens : null);
+      if (windows && levelStartMono !== null && typeof r.t_scheduled_ns === "number") {
+        const off = r.t_scheduled_ns / 1e6 - levelStartMono;
+        windows.schedule(off);
+        windows.add(off, typeof r.send_lag_ms === "number" ? r.send_lag_ms : null, r.ok === true);
+      }
     }
     // ITL from the outputs files, streamed (the ITL column is order-free); only ok rows count, as in a run.
     const outputs = await sink.open("outputs", name), inputs = await sink.open("inputs", name);
@@ -292,6 +303,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       // scaled to what was sent, N* a scaled lower bound), so a merged level is always judged.
       not_judged: null,
       counts, overlapping, aborted, aborted_by_shard: abortedBy, outputs_missing: okSeqs.size,
+      ...(windows ? { windows: windows.windows() } : {}),
     });
   }
 

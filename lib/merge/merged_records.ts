@@ -11,6 +11,7 @@ import { dataError } from "../cli/errors.ts";
 import { JsonlWriter, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
+import { traceFactsOf } from "../schedule/trace_schedule.ts";
 import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "../bench/load_records.ts";
 import type { Runner } from "../bench/runner.ts";
 import { clockLimitation } from "../shard/slice_record.ts";
@@ -121,6 +122,7 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     evidenceId: id, run, levels, files, e2eRefMs: numOrNull(d.e2e_ref_ms), referenceE2eMs: [],
     warmupE2eMs: g.slices.flatMap((s) => (s.data.warmup_e2e_ms as number[]) ?? []), needRef: false, salted: merged.salted, interrupted,
     lengthMethods: (obj(d.prompt_lengths).length_methods as Record<string, number> | undefined) ?? null,
+    traceFacts: traceFactsOf(d.trace),
   };
   delete (input.args as Obj).shard;
   delete (input.args as Obj).shards;

@@ -52,3 +52,29 @@ export function traceSchedule(prompts: readonly Prompt[], setName: string, o: { 
     rows: all.length, dropped: all.length - n, spanS, rateRps: spanS > 0 ? n / spanS : n,
   };
 }
+
+/** What a record says of a replay (a merge has these from its slices, not the offsets). */
+export interface TraceFacts {
+  /** Requests in the replay. */
+  n: number;
+  rows: number;
+  dropped: number;
+  timeScale: number;
+  maxDurationS: number | null;
+  spanS: number;
+  rateRps: number;
+}
+
+/** The facts of a schedule. */
+export function traceFacts(t: TraceSchedule): TraceFacts {
+  return { n: t.offsetsMs.length, rows: t.rows, dropped: t.dropped, timeScale: t.timeScale, maxDurationS: t.maxDurationS, spanS: t.spanS, rateRps: t.rateRps };
+}
+
+/** The facts back from a record's `data.trace`, or null when it has none. */
+export function traceFactsOf(d: unknown): TraceFacts | null {
+  if (!d || typeof d !== "object") return null;
+  const o = d as Record<string, unknown>;
+  const num = (k: string) => (typeof o[k] === "number" ? o[k] as number : NaN);
+  const f: TraceFacts = { n: num("sent_rows"), rows: num("rows"), dropped: num("dropped_after_max_duration"), timeScale: num("time_scale"), maxDurationS: typeof o.max_duration_s === "number" ? o.max_duration_s : null, spanS: num("span_s"), rateRps: num("mean_rate_rps") };
+  return [f.n, f.rows, f.dropped, f.timeScale, f.spanS, f.rateRps].every(Number.isFinite) ? f : null;
+}

@@ -30,12 +30,14 @@ export interface PlannedLevel {
   /** The level's picker seed (levelSeed(seed, index)). */
   seed: number[];
   offsetsMs: ArrayLike<number>;
+  /** A replay (trace mode): request i is the pool's prompt i. */
+  replay?: boolean;
 }
 
 /** Every planned request of `levels`, in (level, seq) order, stepping the pool as one process would. */
 export function* plannedRequests(pool: PromptPool, levels: readonly PlannedLevel[]): Generator<PlannedRequest> {
   for (const lv of levels) {
-    const pick = pool.picker(lv.seed, lv.name);
+    const pick = lv.replay ? pool.inOrder(lv.name) : pool.picker(lv.seed, lv.name);
     for (let seq = 0; seq < lv.offsetsMs.length; seq++) {
       const { prompt, salt } = pick();
       yield { level: lv.name, seq, offsetMs: lv.offsetsMs[seq], promptId: prompt.id, salt };

@@ -56,7 +56,9 @@ export interface ShardRun {
 }
 
 /** The planned levels of a sharded run (open loop), as every shard computes them. */
-export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "requestsPerLevel" | "seed">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {
+export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "requestsPerLevel" | "seed" | "trace">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {
+  // A replay: one level, the trace's own offsets, its prompts in order.
+  if (cfg.trace) return [{ name: "trace", level: cfg.grid[0], ratePerS: cfg.grid[0], seed: levelSeed(cfg.seed, 0), offsetsMs: cfg.trace.offsetsMs, replay: true }];
   return cfg.grid.map((level, i) => {
     const ratePerS = cfg.levelKind === "rate" ? level : concurrencyToRate(level, e2eRefMs as number);
     const seed = levelSeed(cfg.seed, i);
@@ -83,10 +85,10 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const aborted = () => cfg.signal?.aborted === true;
   const e2eRef = cfg.closedLoop || cfg.levelKind === "rate" ? null : cfg.refE2eMs;
   // A level whose seeded schedule is empty would send nothing on any shard: refused (64) before anything.
-  if (!cfg.closedLoop) refuseEmptyLevels(cfg, (l) => (cfg.levelKind === "rate" ? l : concurrencyToRate(l, e2eRef as number)));
+  if (!cfg.closedLoop && !cfg.trace) refuseEmptyLevels(cfg, (l) => (cfg.levelKind === "rate" ? l : concurrencyToRate(l, e2eRef as number)));
   const planned = cfg.closedLoop ? null : plannedLevels(cfg, e2eRef);
   // With --requests N a level lasts as long as its N arrivals take: every shard computes the same spans.
-  const durations = planned && cfg.requestsPerLevel ? planned.map((l) => l.offsetsMs[l.offsetsMs.length - 1] / 1000) : cfg.grid.map(() => cfg.durationS);
+  const durations = planned && (cfg.requestsPerLevel || cfg.trace) ? planned.map((l) => l.offsetsMs[l.offsetsMs.length - 1] / 1000) : cfg.grid.map(() => cfg.durationS);
   const starts = levelStartsMs(startAtMs, durations, levelGapS, e2eRef);
   const lead = startAtMs - wallNow();
   if (lead <= 0) throw usageError("--start-at", `${startAtMs} is ${(-lead / 1000).toFixed(1)} s in the past`, "give every shard the same time in the future, e.g. now + 60 s in ms since the epoch");
@@ -124,7 +126,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   try {
     for (let i = 0; i < cfg.grid.length && !stopped(); i++) {
       const level = cfg.grid[i];
-      const name = levelName(cfg.levelKind, level);
+      const name = cfg.trace ? "trace" : levelName(cfg.levelKind, level);
       const t0 = starts[i] - wallMinusMono - FAULT_CLOCK_SKEW_MS;
       // Everything a level needs is made before its start, so its first sends (and the previous
       // level's streams still running) are not held up by file opens.
@@ -144,7 +146,8 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
         break;
       }
       const p = runLevel({
-        index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null, ...levelBounds(cfg),
+        index: i, level, name, ratePerS: planned ? planned[i].ratePerS : null, workers: cfg.closedLoop ? level : null,
+        ...(cfg.trace ? { durationS: Infinity, maxRequests: cfg.trace.offsetsMs.length, replay: true } : levelBounds(cfg)),
         burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), t0Ms: t0, shard: { k: spec.k, s: spec.s },
         offsetsMs: planned ? planned[i].offsetsMs : undefined,
       }, {

@@ -5,8 +5,9 @@
  * trace's gaps, the client's send lag p99 is within 5 ms, the shared 512-token blocks are cache hits
  * in the mock's request log (`cached=`), usage prompt_tokens equal the trace's input lengths (sized
  * by the mock's /tokenize), and the per-second windows hold the trace's counts. --time-scale and
- * --max-duration-s shape the replay; an Azure trace replays too; a set without arrival times and
- * grid flags are refused. Bun only (end to end): ~12 s.
+ * --max-duration-s shape the replay; an Azure trace replays too; two shards on one timetable merge
+ * to the one-process rows and windows; a set without arrival times and grid flags are refused. Bun
+ * only (end to end): ~20 s.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -17,6 +18,7 @@ import { runIk } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { makeDatasetFixtures, MOONCAKE_ROWS } from "../../scripts/make_dataset_fixtures.ts";
+import { jsonl, merge, mergedRecords, type Obj, runLocalShards, shardEnv, startAt } from "../shard/_sharded.ts";
 
 /** The mock's request-log lines, in the order it read the requests. */
 function requestLog(stdout: string): { serial: number; prompt: number; cached: number; recv: number }[] {
@@ -97,6 +99,32 @@ describe("trace replay (binary)", { skip: runtime.name === "bun" ? false : "Bun 
       // Four rows (one with 0 generated tokens dropped): 0, 4.31, 5.32, 8.82 s, scaled by 0.05.
       assert.equal(az.data.levels[0].sent, 4);
       assert.ok(Math.abs(az.data.trace.span_s - 8.819410 * 0.05) < 1e-3, String(az.data.trace.span_s));
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  test("sharded: two shards replay one trace on a shared timetable, ik merge gives the one-process rows, picks and windows", async () => {
+    const mock: MockProc = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1", "--request-log"]);
+    try {
+      const senv = await shardEnv(join(dir, "shards"));
+      const args = (start: number) => ["bench", "serve", "--mode", "trace", "--base-url", mock.base, "--model", "mock-model", "--warmup", "0", "--json",
+        "--dataset", "mooncake", "--dataset-path", files["mooncake.jsonl"], "--start-at", String(start), "--gpu-name", "NVIDIA H100 80GB HBM3", "--gpu-count", "1"];
+      const one = await runLocalShards(1, args(startAt(2500)), { env: { ...senv, IK_RUNS_DIR: join(dir, "one") }, staggerMs: 0, jobIndex: false });
+      assert.equal(one[0].code, 0, one[0].stderr);
+      const two = await runLocalShards(2, args(startAt(3000)), { env: { ...senv, IK_RUNS_DIR: join(dir, "two") }, staggerMs: 300, jobIndex: false });
+      for (const r of two) assert.equal(r.code, 0, r.stderr);
+      const m1 = await merge([join(dir, "one")], senv, join(dir, "one-merged"));
+      const m2 = await merge([join(dir, "two")], senv, join(dir, "two-merged"));
+      assert.equal(m2.code, 0, m2.stderr);
+      const a = await mergedRecords(m1, join(dir, "one-merged")), b = await mergedRecords(m2, join(dir, "two-merged"));
+      const rowsOf = async (d: string) => jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map((r) => `${r.level}\t${r.seq}\t${r.id}\t${r.salt}`);
+      assert.deepEqual(await rowsOf(b.dir), await rowsOf(a.dir), "the same (level, seq, prompt, salt) rows as one process");
+      const lv = (b.measured.data as Obj).levels as Obj[];
+      assert.deepEqual(lv.map((l) => [l.name, l.sent]), [["trace", 5]]);
+      assert.deepEqual((lv[0].windows as Obj[]).map((w) => w.trace_rps), [4, 1]);
+      assert.deepEqual((b.measured.data as Obj).trace, (a.measured.data as Obj).trace);
+      assert.ok(((lv[0].summary as Obj).send_lag_ms as Obj).p99 as number <= 5);
     } finally {
       await mock.stop();
     }
