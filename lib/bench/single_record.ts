@@ -7,7 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, scrubbedJson, type StagedRun, writeWhole } from "../evidence/mod.ts";
-import { bucketMetrics, roundRows, type SingleRow } from "../metrics/mod.ts";
+import { bucketMetrics, P99_MIN_REQUESTS, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
@@ -199,6 +199,8 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
       decode_tok_s: "(n_tokens - tokens in first event) / (t_last - t_first)",
       e2e_ms: "[DONE] (or end of stream) - request send",
       median: "nearest-rank median over every ok request of the bucket",
+      p99: `nearest-rank 99th percentile, reported where a bucket has at least ${P99_MIN_REQUESTS} values (below that it is the maximum)`,
+      requests_per_s: `ok requests / the sum of their e2e (one request at a time: the rate one user gets), where a bucket has at least ${P99_MIN_REQUESTS}`,
       ci95: CI_METHOD_T_CLUSTER,
     },
   };

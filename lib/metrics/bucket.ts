@@ -24,9 +24,15 @@ export interface BucketFigure {
   p95: number | null;
   ci95_median: [number, number] | null;
   ci95_p95: [number, number] | null;
+  /** Where the bucket has at least {@link P99_MIN_REQUESTS} values (below that the 99th percentile is the maximum). */
+  p99?: number | null;
+  ci95_p99?: [number, number] | null;
   n: number;
   rounds: number;
 }
+
+/** A bucket reports p99 and requests/s from this many ok requests (a peer's users read them; below it p99 is just the max). */
+export const P99_MIN_REQUESTS = 20;
 
 /**
  * Evidence metrics per bucket and `all`, and the same figures as a table.
@@ -52,10 +58,24 @@ export function bucketMetrics(
         entry[name] = null;
         continue;
       }
-      const ci = clusterBootstrapCi(values, units, [50, 95], opts);
+      const tail = values.length >= P99_MIN_REQUESTS;
+      const ci = clusterBootstrapCi(values, units, tail ? [50, 95, 99] : [50, 95], opts);
       metrics.push(metric(name, ci[50].value, unit, "median", { n: values.length, ci95: ci[50].ci, subject }));
       metrics.push(metric(name, ci[95].value, unit, "p95", { n: values.length, ci95: ci[95].ci, subject }));
-      entry[name] = { median: ci[50].value, p95: ci[95].value, ci95_median: ci[50].ci, ci95_p95: ci[95].ci, n: values.length, rounds: new Set(units).size };
+      const fig: BucketFigure = { median: ci[50].value, p95: ci[95].value, ci95_median: ci[50].ci, ci95_p95: ci[95].ci, n: values.length, rounds: new Set(units).size };
+      if (tail) {
+        metrics.push(metric(name, ci[99].value, unit, "p99", { n: values.length, ci95: ci[99].ci, subject }));
+        fig.p99 = ci[99].value;
+        fig.ci95_p99 = ci[99].ci;
+      }
+      entry[name] = fig;
+    }
+    // One user's request rate: ok requests over the time the server spent on them, one at a time.
+    const e2e = sel.map((r) => r.e2e_ms).filter((v): v is number => typeof v === "number" && v > 0);
+    if (e2e.length >= P99_MIN_REQUESTS) {
+      const rps = e2e.length / (e2e.reduce((a, b) => a + b, 0) / 1000);
+      metrics.push(metric("requests_per_s", rps, "req/s", "mean", { n: e2e.length, subject }));
+      entry.requests_per_s = rps;
     }
   }
   return { metrics, table };

@@ -102,3 +102,36 @@ describe("bucketMetrics and roundRows", () => {
     assert.deepEqual([rr[0].n_requests, rr[0].n_failed, rr[0].ttft_ms], [4, 1, 11]);
   });
 });
+
+test("bucketMetrics: p99 and requests/s where a bucket has at least 20 ok requests, not below", async () => {
+  const { bucketMetrics: bm, P99_MIN_REQUESTS: min } = await import("../../lib/metrics/bucket.ts");
+  const row = (i: number, bucket: string) => ({ ok: true, bucket, round: i % 4, ttft_ms: 10 + i, tpot_ms: 2, decode_tok_s: 500, e2e_ms: 100 });
+  const rows = [...Array.from({ length: 30 }, (_, i) => row(i, "big")), ...Array.from({ length: min - 1 }, (_, i) => row(i, "small"))];
+  const { metrics, table } = bm(rows, ["big", "small"], { resamples: 200, seed: 1 });
+  const ttftBig = table.big.ttft_ms as { p99?: number | null; p95: number | null };
+  // Nearest rank over 10..39: p99 is the 30th value (39), p95 the 29th (38).
+  assert.equal(ttftBig.p99, 39);
+  assert.equal(ttftBig.p95, 38);
+  assert.ok(metrics.some((m) => m.name === "ttft_ms" && m.stat === "p99" && m.subject === "big" && m.value === 39));
+  assert.equal(table.big.requests_per_s, 10, "30 requests of 100 ms each, one at a time: 10 req/s");
+  assert.equal((table.small.ttft_ms as { p99?: number }).p99, undefined, "19 requests: no p99");
+  assert.equal(table.small.requests_per_s, undefined);
+  assert.ok(!metrics.some((m) => m.stat === "p99" && m.subject === "small"));
+  assert.ok(metrics.some((m) => m.name === "requests_per_s" && m.subject === "all"));
+});
+
+test("renderSingleRecord: p95/p99 and req/s where the bucket has them, '-' where not", async () => {
+  const { renderSingleRecord } = await import("../../lib/report/serve_table.ts");
+  const fig = (median: number, p95: number, p99?: number) => ({ median, p95, ci95_median: null, ci95_p95: null, n: 30, rounds: 3, ...(p99 === undefined ? {} : { p99 }) });
+  const rec = {
+    evidence_id: "serve_benchmark-x", summary: "s", limitations: [], missing: [], complete: true,
+    data: { buckets: { big: { n_requests: 30, ttft_ms: fig(20, 38, 39), tpot_ms: fig(2, 2.5, 2.9), decode_tok_s: fig(500, 400), e2e_ms: fig(100, 120), requests_per_s: 10 }, small: { n_requests: 5, ttft_ms: fig(20, 30), tpot_ms: fig(2, 2.2), decode_tok_s: fig(500, 450), e2e_ms: fig(100, 110) } } },
+  };
+  const out = renderSingleRecord(rec, "/tmp/x");
+  const big = out.split("\n").find((l) => l.includes("big")) as string;
+  assert.match(big, /38\.0\/39\.0/);
+  assert.match(big, /2\.50\/2\.90/);
+  assert.match(big, /10\.00/);
+  const small = out.split("\n").find((l) => l.includes("small")) as string;
+  assert.doesNotMatch(small, /\d\/\d/);
+});
