@@ -8,7 +8,7 @@ import { dirname, resolve } from "node:path";
 import { checkWritable, writeWhole } from "../evidence/mod.ts";
 import { gzipSync } from "node:zlib";
 import { object, or } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
+import { message, text } from "@optique/core/message";
 import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
@@ -37,14 +37,14 @@ export const PROMPT_FORMAT_HELP =
 
 const fileArg = argument(string({ metavar: "FILE" }), { description: message`Prompt set (JSONL or .jsonl.gz), or builtin:default.` });
 
-const validate = command("validate", object({ cmd: constant("prompts-validate" as const), file: fileArg, json: option("--json") }), {
+const validate = command("validate", object({ cmd: constant("prompts-validate" as const), file: fileArg, json: option("--json", { description: message`Print the result as one JSON object.` }) }), {
   brief: message`Check a prompt set: exit 0, or 65 with file:line and what is wrong.`,
-  description: message`${PROMPT_FORMAT_HELP} Example: ik prompts validate prompts.jsonl`,
+  description: message`${text(PROMPT_FORMAT_HELP)} Example: ik prompts validate prompts.jsonl`,
 });
 
-const info = command("info", object({ cmd: constant("prompts-info" as const), file: fileArg, json: option("--json") }), {
+const info = command("info", object({ cmd: constant("prompts-info" as const), file: fileArg, json: option("--json", { description: message`Print the counts as one JSON object.` }) }), {
   brief: message`Counts per bucket, max_tokens range, name and sha256 of a prompt set.`,
-  description: message`${PROMPT_FORMAT_HELP} Example: ik prompts info builtin:default`,
+  description: message`${text(PROMPT_FORMAT_HELP)} Example: ik prompts info builtin:default`,
 });
 
 const synth = command("synth", object({
@@ -77,7 +77,7 @@ const synth = command("synth", object({
   inputStddev: optional(option("--input-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each input length from a normal with mean IN and this stddev (AIPerf's mean/stddev).` })),
   outputStddev: optional(option("--output-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each output length from a normal with mean OUT and this stddev.` })),
   out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (a <name>.manifest.json with its sha256 is written beside it).` }),
-  json: option("--json"),
+  json: option("--json", { description: message`Print what was written (path, sha256, count, length method, lengths per bucket, limitations) as one JSON object.` }),
 }), {
   brief: message`Make a synthetic prompt set of given input/output token lengths.`,
   description: message`Input lengths are made exact with the server's tokenizer (--tokenize-via), else counted by a local --tokenizer, else by words (approximate: a token is a run of non-whitespace, as the mock counts). Each line records its length_method. Example: ik prompts synth --tokenize-via http://127.0.0.1:8000 --bucket in512:512:128 --per-bucket 16 --out synth.jsonl`,
@@ -86,7 +86,7 @@ const synth = command("synth", object({
 /** Parser for `ik prompts …`. */
 export const promptsCommand = command("prompts", or(validate, info, synth, buildCommand), {
   brief: message`Validate, inspect, synthesise prompt sets, or build one from a dataset file.`,
-  description: message`${PROMPT_FORMAT_HELP}`,
+  description: message`${text(PROMPT_FORMAT_HELP)}`,
 });
 
 /** The parsed flags of `ik prompts …`. */

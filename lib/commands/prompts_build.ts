@@ -55,7 +55,7 @@ export const buildCommand = command("build", object({
   out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (.gz to compress); a <name>.manifest.json is written beside it.` }),
   json: option("--json", { description: message`Print what was written as one JSON object.` }),
 }), {
-  brief: message`Make a prompt set from a local dataset file (ShareGPT, sonnet, JSONL, BurstGPT, Azure trace).`,
+  brief: message`Make a prompt set from a local dataset file (ShareGPT, sonnet, JSONL, BurstGPT, Azure or Mooncake trace).`,
   description: message`Reads the file as vLLM's benchmark datasets do (ShareGPT: first human turn, the answer's tokens as max_tokens, prompts under 4 or over 1024 tokens and pairs over 2048 dropped; BurstGPT: GPT-4 rows, failed ones dropped) and writes an ordinary prompt set, one bucket named after the dataset (or --bucket-by bins), whose sha256 identifies it. Its manifest records the dataset, the source file's name and sha256, each filter and how many rows it dropped, and the length method. Trace rows (burstgpt, azure, mooncake) become prompts of the trace's input length with arrival_s kept (bench serve --mode trace replays them). Malformed files exit 65 naming file:line. Example: ik prompts build --dataset sharegpt --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500 --out sharegpt.jsonl`,
 });
 

@@ -39,6 +39,28 @@ for (const v of ikVariants()) {
       }
     });
 
+    test("every help page: each option has a description, no JSON-escaped text, bench's subcommands show their own examples", async () => {
+      const pages = [[], ["probe"], ["mock"], ["selftest"], ["bench"], ["bench", "serve"], ["bench", "rounds"], ["bench", "vllm"], ["bench", "points"],
+        ["load-trial"], ["load-trial", "prepare"], ["load-trial", "run"], ["prompts"], ["prompts", "validate"], ["prompts", "info"], ["prompts", "synth"], ["prompts", "build"],
+        ["summarize"], ["export"], ["compare"], ["merge"], ["report"]];
+      const examples = new Map<string, string>();
+      for (const page of pages) {
+        const r = await ik([...page, "--help"]);
+        const name = page.join(" ") || "ik";
+        assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+        assert.doesNotMatch(r.stdout, /\\"/, `${name}: no JSON-escaped quotes`);
+        const bare = r.stdout.split("\n").filter((l) => /^ {2}-{1,2}[A-Za-z]/.test(l) && l.trim().split(/\s{2,}/).length < 2);
+        assert.deepEqual(bare, [], `${name}: options without a description`);
+        const ex = r.stdout.slice(r.stdout.lastIndexOf("Examples:"));
+        if (page[0] === "bench" && page[1]) {
+          for (const l of ex.split("\n").slice(1).filter((x) => x.trim())) assert.match(l.trim(), new RegExp(`^(#|ik bench ${page[1]}\\b)`), `${name}: ${l}`);
+          examples.set(name, ex);
+        }
+      }
+      assert.equal(new Set(examples.values()).size, 4, "bench serve, rounds, vllm and points each show their own examples");
+      assert.match(examples.get("bench rounds") as string, /"engines": \[\{"label"/, "bench rounds shows a minimal manifest");
+    });
+
     test("a misspelt option of a command: one line with 'did you mean', exit 64", async () => {
       for (
         const [args, want] of [
@@ -84,7 +106,7 @@ for (const v of ikVariants()) {
           ["--request-rate", /use --rates R,S with --mode load/],
           ["--max-concurrency", /use --concurrency N --closed-loop/],
           ["--num-prompts", /use --requests N with --mode load \(exactly N arrivals per level\)/],
-          ["--dataset-name", /use --dataset NAME --dataset-path FILE \(sharegpt, sonnet, jsonl, burstgpt, azure\), or --prompts FILE/],
+          ["--dataset-name", /use --dataset NAME --dataset-path FILE \(sharegpt, sonnet, jsonl, burstgpt, azure, mooncake\), or --prompts FILE/],
           ["--goodput", /use --slo-ttft-p95-ms, --slo-tpot-p95-ms and --slo-e2e-p95-ms/],
           ["--save-result", /'ik export --format vllm --out DIR' writes vLLM's result files/],
           ["--max-seconds", /use --duration-s S/],
