@@ -26,7 +26,7 @@ import type { CommandContext } from "./context.ts";
 
 const flags = {
   cmd: constant("bench-points" as const),
-  base: option("--base", string({ metavar: "URL" }), { description: message`Router or fleet root, e.g. http://127.0.0.1:18000 (stored only as an HMAC; never with a token in it).` }),
+  base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Router or fleet root, e.g. http://127.0.0.1:18000 (stored only as an HMAC; never with a token in it).` }),
   model: option("--model", string({ metavar: "M" }), { description: message`The served model every point must find in /v1/models.` }),
   plan: option("--plan", string({ metavar: "FILE" }), { description: message`The plan: {schema: 1, points: [{id, workload: {file, rate_rps, requests}, client_argv, client_timeout_s, drain_timeout_s}]}.` }),
   out: option("--out", string({ metavar: "DIR" }), { description: message`A new private output folder (an existing one is refused).` }),

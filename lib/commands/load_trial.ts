@@ -58,7 +58,7 @@ const prepareCmd = command("prepare", object({
 
 const runCmd = command("run", object({
   cmd: constant("load-trial-run" as const),
-  base: option("--base", string({ metavar: "URL" }), { description: message`Server or router root, e.g. http://127.0.0.1:18000 (stored only as an HMAC).` }),
+  base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Server or router root, e.g. http://127.0.0.1:18000 (stored only as an HMAC).` }),
   expectedModel: option("--expected-model", string({ metavar: "M" }), { description: message`The model the server must list in /v1/models (else exit 69).` }),
   workload: option("--workload", string({ metavar: "FILE" }), { description: message`workload.json from 'ik load-trial prepare'.` }),
   rate: option("--rate", float({ min: 1e-6, max: 1e6, metavar: "R" }), { description: message`Open-loop Poisson arrival rate, requests per second.` }),

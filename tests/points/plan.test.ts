@@ -43,6 +43,9 @@ describe("parsePlan", () => {
     assert.match(problems(plan(point({ client_argv: lt("2", "10") }))), /point 'p1': client_argv --rate 2 does not match workload.rate_rps 1/);
     assert.match(problems(plan(point({ client_argv: lt("1", "11") }))), /--requests 11 does not match workload.requests 10/);
     assert.match(problems(plan(point({ client_argv: lt("1", "10").filter((w, i, a) => w !== "--rate" && a[i - 1] !== "--rate") }))), /--rate \(missing\)/);
+    // Its summary must land where the result and the report read it.
+    assert.match(problems(plan(point({ client_argv: lt("1", "10").map((w) => (w === "{point_dir}/client" ? "{point_dir}/lt" : w)) }))), /point 'p1': client_argv --out \{point_dir\}\/lt: an ik load-trial run client writes to --out \{point_dir\}\/client/);
+    parsePlan(plan(point({ client_argv: lt("1", "10").map((w) => (w === "{point_dir}/client" ? "{point_dir}/client/" : w)) })), "plan.json");
     // Another client is its own business.
     parsePlan(plan(point({ client_argv: ["python3", "client.py", "--rate", "9"] })), "plan.json");
     assert.equal(isIkLoadTrial(["/usr/local/bin/ik", "load-trial", "run"]), true);
