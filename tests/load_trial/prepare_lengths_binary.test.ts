@@ -29,7 +29,8 @@ describe("load-trial prepare --synth lengths (binary)", () => {
   const prepare = (name: string, extra: string[]) =>
     runIk(["load-trial", "prepare", "--out", join(dir, name), "--synth", "a:64:4", "--synth", "b:150:4", "--requests", "6", "--json", ...extra], { env: env() });
   const trial = async (workload: string, name: string) => {
-    const r = await runIk(["load-trial", "run", "--base", mock.base, "--expected-model", "mock-model", "--workload", workload, "--rate", "20", "--requests", "8",
+    // --base-url, the name serve and probe use, is accepted beside the seed's --base.
+    const r = await runIk(["load-trial", "run", "--base-url", mock.base, "--expected-model", "mock-model", "--workload", workload, "--rate", "20", "--requests", "8",
       "--ttft", "2", "--tpot", "0.05", "--attainment", "0.5", "--out", join(dir, name)], { env: env(), timeoutMs: 30_000 });
     assert.ok(r.code === 0 || r.code === 2, `${r.code}: ${r.stderr}`);
     return JSON.parse(await readFile(join(dir, name, "summary.json"), "utf8"));
