@@ -17,6 +17,7 @@ import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
 import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
+import { BodyDecodeError, decodedBody, readLimited } from "./body_decode.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { type CountTokensFn, resolveTokenCount } from "./token_count.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
@@ -73,13 +74,6 @@ const CONNECT_FAILED =
   /ECONNREFUSED|refused|ENOTFOUND|EAI_AGAIN|EAI_NONAME|getaddrinfo|dns error|name or service not known|EHOSTUNREACH|ENETUNREACH|no route|network is unreachable|\(Connect\)|unable to connect|failed to connect/i;
 /** A connection that was open and then closed or reset by the peer. */
 const PEER_CLOSED = /ECONNRESET|closed|reset by peer|EPIPE|broken pipe|socket hang up|unexpected eof/i;
-
-/** A body the client could not decompress (the bytes arrived; they were not valid gzip/deflate). */
-class BodyDecodeError extends Error {
-  constructor(readonly format: string, readonly inner: unknown) {
-    super(`corrupt ${format} body`);
-  }
-}
 
 class Stopped extends Error {
   constructor(readonly kind: FailureKind, message: string) {
@@ -362,105 +356,6 @@ function classifyEnd(st: StreamState, contentType: string, head: string): void {
   } else if (!st.sawDone && st.finishReason === null) {
     st.fail("protocol", "truncated: stream ended without [DONE] and without a finish_reason");
   }
-}
-
-/**
- * The body, decompressed when the server compressed it although the request asked for
- * `identity` and the runtime left it compressed (Deno does not decode when the caller set
- * Accept-Encoding; Bun does not when asked `decompress: false`). Decided once per response from
- * the header and the first bytes' magic, so a body a runtime (or an injected fetch) already
- * decoded is passed through untouched. A decoder error surfaces as {@link BodyDecodeError}, a
- * failed read of the wire as itself, so the two end as `protocol` and `network`.
- */
-function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): ReadableStream<Uint8Array> {
-  const ce = headers.get("content-encoding")?.trim().toLowerCase();
-  if (!ce || ce === "identity") return body;
-  const format = ce === "gzip" || ce === "x-gzip" ? "gzip" : ce === "deflate" ? "deflate" : null;
-  if (format === null) return body;
-  const src = body.getReader();
-  let first: Uint8Array | null = null;
-  // Set when reading the wire failed, so a decoder error can be told from a network one.
-  let srcFailed = false;
-  const raw = new ReadableStream<Uint8Array>({
-    async pull(ctrl) {
-      if (first !== null) {
-        ctrl.enqueue(first);
-        first = null;
-        return;
-      }
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await src.read();
-      } catch (e) {
-        srcFailed = true;
-        throw e;
-      }
-      if (r.done) ctrl.close();
-      else ctrl.enqueue(r.value);
-    },
-    cancel(reason) {
-      return src.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-  // Peek at the first non-empty read to see whether it is still compressed.
-  let inner: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  let compressed = false;
-  return new ReadableStream<Uint8Array>({
-    async start(ctrl) {
-      let r = await src.read();
-      while (!r.done && r.value.length === 0) r = await src.read();
-      if (r.done) {
-        ctrl.close();
-        return;
-      }
-      const b = r.value;
-      first = b;
-      compressed = format === "gzip"
-        ? b[0] === 0x1f && (b.length < 2 || b[1] === 0x8b)
-        : (b[0] & 0x0f) === 8 && (b.length < 2 || ((b[0] << 8) | b[1]) % 31 === 0);
-      const decoded = compressed
-        ? raw.pipeThrough(
-          new DecompressionStream(format) as unknown as TransformStream<Uint8Array, Uint8Array>,
-        )
-        : raw;
-      inner = decoded.getReader();
-    },
-    async pull(ctrl) {
-      if (inner === null) return;
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await inner.read();
-      } catch (e) {
-        throw compressed && !srcFailed ? new BodyDecodeError(format, e) : e;
-      }
-      if (r.done) ctrl.close();
-      else ctrl.enqueue(r.value);
-    },
-    cancel(reason) {
-      return inner !== null ? inner.cancel(reason) : src.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-}
-
-/** Reads at most `limit` bytes of a body as text, then drops the rest. */
-async function readLimited(res: Response, limit: number, onBytes: () => void): Promise<string> {
-  if (res.body === null) return "";
-  const reader = decodedBody(res.body, res.headers).getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  let n = 0;
-  try {
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      onBytes();
-      if (n < limit) text += dec.decode(r.value.subarray(0, limit - n), { stream: true });
-      n += r.value.length;
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return text + dec.decode();
 }
 
 /** Server text with the API key scrubbed (an echoing server must not leak it). */
