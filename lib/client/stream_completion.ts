@@ -11,7 +11,7 @@
  * @module
  */
 import { MAX_ERROR_BODY_BYTES, MAX_SSE_LINE_BYTES } from "../cli/limits.ts";
-import { redactUrl, redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
+import { redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
 import { SseParser } from "../sse/mod.ts";
 import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
