@@ -18,7 +18,7 @@ import { CountTally, tallyLimitations } from "./count_limitations.ts";
 import type { LevelResult } from "./load_level.ts";
 import { lengthMethods } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
-import type { LoadRun } from "./serve_load.ts";
+import type { LoadRun } from "./load_run.ts";
 
 /** A capacity claim whose measured mean in-flight is below this fraction of N* is flagged (seed). */
 export const INFLIGHT_SHORTFALL = 0.9;

@@ -26,7 +26,7 @@ import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
 import { levelBounds, levelName, type LoadRun, refuseEmptyLevels } from "../bench/serve_load.ts";
 import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
-import type { ShardSpec } from "./shard_spec.ts";
+import type { ShardRun } from "./shard_run.ts";
 import { buildSliceRecord } from "./slice_record.ts";
 
 /** How long before a level's start its runner is started (the pacer then waits for each due time). */
@@ -44,16 +44,7 @@ export function clockAnchor(): { wall_ms: number; mono_ms: number; wall_vs_date_
   return { wall_ms: wall, mono_ms: mono, wall_vs_date_ms: Date.now() - wall };
 }
 
-/** What makes a load run one shard of a group. */
-export interface ShardRun {
-  spec: ShardSpec;
-  /** Wall-clock start of the first level, ms since the epoch. */
-  startAtMs: number;
-  levelGapS: number;
-  groupId: string;
-  /** Where the group id came from (`--group`, `slurm`, `kubernetes`, `start-at`). */
-  groupSource: string;
-}
+export type { ShardRun } from "./shard_run.ts";
 
 /** The planned levels of a sharded run (open loop), as every shard computes them. */
 export function plannedLevels(cfg: Pick<LoadRun, "levelKind" | "grid" | "durationS" | "burstiness" | "maxRequestsPerLevel" | "requestsPerLevel" | "seed" | "trace">, e2eRefMs: number | null): (PlannedLevel & { level: number; ratePerS: number })[] {

@@ -6,7 +6,7 @@
  * @module
  */
 import { buildLoadRecord, type LoadRecordInput } from "../bench/load_records.ts";
-import type { ShardRun } from "./sharded_load.ts";
+import type { ShardRun } from "./shard_run.ts";
 
 /** A host clock-sync estimate above this (ms), or an unsynced clock, is named in the limitations. */
 export const CLOCK_ERROR_LIMIT_MS = 5;

@@ -35,7 +35,17 @@ describe("bench serve load against a real llama-server", { skip }, () => {
     let k = 0;
     const body = (stream: boolean) => JSON.stringify({ model: "tiny-llama", messages: [{ role: "user", content: `[t${k++}] ${prompts[k % prompts.length]}` }], max_tokens: 16, stream, ignore_eos: true });
     const url = `${server.url}/v1/chat/completions`;
-    const post = (stream: boolean) => fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: body(stream), signal: AbortSignal.timeout(30_000) });
+    // The test's own client: a pooled keep-alive connection the server has just closed is sent
+    // once more (ECONNRESET before any response), as ik's own client does.
+    const post = async (stream: boolean): Promise<Response> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: body(stream), signal: AbortSignal.timeout(30_000) });
+        } catch (e) {
+          if (attempt > 0 || !/ECONNRESET|closed unexpectedly|socket hang up/i.test(String((e as Error)?.message ?? e))) throw e;
+        }
+      }
+    };
     let done = 0;
     const t0 = performance.now(), end = t0 + 3000;
     await Promise.all([0, 1].map(async () => {

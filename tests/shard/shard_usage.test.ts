@@ -88,10 +88,11 @@ describe("bench serve --shard refusals", { skip }, () => {
     const past = await serve([...loadArgs(mock.base, startAt(-5000), ["--rates", "2", "--duration-s", "2"]), "--shard", "0/2"]);
     assert.equal(past.code, 64, past.stderr);
     assert.match(past.stderr, /ik: --start-at: \d+ is [0-9.]+ s in the past/);
-    // The mock answers after 1.5 s; the start is 1 s away.
-    const args = loadArgs(mock.base, startAt(1000), ["--rates", "2", "--duration-s", "2"]);
+    // The mock answers after 1.5 s: three warm-up requests take 4.5 s, the start is 2.5 s away
+    // (room for a slow process start on a busy host, none for the warm-up).
+    const args = loadArgs(mock.base, startAt(2500), ["--rates", "2", "--duration-s", "2"]);
     const i = args.indexOf("--warmup");
-    args[i + 1] = "1";
+    args[i + 1] = "3";
     const late = await serve([...args, "--shard", "1/2"]);
     assert.equal(late.code, 69, late.stderr);
     assert.match(late.stderr, /ik: --start-at: the warm-up of shard 1\/2 ended \d+ ms after --start-at/);
