@@ -91,16 +91,16 @@ test("a 400 is final (no retry); a 429 is retried", async () => {
 
 test("a receiver that never answers: the push deadline holds and the samples are counted", async () => {
   const srv = await rwServer(() => "hang");
-  const rw = new RemoteWriter({ url: srv.url, requestTimeoutMs: 200, pushDeadlineMs: 700, maxAttempts: 100, initialBackoffMs: 20 });
+  const rw = new RemoteWriter({ url: srv.url, requestTimeoutMs: 200, pushDeadlineMs: 1000, maxAttempts: 100, initialBackoffMs: 20 });
   try {
     const t0 = Date.now();
     rw.push(snap(7));
     await rw.idle();
     const took = Date.now() - t0;
-    assert.ok(took < 1500, `bounded by pushDeadlineMs (took ${took} ms)`);
+    assert.ok(took < 3000, `bounded by pushDeadlineMs (took ${took} ms)`);
     const st = rw.stats();
     assert.deepEqual([st.samplesDelivered, st.samplesFailed], [0, 7]);
-    assert.ok(st.attempts >= 2 && st.attempts <= 5, `attempts ${st.attempts}`);
+    assert.ok(st.attempts >= 2 && st.attempts <= 6, `timed-out attempts are retried within the deadline (${st.attempts})`);
     assert.match(st.lastError!, /no answer within \d+ ms; gave up after/);
   } finally {
     await rw.close();
@@ -117,7 +117,7 @@ test("close() on a receiver that never answers: the deadline holds, the final pu
     const t0 = Date.now();
     const st = await rw.close(snap(6), { deadlineMs: 400 });
     const took = Date.now() - t0;
-    assert.ok(took >= 350 && took < 1500, `close waited about its deadline (${took} ms)`);
+    assert.ok(took >= 350 && took < 3000, `close waited about its deadline (${took} ms)`);
     assert.deepEqual([st.samplesDelivered, st.samplesFailed, st.samplesNotDelivered, st.closed, st.inFlight], [0, 10, 10, true, false]);
     assert.match(st.lastError!, /close deadline/);
     rw.push(snap(3));
