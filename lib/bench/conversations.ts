@@ -10,6 +10,8 @@
  * @module
  */
 import { requestRow } from "../client/mod.ts";
+import { itlMs } from "../client/row.ts";
+import { type LiveReport, liveLimitation, type LiveRun } from "../live_metrics/live_run.ts";
 import { buildRecord, JsonlWriter, newEvidenceId, StagedRun, writeFailureStop } from "../evidence/mod.ts";
 import { type Metric, metric } from "../metrics/mod.ts";
 import type { Conversation, ConversationSet } from "../prompts/conversations.ts";
@@ -38,6 +40,8 @@ export interface ConversationRun {
   keyNote: string | null;
   signal?: AbortSignal;
   progress?: (line: string) => void;
+  /** ik's live metrics for this run, when asked for (level = turn k). */
+  live?: LiveRun | null;
 }
 
 /** The cached prompt tokens the server reported for a request, or null. */
@@ -69,6 +73,7 @@ export async function runConversations(cfg: ConversationRun): Promise<{ record: 
   const outputs = await JsonlWriter.open(`${run.dir}/${outRel}`, { onError: io.onError });
   const stopped = () => io.signal.aborted;
   const turns: TurnStats[] = [];
+  const live = cfg.live?.series ?? null;
   const queue = [...cfg.set.conversations];
   let notSent = 0, finished = 0;
   const think = (c: number, t: number) => {
@@ -90,9 +95,12 @@ export async function runConversations(cfg: ConversationRun): Promise<{ record: 
       history.push({ role: "user", content: text });
       const prompt: Prompt = { id: `${conv.id}#${t + 1}`, bucket: `turn${t + 1}`, messages: [...history], maxTokens: conv.maxTokens, kind: "chat", extra: {} };
       const max = cfg.runner.maxFor(prompt);
+      const level = `turn${t + 1}`;
+      live?.sent(level);
       const { result } = await cfg.runner.send(prompt, null);
       const row = requestRow(result, { conversation: conv.id, turn: t + 1, session, label: cfg.label, max_tokens: max, prompt_tokens: promptTokens(result), cached_tokens: cachedTokens(result) });
       journal.write(row);
+      live?.ended(level, row, itlMs(result));
       outputs.write(outputDoc(result, prompt, max, { conversation: conv.id, turn: t + 1 }));
       const s = turns[t] ??= { ttft: [], tpot: [], e2e: [], prompt: [], cached: [], ok: 0, failed: 0 };
       if (!row.ok) {
@@ -129,7 +137,8 @@ export async function runConversations(cfg: ConversationRun): Promise<{ record: 
   await journal.close().catch(io.onError);
   await outputs.close().catch(io.onError);
   const interrupted = cfg.signal?.aborted === true || io.fail !== null;
-  const record = await buildConversationRecord(cfg, id, run, turns, { notSent, finished, interrupted, outRel, writeFailure: io.fail ? `writing ${io.fail.where} failed: the run stopped; requests.jsonl keeps ${journal.lines} whole rows` : null });
+  const liveReport = cfg.live ? await cfg.live.finish() : null;
+  const record = await buildConversationRecord(cfg, id, run, turns, { liveReport, notSent, finished, interrupted, outRel, writeFailure: io.fail ? `writing ${io.fail.where} failed: the run stopped; requests.jsonl keeps ${journal.lines} whole rows` : null });
   if (io.fail) {
     await run.finish(record).catch(() => {});
     throw io.fail;
@@ -139,7 +148,7 @@ export async function runConversations(cfg: ConversationRun): Promise<{ record: 
 
 async function buildConversationRecord(
   cfg: ConversationRun, id: string, run: StagedRun, turns: TurnStats[],
-  x: { notSent: number; finished: number; interrupted: boolean; outRel: string; writeFailure: string | null },
+  x: { notSent: number; finished: number; interrupted: boolean; outRel: string; writeFailure: string | null; liveReport: LiveReport | null },
 ): Promise<Record<string, unknown>> {
   const first = turns[0] ? median(turns[0].ttft) : null;
   const perTurn = turns.map((s, i) => {
@@ -173,6 +182,8 @@ async function buildConversationRecord(
   if (cfg.keyNote) limitations.push(cfg.keyNote);
   const failed = perTurn.reduce((a, t) => a + t.n_failed, 0);
   if (failed) limitations.push(`${failed} turn(s) failed; each ended its conversation (${x.notSent} later turn(s) not sent)`);
+  const liveNote = liveLimitation(x.liveReport);
+  if (liveNote) limitations.push(liveNote);
   if (x.interrupted) limitations.push(`interrupted: ${x.finished} of ${cfg.set.conversations.length} conversation(s) finished, ${x.notSent} turn(s) not sent`);
   const t1 = perTurn[0], tl = perTurn[perTurn.length - 1];
   let summary = `${cfg.label} ${cfg.runner.cfg.model}: ${cfg.set.conversations.length} conversation(s), ${perTurn.length} turn(s), ${cfg.sessions} at once`;
@@ -189,6 +200,7 @@ async function buildConversationRecord(
     metrics, artifacts: [await run.artifact("requests.jsonl", "requests"), await run.artifact(x.outRel, "outputs")], missing: [], limitations,
     data: {
       label: cfg.label, mode: "conversations", server: cfg.server.info, source: cfg.set.source, turns: perTurn, not_sent_turns: x.notSent, finished_conversations: x.finished,
+      ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
       definitions: {
         turn: "the k-th user turn of a conversation; its messages are every earlier user turn and the server's own answers to them, then the new turn",
         ttft_p50_vs_turn1: "median TTFT of turn k / median TTFT of turn 1: below the growth of the prompt when the server's prefix cache serves the history",

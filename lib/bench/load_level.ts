@@ -15,6 +15,7 @@ import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
 import { scheduledRate, scheduleNote } from "./schedule_note.ts";
+import type { IkSeries } from "../live_metrics/ik_series.ts";
 import { type ScheduleWindow, ScheduleWindows } from "../metrics/windows.ts";
 import { targetTokens } from "./prompt_lengths.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
@@ -90,6 +91,8 @@ export interface LevelDeps {
   onProgress?: (p: LevelProgress) => void;
   /** Samples the server's gauges during the level (started before the first send). */
   sampler?: { start(): void; stop(): Promise<Record<string, unknown>> };
+  /** ik's live series (`--metrics-listen`, `--prometheus-remote-write`), when asked for. */
+  live?: IkSeries | null;
   /** Called when the level has sent its last request (requests may still be running). */
   onSendsDone?: () => void;
   /** Told one line before the level sends, when its schedule strays more than 10 % from the target rate. */
@@ -184,6 +187,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     const { prompt, salt } = pickFor(seq);
     inFlight++;
     sent++;
+    deps.live?.sent(spec.name);
     const t = performance.now();
     firstSend ??= t;
     lastSend = t;
@@ -198,13 +202,16 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
       deps.journal.write(row);
       deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, seq, salt }));
       deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
-      acc.add(row, itlMs(result));
+      const gaps = itlMs(result);
+      acc.add(row, gaps);
+      deps.live?.ended(spec.name, row, gaps);
       counts.add(row, deps.runner.maxFor(prompt));
       if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
     } finally {
       inFlight--;
     }
   };
+  deps.live?.levelStart(spec.name, spec.ratePerS === Infinity ? null : spec.ratePerS, offsets ? offsets.length : spec.maxRequests);
   const lag = startLoopLag();
   deps.sampler?.start();
   const tick = setInterval(() => deps.onProgress?.({
@@ -232,6 +239,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     clearInterval(tick);
   }
   const loop = lag.stop();
+  deps.live?.levelEnd(spec.name);
   const server = deps.sampler ? await deps.sampler.stop() : null;
   await Promise.all([deps.journal.flush(), deps.outputs.flush(), deps.inputs.flush()]);
   const summary = acc.summary(deps.gpuCount);

@@ -10,6 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
+import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
 import type { AutoSearchState } from "../schedule/mod.ts";
 import { type TraceFacts, traceFacts } from "../schedule/trace_schedule.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
@@ -37,6 +38,8 @@ export interface LoadRecordInput extends LoadRun {
   interrupted: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** What the run's live metrics served and pushed (and what did not arrive), when asked for. */
+  liveReport?: LiveReport | null;
   /** A replay's facts when there is no schedule to read them from (a merge of trace slices). */
   traceFacts?: TraceFacts | null;
   /** `--rates auto` / `--concurrency auto`: the probes, the bracket and why the search stopped. */
@@ -110,6 +113,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.grid.includes(Infinity)) limitations.push("request rate inf: every request of the level was due at its start (vLLM's --request-rate inf); the level's target rate is written as null");
   if (x.keyNote) limitations.push(x.keyNote);
   if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
+  const liveNote = liveLimitation(x.liveReport ?? null);
+  if (liveNote) limitations.push(liveNote);
   const tf = traceOf(x);
   if (tf) {
     const t = tf;
@@ -166,6 +171,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
     warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
+    ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
     ...(tf ? { trace: { rows: tf.rows, sent_rows: tf.n, dropped_after_max_duration: tf.dropped, time_scale: tf.timeScale, max_duration_s: tf.maxDurationS, span_s: tf.spanS, mean_rate_rps: tf.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
     ...(x.autoSearch ? { auto_search: { ...x.autoSearch, precision: x.auto?.precision ?? null, max_levels: x.auto?.maxLevels ?? null, rule: AUTO_RULE } } : {}), timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },

@@ -8,6 +8,7 @@ import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import type { TraceSchedule } from "../schedule/trace_schedule.ts";
 import type { LevelProgress } from "./load_level.ts";
+import type { LiveRun } from "../live_metrics/live_run.ts";
 import type { Runner } from "./runner.ts";
 import type { ServerInfo } from "./server_check.ts";
 
@@ -61,5 +62,7 @@ export interface LoadRun {
    */
   clock?: { anchor: { wall_ms: number; mono_ms: number; wall_vs_date_ms?: number }; sync: Record<string, unknown> };
   /** A gauge sampler per level (the server's own view), when available. */
-  samplerFor?: (levelName: string) => { start(): void; stop(): Promise<Record<string, unknown>> };
+  samplerFor?: (levelName: string, onSample?: (values: Readonly<Record<string, number>>) => void) => { start(): void; stop(): Promise<Record<string, unknown>> };
+  /** ik's live metrics for this run (`--metrics-listen`, `--prometheus-remote-write`), when asked for. */
+  live?: LiveRun | null;
 }

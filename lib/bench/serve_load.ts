@@ -112,7 +112,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
       burstiness: cfg.burstiness, seed: levelSeed(cfg.seed, i), maxInFlight: cfg.closedLoop ? null : cfg.maxInFlight ?? null, rescaleToRate: cfg.rescaleToRate === true,
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-      signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name),
+      signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name, liveGauges(cfg)), live: cfg.live?.series ?? null,
     });
     await outputs.close().catch(onError);
     await inputs.close().catch(onError);
@@ -123,8 +123,9 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   }
   await journal.close().catch(onError);
   const interrupted = aborted() || io.fail !== null;
+  const liveReport = cfg.live ? await cfg.live.finish() : null;
   const input: LoadRecordInput = {
-    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted,
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted, liveReport,
     // A search's grid is what it measured, in level order; the record keeps how it chose them.
     ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),
   };
@@ -133,6 +134,12 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const dir = await run.finish(measured);
   const capacity = await buildCapacityRecord(input, measured, cfg.storeRoot);
   return { measured, capacity, dir, interrupted };
+}
+
+/** The sampler hook that copies the server's gauges into the live series, or undefined. */
+export function liveGauges(cfg: Pick<LoadRun, "live">): ((v: Readonly<Record<string, number>>) => void) | undefined {
+  const series = cfg.live?.series;
+  return series ? (v) => series.server({ running: v.running, waiting: v.waiting, kvCacheUsage: v.kv_cache_usage }) : undefined;
 }
 
 /** How a measured level counts for the search: held, failed, or (not achieved, not judged) unjudged. */

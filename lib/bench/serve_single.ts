@@ -14,6 +14,8 @@ import { isOutputError, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { type RunDoc, writeRunFiles } from "./run_files.ts";
 import type { Runner } from "./runner.ts";
+import type { LiveRun } from "../live_metrics/live_run.ts";
+import { itlMs } from "../client/row.ts";
 import { outputDoc, singleRow } from "./single_rows.ts";
 import { buildSingleRecord, type SingleRecordInput } from "./single_record.ts";
 
@@ -34,8 +36,10 @@ export interface SingleRun extends Omit<SingleRecordInput, "rows" | "walls" | "o
   storeRoot: string;
   extending: Extending | null;
   signal?: AbortSignal;
-  /** Progress on stderr (one line per round). */
+  /** Progress on stderr (one line per warm-up request and per round). */
   progress?: (line: string) => void;
+  /** ik's live metrics for this run, when asked for. */
+  live?: LiveRun | null;
 }
 
 /** The tag of round r: round 0 untagged (its outputs are the comparable ones), later rounds tagged. */
@@ -58,7 +62,12 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const aborted = () => cfg.signal?.aborted === true;
   let ioFail = null as IkError | null;
   const n = cfg.prompts.length;
-  for (let i = 0; i < cfg.warmup && !aborted(); i++) await cfg.runner.send(cfg.prompts[i % n], `ik-warm-${i}`);
+  for (let i = 0; i < cfg.warmup && !aborted(); i++) {
+    cfg.progress?.(`warm-up ${i + 1}/${cfg.warmup}`);
+    await cfg.runner.send(cfg.prompts[i % n], `ik-warm-${i}`);
+  }
+  const live = cfg.live?.series ?? null;
+  live?.levelStart("single", null, cfg.rounds * n);
   outer:
   for (let r = offset; r < offset + cfg.rounds; r++) {
     const t0 = Date.now() / 1000;
@@ -68,6 +77,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
         walls.set(r, [t0, Date.now() / 1000]);
         break outer;
       }
+      live?.sent("single");
       const { result, body } = await cfg.runner.send(p, salt);
       if (aborted() && result.errorKind === "aborted") {
         walls.set(r, [t0, Date.now() / 1000]);
@@ -83,6 +93,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
         break outer;
       }
       rows.push(row);
+      if (live) live.ended("single", row as never, itlMs(result));
       if (result.ok && salt === null) {
         const set = textSha.get(p.id) ?? new Set<string>();
         set.add(createHash("sha256").update(result.text).digest("hex"));
@@ -98,6 +109,8 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
     cfg.progress?.(`round ${r + 1 - offset}/${cfg.rounds}: ${rows.filter((x) => x.round === r && x.ok).length}/${n} ok`);
   }
   const interrupted = aborted() || ioFail !== null;
+  live?.levelEnd("single");
+  const liveReport = cfg.live ? await cfg.live.finish() : null;
   const finish = async (writeFailure: string | null) => {
     const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
     const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
@@ -112,6 +125,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
       planned: prevRows.length + cfg.rounds * n,
       nondeterministic,
       writeFailure,
+      liveReport,
     });
     return { record, dir: await run.finish(record) };
   };

@@ -12,6 +12,7 @@ import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
+import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
 import { promptLengthCheck } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
 import type { Runner } from "./runner.ts";
@@ -49,6 +50,8 @@ export interface SingleRecordInput {
   isLocal: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** What the run's live metrics served and pushed, when asked for. */
+  liveReport?: LiveReport | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -144,6 +147,8 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
   }
   if (x.interrupted) limitations.push(`interrupted after ${x.rows.length} of ${x.planned} requests`);
   if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
+  const liveNote = liveLimitation(x.liveReport ?? null);
+  if (liveNote) limitations.push(liveNote);
   const missing: string[] = [];
   if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
   if (!x.rows.some((r) => r.ok)) missing.push("every request failed");
@@ -191,6 +196,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     extends: x.extending?.record.evidence_id ?? null,
     server_clock: serverClock(x.rows, buckets),
     prompt_lengths: lengths?.check ?? null,
+    ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
     timer: "client monotonic clock (performance.now), one timestamp per network read",
     definitions: {
       ttft_ms: "first token-bearing SSE event - request send (includes connect)",

@@ -20,6 +20,10 @@ import { runConversations } from "../bench/conversations.ts";
 import { progressPrinter } from "../report/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
+import { liveOptions } from "./live_flags.ts";
+import { LiveRun } from "../live_metrics/live_run.ts";
+import { redactUrl } from "../evidence/mod.ts";
+import { randomBytes } from "node:crypto";
 
 export { type BenchServeFlags, benchServeCommand } from "./bench_serve_flags.ts";
 
@@ -39,14 +43,30 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
     ctx.err(`ik: bench serve: interrupted; ${what} marked incomplete\n`);
     return ExitCode.INTERRUPTED;
   };
+  // Live metrics (--metrics-listen, --prometheus-remote-write): started before the first request.
+  const args = prep.run.args;
+  const live = await LiveRun.start(liveOptions(f), {
+    run_id: randomBytes(4).toString("hex"), label: prep.run.label, engine_kind: String(args.engine_kind ?? "auto"),
+    shard: prep.shard ? `${prep.shard.spec.k}/${prep.shard.spec.s}` : "0/1", endpoint: String(args.base_url ?? ""),
+  }, f.mode, (h, o) => ctx.runtime.serve(h, o), redactUrl);
+  if (live?.url) ctx.err(`bench serve: live metrics at ${live.url}\n`);
+  try {
+    return await runWithLive(ctx, f, prep, live, interruptedExit);
+  } finally {
+    // A run that ended in an error still stops serving and makes its last push.
+    await live?.finish();
+  }
+}
+
+async function runWithLive(ctx: CommandContext, f: BenchServeFlags, prep: PreparedServe, live: LiveRun | null, interruptedExit: (what: string) => number): Promise<number> {
   if (prep.conv) {
-    const { record, dir, interrupted } = await runConversations({ ...prep.conv, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
+    const { record, dir, interrupted } = await runConversations({ ...prep.conv, live, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
     ctx.out(ctx.json ? prep.clean(JSON.stringify(record)) + "\n" : prep.clean(renderConversations(record, dir)));
     return interrupted ? interruptedExit(`the record ${record.evidence_id} is`) : ExitCode.OK;
   }
   if (prep.load) {
     const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
-    const load = { ...prep.load, signal: ctx.signal, onProgress: progress.update, onNote: (line: string) => progress.note(`bench serve: warning: ${line}`) };
+    const load = { ...prep.load, live, signal: ctx.signal, onProgress: progress.update, onNote: (line: string) => progress.note(`bench serve: warning: ${line}`) };
     if (prep.shard) {
       const { slice, dir, interrupted } = await runShardedLoad({ ...load, shard: prep.shard });
       progress.done();
@@ -61,7 +81,7 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
     const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
     return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
   }
-  const { record, dir, interrupted } = await runSingle({ ...prep.run, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
+  const { record, dir, interrupted } = await runSingle({ ...prep.run, live, signal: ctx.signal, progress: (l) => ctx.err(`bench serve: ${l}\n`) });
   ctx.out(ctx.json ? prep.clean(JSON.stringify(record)) + "\n" : prep.clean(renderSingleRecord(record, dir)));
   return interrupted ? interruptedExit(`the record ${record.evidence_id} is`) : ExitCode.OK;
 }

@@ -12,6 +12,7 @@ import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/mod.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/mod.ts";
+import { liveFlags } from "./live_flags.ts";
 import { DATASET_CHOICES } from "./prompts_build.ts";
 
 const flags = {
@@ -155,6 +156,7 @@ const flags = {
     description: message`With --shard: the group id every slice of this run carries (default: --start-at plus the Slurm job step, or the Job's uid in $IK_JOB_UID).`,
   })),
   json: option("--json", { description: message`Print the record as one JSON object on stdout.` }),
+  ...liveFlags,
 };
 
 /** Parser for `ik bench serve`. */

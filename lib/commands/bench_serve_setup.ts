@@ -252,10 +252,10 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const load = mode === null ? null : {
     ...common,
     clock: clock ?? undefined,
-    samplerFor: () => {
+    samplerFor: (_level: string, onSample?: (v: Readonly<Record<string, number>>) => void) => {
       const g = new GaugeSampler();
       return {
-        start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal }),
+        start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal, onSample }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
     }, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,

@@ -45,6 +45,8 @@ export interface SamplerOptions {
   maxDurationMs?: number;
   /** Clock and timer (default performance.now and the global setTimeout). */
   timers?: SamplerTimers;
+  /** Told each sample as it is kept (the live metrics' server gauges); unexported gauges are NaN. */
+  onSample?: (values: Readonly<Record<string, number>>) => void;
 }
 
 /** The samples as plain arrays (t in whole ms since start, values rounded to 6 decimals, null = not exported). */
@@ -157,6 +159,7 @@ export class GaugeSampler {
   #lastError: string | null = null;
   #permanentError: string | null = null;
   #sources: Partial<Record<GaugeName, GaugeSource>> = {};
+  #onSample: ((values: Readonly<Record<string, number>>) => void) | null = null;
 
   /**
    * Starts polling `kind`'s metrics on `ep`; the first scrape goes out at once.
@@ -167,6 +170,7 @@ export class GaugeSampler {
     this.#started = true;
     this.#polling = true;
     this.#timers = opts.timers ?? DEFAULT_TIMERS;
+    this.#onSample = opts.onSample ?? null;
     this.#kind = kind;
     this.#path = opts.path ?? metricsSpec(kind).path;
     this.#interval = Math.max(10, opts.intervalMs ?? SAMPLER_INTERVAL_MS);
@@ -282,6 +286,11 @@ export class GaugeSampler {
     const i = this.#len++;
     this.#t[i] = r.tMs - this.#t0;
     for (const g of GAUGE_NAMES) this.#g[g][i] = r.values[g] ?? NaN;
+    if (this.#onSample) {
+      const v: Record<string, number> = {};
+      for (const g of GAUGE_NAMES) v[g] = r.values[g] ?? NaN;
+      this.#onSample(v);
+    }
     this.#sources = r.sources;
     if (this.#len >= this.#maxSamples) this.#halt("max_samples");
   }

@@ -24,7 +24,7 @@ import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
-import { levelBounds, levelName, type LoadRun, refuseEmptyLevels } from "../bench/serve_load.ts";
+import { levelBounds, levelName, liveGauges, type LoadRun, refuseEmptyLevels } from "../bench/serve_load.ts";
 import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
 import type { ShardRun } from "./shard_run.ts";
 import { buildSliceRecord } from "./slice_record.ts";
@@ -143,7 +143,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
         offsetsMs: planned ? planned[i].offsetsMs : undefined,
       }, {
         runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
-        signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: spec.k === 0 ? cfg.samplerFor?.(name) : undefined, onSendsDone: sendsDone,
+        signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: spec.k === 0 ? cfg.samplerFor?.(name, liveGauges(cfg)) : undefined, onSendsDone: sendsDone, live: cfg.live?.series ?? null,
       }).finally(async () => {
         sendsDone();
         await outputs.close().catch(onError);
@@ -161,11 +161,12 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   if (io.fail !== null) {
     throw new IkError(io.fail.code, io.fail.where, `${io.fail.message}; stopped sending; ${journal.lines} whole rows kept in ${run.dir}/requests.jsonl (a killed shard's journal: 'ik merge --allow-partial' reads it)`, io.fail.hint);
   }
+  const liveReport = cfg.live ? await cfg.live.finish() : null;
   const anchorEnd = clockAnchor();
   const interrupted = aborted() || levels.length < cfg.grid.length;
   const slice = await buildSliceRecord({
     ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: [], warmupE2eMs: warm, needRef: false,
-    salted: levelPools.reduce((a, q) => a + q.salted, 0), interrupted,
+    salted: levelPools.reduce((a, q) => a + q.salted, 0), interrupted, liveReport,
   }, { ...cfg.shard, levelStartsMs: starts, scheduleHash: hashes?.schedule ?? null, picksHash: hashes?.picks ?? null, anchorEnd, planned: planned?.map((l) => ({ name: l.name, level: l.level, rate_rps: l.ratePerS, n: l.offsetsMs.length })) ?? null });
   const dir = await run.finish(slice);
   return { slice, dir, interrupted };

@@ -58,11 +58,16 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-/** Starts Prometheus and waits (≤ 20 s) for `/-/ready`. */
-export async function startPrometheus(): Promise<Prometheus> {
+/**
+ * Starts Prometheus and waits (≤ 20 s) for `/-/ready`.
+ * @param scrape targets (`127.0.0.1:PORT`) it scrapes every `intervalS` (a scrape config of its own), none by default
+ */
+export async function startPrometheus(scrape: { targets: string[]; intervalS: number } | null = null): Promise<Prometheus> {
   const dir = mkdtempSync(join(tmpdir(), "ik-prom-"));
   const config = join(dir, "prometheus.yml");
-  writeFileSync(config, "global:\n  scrape_interval: 1m\nscrape_configs: []\n");
+  writeFileSync(config, scrape
+    ? `global:\n  scrape_interval: ${Math.round(scrape.intervalS * 1000)}ms\nscrape_configs:\n  - job_name: ik\n    scrape_interval: ${Math.round(scrape.intervalS * 1000)}ms\n    scrape_timeout: ${Math.round(scrape.intervalS * 1000)}ms\n    static_configs:\n      - targets: [${scrape.targets.map((t) => `"${t}"`).join(", ")}]\n`
+    : "global:\n  scrape_interval: 1m\nscrape_configs: []\n");
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   let logTail = "";
