@@ -17,12 +17,15 @@ import { choice, float, string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { parseEndpoint } from "../client/mod.ts";
-import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey } from "../evidence/mod.ts";
+import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, redactUrl } from "../evidence/mod.ts";
+import { LiveRun } from "../live_metrics/live_run.ts";
 import { checkBaseUrl, parsePlan } from "../points/plan.ts";
 import { runPoints } from "../points/runner.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
 import type { CommandContext } from "./context.ts";
+import { liveFlags, liveOptions } from "./live_flags.ts";
+import { randomBytes } from "node:crypto";
 
 const flags = {
   cmd: constant("bench-points" as const),
@@ -37,6 +40,7 @@ const flags = {
   metricsPath: withDefault(option("--metrics-path", string({ metavar: "PATH" }), { description: message`Prometheus path for --drain-source metrics (TensorRT-LLM: /prometheus/metrics).` }), "/metrics"),
   pollS: withDefault(option("--poll-s", float({ min: 0.01, max: 60, metavar: "S" }), { description: message`Drain poll interval, seconds.` }), 0.5),
   json: option("--json", { description: message`Print the outcome as JSON.` }),
+  ...liveFlags,
 };
 
 /** Parser for `ik bench points`. */
@@ -75,12 +79,17 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
     const invocation = ["ik", "bench", "points", "--base", "{base}", "--model", f.model, "--plan", f.plan, "--out", f.out,
       ...(f.apiKeyEnv ? ["--api-key-env", f.apiKeyEnv] : []), "--ready-path", f.readyPath, "--drain-source", f.drainSource,
       ...(f.drainSource === "state" ? ["--state-path", f.statePath] : ["--metrics-path", f.metricsPath])];
+    const live = await LiveRun.start(liveOptions(f), { run_id: randomBytes(4).toString("hex"), label: "points", engine_kind: "fleet", shard: "0/1", endpoint: endpointTag(key.key, ep) },
+      "points", (h, o) => rt.serve(h, o), redactUrl);
+    if (live?.url) ctx.err(`bench points: live metrics at ${live.url}\n`);
     const outcome = await runPoints({
+      live,
       rt, ep, baseUrl: f.base, baseUrlTag: endpointTag(key.key, ep), model: f.model, apiKey, plan, planText, planPath: f.plan, outDir: out,
       readyPath: f.readyPath, drain: { kind: f.drainSource, path: f.drainSource === "state" ? f.statePath : f.metricsPath }, invocation,
       pollMs: f.pollS * 1000, signal: ctx.signal, progress: (l) => ctx.err(`bench points: ${escapeTerminalLine(clean(l))}\n`),
     });
-    if (ctx.json) ctx.out(clean(JSON.stringify({ ...outcome, out_dir: out })) + "\n");
+    const liveReport = live ? await live.finish() : null;
+    if (ctx.json) ctx.out(clean(JSON.stringify({ ...outcome, out_dir: out, ...(liveReport ? { live_metrics: liveReport } : {}) })) + "\n");
     else {
       const lines = outcome.points.map((p) => `  ${escapeTerminalLine(p.id)}: ${p.status}${p.reason ? ` (${escapeTerminalLine(clean(p.reason))})` : ""}`);
       ctx.out(`bench points: ${outcome.status}${outcome.reason ? `: ${escapeTerminalLine(clean(outcome.reason))}` : ""}\n${lines.join("\n")}\n  ${escapeTerminalLine(out)}/manifest.json\n`);

@@ -33,6 +33,9 @@ import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
 import { runTrial, trialOffsetsMs } from "../load_trial/run.ts";
 import { parseWorkload, synthPrompts, workloadFromPrompts } from "../load_trial/workload.ts";
 import { VERSION } from "../version.ts";
+import { randomBytes } from "node:crypto";
+import { LiveRun } from "../live_metrics/live_run.ts";
+import { liveFlags, liveOptions } from "./live_flags.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter, synthLimitations } from "./prompts_synth.ts";
 
@@ -73,6 +76,7 @@ const runCmd = command("run", object({
   timeoutS: withDefault(option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Per-request limit, seconds.` }), 600),
   maxScheduleH: withDefault(option("--max-schedule-h", float({ min: 0.001, max: 8760, metavar: "H" }), { description: message`Longest schedule accepted, hours: a rate and a count whose seeded arrivals would take longer are refused before anything is sent.` }), 24),
   json: option("--json", { description: message`Print summary.json on stdout.` }),
+  ...liveFlags,
 }), { brief: message`Send N requests of a workload at rate R (open loop) and judge SLO attainment; exit 2 when it or the schedule fails.` });
 
 /** Parser for `ik load-trial …`. */
@@ -179,7 +183,10 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
     else kind = (await detectEngine(ep, { apiKey, signal: ctx.signal, models })).kind;
     const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
     await rt.files.mkdir(out);
-    const res = await runTrial({
+    const live = await LiveRun.start(liveOptions(f), { run_id: randomBytes(4).toString("hex"), label: "load-trial", engine_kind: kind, shard: "0/1", endpoint: endpointTag(key.key, ep) },
+      "load-trial", (h, o) => rt.serve(h, o), redactUrl);
+    if (live?.url) ctx.err(`load-trial: live metrics at ${live.url}\n`);
+    const res = await runTrial({ live,
       ep, engineKind: kind, model: f.expectedModel, apiKey, workload, rateRps: f.rate, requests: f.requests, ttftS: f.ttft, tpotS: f.tpot,
       attainment: f.attainment, seed: f.seed, outDir: out, timeoutMs: f.timeoutS * 1000, signal: ctx.signal, offsetsMs,
       identity: { base_url: endpointTag(key.key, ep), model: f.expectedModel, engine_kind: kind, workload_file: wpath, tool: { name: "ik", version: VERSION } },

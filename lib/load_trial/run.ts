@@ -10,6 +10,8 @@
 import { join } from "node:path";
 import type { Endpoint } from "../client/mod.ts";
 import { requestRow } from "../client/mod.ts";
+import { itlMs } from "../client/row.ts";
+import { liveLimitation, type LiveRun } from "../live_metrics/live_run.ts";
 import { PromptLengthTally } from "../bench/prompt_lengths.ts";
 import { Runner } from "../bench/runner.ts";
 import { promptTokens } from "../bench/single_rows.ts";
@@ -51,6 +53,8 @@ export interface TrialConfig {
   identity: Record<string, unknown>;
   /** The schedule, when the caller already drew it (else {@link trialOffsetsMs}). */
   offsetsMs?: Float64Array;
+  /** ik's live metrics for this trial (level `trial`), when asked for. */
+  live?: LiveRun | null;
 }
 
 /** What a trial leaves. */
@@ -79,15 +83,21 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
   const lengths = new PromptLengthTally();
   const lag = startLoopLag();
   const tWall0 = Date.now() / 1000;
+  const live = cfg.live?.series ?? null;
+  live?.levelStart("trial", cfg.rateRps, cfg.requests);
   const outcome = await runOpenLoop(async (i, due) => {
     const idx = i % reqs.length;
+    live?.sent("trial");
     const { result } = await runner.send(prompts[idx], null, due);
     const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens, prompt_tokens: promptTokens(result) });
     journal.write(row);
+    live?.ended("trial", row as never, itlMs(result));
     lengths.add({ ok: row.ok as boolean, bucket: "all", salt: null, prompt_tokens: row.prompt_tokens as number | null, target_prompt_tokens: reqs[idx].input_tokens });
     rows.push(row as unknown as TrialRow);
   }, { offsetsMs: offsets, signal });
   const loopLag = lag.stop();
+  live?.levelEnd("trial");
+  const liveReport = cfg.live ? await cfg.live.finish() : null;
   await journal.close().catch(onError);
   const interrupted = cfg.signal?.aborted === true || io.fail !== null;
   const verdict = judgeTrial(rows, cfg.requests, { ttftMs: cfg.ttftS * 1000, tpotMs: cfg.tpotS * 1000 }, cfg.attainment);
@@ -128,6 +138,7 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
   const method = cfg.workload.source.length_method;
   const pl = lengths.report(typeof method === "string" ? { [method]: reqs.filter((r) => r.input_tokens !== null).length } : {});
   summary.prompt_lengths = pl ? { ...pl.check, limitations: pl.limitations } : null;
+  if (liveReport) summary.live_metrics = { ...liveReport, limitation: liveLimitation(liveReport) };
   if (io.fail === null) return { verdict, summary, interrupted, writeFailure: null };
   summary.stopped_early = `writing ${io.fail.where} failed: requests.jsonl keeps ${journal.lines} whole rows`;
   const what = `stopped sending; ${journal.lines} whole rows kept in ${journal.path}, summary.json (if written) is complete: false`;

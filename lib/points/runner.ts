@@ -16,6 +16,7 @@ import { ExitCode } from "../cli/exit_codes.ts";
 import { type Endpoint } from "../client/mod.ts";
 import { registerArgvSecrets, scrubArgv, scrubbedJson, scrubText, writeWhole } from "../evidence/mod.ts";
 import { scrubFileInPlace } from "../evidence/scrub_file.ts";
+import type { LiveRun } from "../live_metrics/live_run.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { VERSION } from "../version.ts";
 import { checkModel, checkReady, type DrainSnapshot, type DrainSource, readDrain, waitDrained } from "./drain.ts";
@@ -41,6 +42,8 @@ export interface PointsConfig {
   pollMs: number;
   signal?: AbortSignal;
   progress: (line: string) => void;
+  /** ik's live metrics (a level per point: its target rate while its client runs; the fleet's drain gauges), when asked for. */
+  live?: LiveRun | null;
 }
 
 /** How a run ended. */
@@ -102,6 +105,7 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     while (running) {
       const s = await readDrain(cfg.ep, cfg.drain, { apiKey: cfg.apiKey, timeoutMs: 2000 });
       if (s.ok) {
+        cfg.live?.series.server({ running: s.resident, waiting: s.admission });
         during.samples++;
         during.max_admission = Math.max(during.max_admission, s.admission ?? 0);
         during.max_resident = Math.max(during.max_resident, s.resident ?? 0);
@@ -217,7 +221,9 @@ async function runEach(cfg: PointsConfig, points: PointsOutcome["points"], finis
     const argv = substituteArgv(p.client_argv, { base: cfg.baseUrl, model: cfg.model, point_id: p.id, point_dir: pdir }, rt.selfArgv());
     result.client_argv = scrubArgv(argv.map((a) => a.split(cfg.baseUrl).join("{base}")));
     cfg.progress(`point ${p.id}: client running (timeout ${p.client_timeout_s} s)`);
+    cfg.live?.series.levelStart(p.id, p.workload.rate_rps, p.workload.requests);
     const c = await runClient(cfg, argv, pdir, p.client_timeout_s * 1000);
+    cfg.live?.series.levelEnd(p.id);
     result.client = { exit_code: c.exit_code, signal: c.signal, timed_out: c.timed_out, started_at: c.started_at, ended_at: c.ended_at, seconds: c.seconds, stdout: "client.stdout", stderr: "client.stderr" };
     result.state_during = { samples: c.during.samples, max_admission: c.during.max_admission, max_resident: c.during.max_resident };
     // A non-zero exit still gets its drain attempt.
