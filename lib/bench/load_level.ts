@@ -15,6 +15,7 @@ import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
 import { scheduledRate, scheduleNote } from "./schedule_note.ts";
+import { type EnergyPerToken, energyPerToken, type GpuTelemetry, type GpuTelemetrySampler } from "../gpu/mod.ts";
 import type { IkSeries } from "../live_metrics/ik_series.ts";
 import { type ScheduleWindow, ScheduleWindows } from "../metrics/windows.ts";
 import { targetTokens } from "./prompt_lengths.ts";
@@ -93,10 +94,18 @@ export interface LevelDeps {
   sampler?: { start(): void; stop(): Promise<Record<string, unknown>> };
   /** ik's live series (`--metrics-listen`, `--prometheus-remote-write`), when asked for. */
   live?: IkSeries | null;
+  /** Samples the GPUs during the level (nvidia-smi, or a DCGM exporter), when there are any to read. */
+  telemetry?: GpuTelemetrySampler | null;
   /** Called when the level has sent its last request (requests may still be running). */
   onSendsDone?: () => void;
   /** Told one line before the level sends, when its schedule strays more than 10 % from the target rate. */
   onNote?: (line: string) => void;
+}
+
+/** A level's GPU figures. */
+export interface LevelGpu {
+  telemetry: GpuTelemetry;
+  energy: EnergyPerToken;
 }
 
 /** A finished level, as the record keeps it. */
@@ -131,6 +140,8 @@ export interface LevelResult {
    * what capped it), or null: such a level is not eligible for N*.
    */
   not_achieved?: string | null;
+  /** The GPUs while the level ran (power, energy, utilisation, memory) and its energy per output token, or null (not sampled). */
+  gpu?: LevelGpu | null;
   /** A replay's per-second windows: the trace's rate against what was sent, and the send lag. */
   windows?: ScheduleWindow[];
   /** Counting methods and length checks (for the record's limitations). */
@@ -214,6 +225,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   deps.live?.levelStart(spec.name, spec.ratePerS === Infinity ? null : spec.ratePerS, offsets ? offsets.length : spec.maxRequests);
   const lag = startLoopLag();
   deps.sampler?.start();
+  deps.telemetry?.start();
   const tick = setInterval(() => deps.onProgress?.({
     name: spec.name, planned: offsets?.length ?? null, sent, inFlight, failed,
     ttftP95Ms: acc.peekTtftP95(), sendLagP99Ms: acc.peekSendLagP99(),
@@ -241,6 +253,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const loop = lag.stop();
   deps.live?.levelEnd(spec.name);
   const server = deps.sampler ? await deps.sampler.stop() : null;
+  const telemetry = deps.telemetry ? await deps.telemetry.stop() : null;
   await Promise.all([deps.journal.flush(), deps.outputs.flush(), deps.inputs.flush()]);
   const summary = acc.summary(deps.gpuCount);
   const interrupted = deps.signal?.aborted === true;
@@ -279,6 +292,12 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     not_judged: notJudged,
     not_achieved: short,
     ...(windows ? { windows: windows.windows() } : {}),
+    gpu: telemetry ? levelGpu(telemetry, summary.output_tokens, summary.window_s) : null,
     counts,
   };
+}
+
+/** A level's GPU figures: the telemetry (per GPU and in all) and the energy per output token. */
+export function levelGpu(t: GpuTelemetry, outputTokens: number, windowS: number): LevelGpu {
+  return { telemetry: t, energy: energyPerToken(t, outputTokens, windowS) };
 }

@@ -70,6 +70,13 @@ function levelMetrics(lv: LevelResult): Metric[] {
     metric("failed_requests", s.n_failed, "requests", "count", { n: s.n_requests, subject }),
     metric("mean_inflight", s.mean_inflight, "requests", "mean", { n: s.n_requests, subject }),
   );
+  if (lv.gpu) {
+    out.push(
+      metric("gpu_power_w", lv.gpu.telemetry.total.mean_power_w, "W", "mean", { n: lv.gpu.telemetry.n, subject }),
+      metric("joules_per_output_token", lv.gpu.energy.joules_per_output_token, "J/token", "mean", { n: s.n_ok, subject }),
+      metric("output_tok_s_per_watt", lv.gpu.energy.output_tokens_per_s_per_watt, "tok/s/W", "mean", { n: s.n_ok, subject }),
+    );
+  }
   return out;
 }
 
@@ -115,6 +122,11 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
   const liveNote = liveLimitation(x.liveReport ?? null);
   if (liveNote) limitations.push(liveNote);
+  const gpuNotes = [...new Set(x.levels.map((l) => l.gpu?.telemetry.note).filter((n): n is string => !!n))];
+  if (gpuNotes.length) limitations.push(`GPU telemetry: ${gpuNotes.join("; ")}`);
+  if (x.levels.some((l) => l.gpu?.telemetry.available)) {
+    limitations.push("energy is the sampled GPUs' board power (idle draw included) over each level's window, about one sample a second; joules per output token = mean power x window / output tokens");
+  }
   const tf = traceOf(x);
   if (tf) {
     const t = tf;
@@ -232,6 +244,13 @@ export async function buildCapacityRecord(
     metric("mean_inflight", inflight, "requests", "at_n_star", { n: s?.n_requests ?? 0 }),
     metric("usd_per_1m_output_tokens", cost, "USD", "at_n_star"),
   ];
+  if (at?.gpu) {
+    metrics.push(
+      metric("joules_per_output_token", at.gpu.energy.joules_per_output_token, "J/token", "at_n_star", { n: s?.n_ok ?? 0 }),
+      metric("output_tok_s_per_watt", at.gpu.energy.output_tokens_per_s_per_watt, "tok/s/W", "at_n_star", { n: s?.n_ok ?? 0 }),
+      metric("gpu_power_w", at.gpu.telemetry.total.mean_power_w, "W", "at_n_star", { n: at.gpu.telemetry.n }),
+    );
+  }
   const sloText = hasSlo(x.slo)
     ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
     : "no SLO";
@@ -273,12 +292,15 @@ export async function buildCapacityRecord(
       measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
       reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, gpu_price_usd_h: x.gpuPriceUsdH,
       gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
+      joules_per_output_token: at?.gpu?.energy.joules_per_output_token ?? null, output_tok_s_per_watt: at?.gpu?.energy.output_tokens_per_s_per_watt ?? null,
+      gpu_power_w: at?.gpu?.telemetry.total.mean_power_w ?? null,
       curve: x.levels.map((l) => ({
         level: l.level, name: l.name, slo_ok: l.summary.slo_ok, not_judged: l.not_judged ?? null, not_achieved: l.not_achieved ?? null,
         target_rate_rps: l.target_rate_rps, offered_rate_rps: l.offered_rate_rps, ttft_p95_ms: l.summary.ttft_ms.p95, tpot_p95_ms: l.summary.tpot_ms.p95,
         e2e_p95_ms: l.summary.e2e_ms.p95, ttft_p95_ms_failure_adjusted: l.summary.ttft_ms_failure_adjusted.p95,
         output_tok_s_per_gpu: l.summary.output_tok_s_per_gpu, goodput_rps: l.summary.goodput_rps, achieved_rps: l.summary.achieved_rps,
         mean_inflight: l.summary.mean_inflight, n_failed: l.summary.n_failed, client_limited: l.client_limited,
+        gpu_power_w: l.gpu?.telemetry.total.mean_power_w ?? null, joules_per_output_token: l.gpu?.energy.joules_per_output_token ?? null,
         server_running_mean: (l.server as { means?: { running?: number | null } } | null)?.means?.running ?? null,
         server_waiting_mean: (l.server as { means?: { waiting?: number | null } } | null)?.means?.waiting ?? null,
       })),

@@ -8,6 +8,7 @@ import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import type { TraceSchedule } from "../schedule/trace_schedule.ts";
 import type { LevelProgress } from "./load_level.ts";
+import type { GpuTelemetrySampler } from "../gpu/mod.ts";
 import type { LiveRun } from "../live_metrics/live_run.ts";
 import type { Runner } from "./runner.ts";
 import type { ServerInfo } from "./server_check.ts";
@@ -65,4 +66,6 @@ export interface LoadRun {
   samplerFor?: (levelName: string, onSample?: (values: Readonly<Record<string, number>>) => void) => { start(): void; stop(): Promise<Record<string, unknown>> };
   /** ik's live metrics for this run (`--metrics-listen`, `--prometheus-remote-write`), when asked for. */
   live?: LiveRun | null;
+  /** A GPU sampler per level (nvidia-smi on this host, or `--gpu-metrics-url`), or null where there is none to read. */
+  telemetryFor?: (levelName: string) => GpuTelemetrySampler | null;
 }

@@ -139,6 +139,9 @@ const flags = {
     description: message`Let --extend build on an interrupted (incomplete) record.`,
   }), false),
   gpuName: optional(option("--gpu-name", string({ metavar: "NAME" }), { description: message`GPU model, when the server is not on this machine (else read with nvidia-smi).` })),
+  gpuMetricsUrl: optional(option("--gpu-metrics-url", string({ metavar: "URL" }), {
+    description: message`A dcgm-exporter /metrics URL to sample the GPUs from during each level (power, energy per output token, utilisation, memory); without it a local server's GPUs are sampled with nvidia-smi.`,
+  })),
   gpuCount: optional(option("--gpu-count", integer({ min: 1, max: 4096, metavar: "N" }), { description: message`GPUs behind the server (default 1; required with --shard).` })),
   shard: optional(option("--shard", string({ metavar: "K/S|auto" }), {
     description: message`Load: run slice K of S of one shared schedule (send the requests with seq mod S = K) and write a slice record for 'ik merge'; auto reads srun's SLURM_PROCID/SLURM_STEP_NUM_TASKS or an Indexed Job's JOB_COMPLETION_INDEX (with --shards).`,

@@ -13,7 +13,7 @@ import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
 import { detectEngine, type DetectedEngine } from "../engines/mod.ts";
 import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
-import { gpuIdentity, queryGpus } from "../gpu/mod.ts";
+import { gpuIdentity, GpuTelemetrySampler, type GpuTelemetrySource, queryGpus } from "../gpu/mod.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
@@ -230,6 +230,17 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   if (f.gpuName) gpu = { name: f.gpuName, count: gpuCount, source: "--gpu-name" };
   else if (isLocal) gpu = gpuIdentity(await queryGpus(runtimeExec(rt))) ?? { count: gpuCount };
   else gpu = { count: gpuCount };
+  // GPU telemetry per level: a DCGM exporter when given, else nvidia-smi where it named this host's GPUs.
+  let telemetrySource: GpuTelemetrySource | null = null;
+  if (f.gpuMetricsUrl !== undefined) {
+    try {
+      new URL(f.gpuMetricsUrl);
+    } catch {
+      throw usageError("--gpu-metrics-url", "is not a URL", "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
+    }
+    telemetrySource = { kind: "dcgm", url: f.gpuMetricsUrl };
+  } else if (isLocal && gpu.source === "nvidia-smi") telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
+  const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource }) : undefined;
   const runner = new Runner({
     ep,
     api: f.api,
@@ -258,7 +269,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
         start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal, onSample }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
-    }, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
+    }, telemetryFor, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, requestsPerLevel: f.requests ?? null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },

@@ -29,15 +29,17 @@ function segments(name: string): string[] {
  * `api_key`, `apiKey`, `*_key`, `key`, `token`, `access_token`, `secret`, `password`,
  * `authorization`, `auth`, `cookie`. Never `tokens`, `max_tokens`, `token_ids` or other workload
  * fields: only a name whose LAST segment is secret-like counts (`token_ids` ends in `ids`), and not
- * after `per` (`prefill_ms_per_token` is a unit).
+ * one or two segments after `per` (`prefill_ms_per_token`, `joules_per_output_token` are units).
  * @example isSecretKey("openaiApiKey") // true; isSecretKey("max_tokens") // false
  */
 export function isSecretKey(name: string): boolean {
   const segs = segments(name);
   if (segs.length === 0) return false;
   if (SECRET_NAMES.has(segs.join("_"))) return true;
-  // "… per token", "… per key": a unit (`--prefill-ms-per-token 0.05`), not a secret.
-  if (segs.length >= 2 && segs[segs.length - 2] === "per") return false;
+  // "… per token", "… per output token", "… per key": a unit (`--prefill-ms-per-token 0.05`,
+  // `joules_per_output_token`), not a secret: "per" one or two segments before the last.
+  const last = segs[segs.length - 1];
+  if ((last === "token" || last === "key") && segs.slice(-3, -1).includes("per")) return false;
   return SECRET_SEGMENTS.has(segs[segs.length - 1]);
 }
 

@@ -6,14 +6,14 @@ import { isSecretKey, redactObject, redactUrl, redactUrlsInText, scrubSecret } f
 describe("isSecretKey", () => {
   test("secret-looking names, snake, kebab and camel case", () => {
     for (const k of ["api_key", "apiKey", "APIKEY", "openai_api_key", "hfKey", "key", "token", "access_token", "refreshToken",
-      "secret", "client_secret", "password", "Authorization", "auth", "cookie", "x-api-key", "session_token"]) {
+      "secret", "client_secret", "password", "Authorization", "auth", "cookie", "x-api-key", "session_token", "per_token_secret", "personal_access_token"]) {
       assert.equal(isSecretKey(k), true, k);
     }
   });
   test("workload fields are never secrets", () => {
     for (const k of ["tokens", "token_ids", "max_tokens", "min_tokens", "prompt_tokens", "completion_tokens", "max_completion_tokens",
       "return_token_ids", "keys", "monkey", "author", "key_id", "tokenizer", "model", "messages",
-      "prefill-ms-per-token", "prefill_ms_per_token", "usdPerToken"]) {
+      "prefill-ms-per-token", "prefill_ms_per_token", "usdPerToken", "joules_per_output_token", "jPerOutputToken"]) {
       assert.equal(isSecretKey(k), false, k);
     }
   });
