@@ -30,6 +30,7 @@ import { formatValue } from "../rounds/format.ts";
 import type { RoundsSummary } from "../rounds/summary.ts";
 import { runtimeExec } from "./_exec.ts";
 import type { CommandContext } from "./context.ts";
+import { cellProgressLine } from "../report/cell_progress.ts";
 
 
 const flags = {
@@ -108,6 +109,7 @@ export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): 
     prompts = await loadPromptSet(promptsArg);
   }
   const serveCmd = f.serveCmd ?? (rt.env(SERVE_CMD_ENV) || null);
+  const cellLine = cellProgressLine((t) => ctx.err(t), rt.isTerminal("stderr"));
   const res = await runRounds(rt, runtimeExec(rt), {
     manifestPath, prompts, promptsArg, mode: f.mode, rounds: f.rounds ?? null, engines: f.engines ?? null, runDir: f.runDir ?? null,
     gpuLockPath: f.gpuLock ?? defaultGpuLockPath((n) => rt.env(n)), startupTimeoutS: f.startupTimeoutS, stopTimeoutS: f.stopTimeoutS,
@@ -115,7 +117,8 @@ export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): 
     passEnv: [...f.passEnv], gpuMemToleranceMib: f.gpuMemToleranceMib, gpuMemWaitS: f.gpuMemWaitS, pollS: f.pollS, refE2eMs: f.refE2eMs ?? null,
     extraBody: f.extraBody, chatTemplateKwargs: f.chatTemplateKwargs, ciTarget: f.ciTarget ?? null, minRounds: f.minRounds ?? null,
     command: `ik bench rounds ${manifestPath}`,
-  }, (line) => ctx.err(`bench rounds: ${escapeTerminalLine(line)}\n`), ctx.signal);
+  }, (line) => cellLine.end(`bench rounds: ${escapeTerminalLine(line)}\n`), ctx.signal, (cell, line) => cellLine.show(cell, line));
+  cellLine.end("");
   if (ctx.json) ctx.out(JSON.stringify({ plan: res.plan, summary: res.summary, resolved_config: res.resolved, out_dir: res.outDir }) + "\n");
   else ctx.out(summaryText(res.summary, res.cells, res.outDir));
   if (res.interrupted) {

@@ -73,6 +73,8 @@ export interface CellConfig {
   childEnv: Record<string, string>;
   /** Single mode: each engine's latest complete record. */
   lastEvidence: Record<string, string>;
+  /** Told each (scrubbed) stderr line of the cell's `bench serve` as it is written: its progress, forwarded. */
+  onServeLine?: (line: string) => void;
   /** Load mode: the shared schedule. */
   schedule: LoadSchedule | null;
   signal?: AbortSignal;
@@ -147,7 +149,13 @@ function requestRows(record: Record<string, unknown> | null, storeRoot: string):
 async function runServe(cfg: CellConfig, argv: string[], stderrPath: string): Promise<{ code: number | null; stdout: string; timedOut: boolean; seconds: number }> {
   const t0 = performance.now();
   const env = { ...cfg.rt.envAll(), ...cfg.childEnv, IK_RUNS_DIR: cfg.storeRoot, IK_OUTPUT: "json", IK_REEXEC_PARENT: String(cfg.rt.pid()) };
-  const g = cfg.rt.spawn(argv, { env, replaceEnv: true, pipeStdout: true, logFile: stderrPath, logTransform: scrubText });
+  const onLine = cfg.onServeLine;
+  const transform = onLine ? (line: string) => {
+    const clean = scrubText(line);
+    onLine(clean);
+    return clean;
+  } : scrubText;
+  const g = cfg.rt.spawn(argv, { env, replaceEnv: true, pipeStdout: true, logFile: stderrPath, logTransform: transform });
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

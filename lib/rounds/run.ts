@@ -71,7 +71,11 @@ export interface RoundsResult {
 }
 
 /** Runs every (round, engine) cell; progress lines go to `progress`. */
-export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, progress: (line: string) => void, signal?: AbortSignal): Promise<RoundsResult> {
+export async function runRounds(
+  rt: Runtime, exec: ExecFn, o: RoundsOptions, progress: (line: string) => void, signal?: AbortSignal,
+  /** A cell's own progress line (its `bench serve` stderr), with the cell it came from. */
+  cellProgress?: (cell: string, line: string) => void,
+): Promise<RoundsResult> {
   const manifestPath = resolve(rt.cwd(), o.manifestPath);
   let text: string;
   try {
@@ -173,7 +177,8 @@ export async function runRounds(rt: Runtime, exec: ExecFn, o: RoundsOptions, pro
         }
         const label = order[pos];
         progress(`round ${k}/${rounds} · ${label} (position ${pos + 1}/${order.length}): launching`);
-        const cell = await runCell(byLabel.get(label)!, k, pos, cfg);
+        const cellName = `${label} r${k}`;
+        const cell = await runCell(byLabel.get(label)!, k, pos, cellProgress ? { ...cfg, onServeLine: (l) => cellProgress(cellName, l) } : cfg);
         cells.push(cell);
         await writeWhole(join(outDir, `${label}.r${k}.json`), scrubbedJson(cell, 2) + "\n", 0o644);
         progress(`round ${k}/${rounds} · ${label}: ${cell.status}${cell.detail ? ` (${cell.detail})` : ""}`);
