@@ -85,7 +85,7 @@ for (const v of ikVariants()) {
           [["bench", "serve", "--rate", "4"], "bench serve", "--rates"],
           [["bench", "serve", "--base", "http://127.0.0.1:1"], "bench serve", "--base-url"],
           [["probe", "--base", "http://127.0.0.1:1"], "probe", "--base-url"],
-          [["load-trial", "run", "--base-url", "http://127.0.0.1:1"], "load-trial run", "--base"],
+          [["load-trial", "run", "--expected-modle", "m"], "load-trial run", "--expected-model"],
           [["prompts", "synth", "--bukcet", "a:1:1"], "prompts synth", "--bucket"],
           [["summarize", "vllm", "--run", "x"], "summarize vllm", "--runs"],
         ] as const
