@@ -30,17 +30,18 @@ export const liveFlags = {
   }), 0),
 };
 
-/** The parsed flags. */
+/** The parsed flags (a caller that builds them by hand may leave the defaults out). */
 export interface LiveFlagValues {
   metricsListen?: string;
   remoteWrite?: string;
-  remoteWriteHeaders: readonly string[];
-  pushIntervalS: number;
-  metricsLingerS: number;
+  remoteWriteHeaders?: readonly string[];
+  pushIntervalS?: number;
+  metricsLingerS?: number;
 }
 
 /** The run's live options from the flags (usage errors, 64); header values registered as secrets. */
-export function liveOptions(f: LiveFlagValues): LiveOptions {
+export function liveOptions(flags: LiveFlagValues): LiveOptions {
+  const f = { ...flags, remoteWriteHeaders: flags.remoteWriteHeaders ?? [], pushIntervalS: flags.pushIntervalS ?? 5, metricsLingerS: flags.metricsLingerS ?? 0 };
   let listen: LiveOptions["listen"] = null;
   if (f.metricsListen !== undefined) {
     try {
