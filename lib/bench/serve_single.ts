@@ -14,7 +14,9 @@ import { isOutputError, newEvidenceId, StagedRun } from "../evidence/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { type RunDoc, writeRunFiles } from "./run_files.ts";
 import type { Runner } from "./runner.ts";
+import type { GpuTelemetrySampler } from "../gpu/mod.ts";
 import type { LiveRun } from "../live_metrics/live_run.ts";
+import { levelGpu } from "./load_level.ts";
 import { itlMs } from "../client/row.ts";
 import { outputDoc, singleRow } from "./single_rows.ts";
 import { buildSingleRecord, type SingleRecordInput } from "./single_record.ts";
@@ -40,6 +42,8 @@ export interface SingleRun extends Omit<SingleRecordInput, "rows" | "walls" | "o
   progress?: (line: string) => void;
   /** ik's live metrics for this run, when asked for. */
   live?: LiveRun | null;
+  /** A GPU sampler for the timed rounds (nvidia-smi on this host, or `--gpu-metrics-url`), or null where there is none to read. */
+  telemetryFor?: (name: string) => GpuTelemetrySampler | null;
 }
 
 /** The tag of round r: round 0 untagged (its outputs are the comparable ones), later rounds tagged. */
@@ -68,6 +72,10 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   }
   const live = cfg.live?.series ?? null;
   live?.levelStart("single", null, cfg.rounds * n);
+  // The GPUs over the timed rounds (after the warm-up), when there are any to read.
+  const telemetry = cfg.telemetryFor?.("single") ?? null;
+  telemetry?.start();
+  const tStart = performance.now();
   outer:
   for (let r = offset; r < offset + cfg.rounds; r++) {
     const t0 = Date.now() / 1000;
@@ -111,6 +119,10 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const interrupted = aborted() || ioFail !== null;
   live?.levelEnd("single");
   const liveReport = cfg.live ? await cfg.live.finish() : null;
+  const windowS = (performance.now() - tStart) / 1000;
+  const tel = telemetry ? await telemetry.stop() : null;
+  const tokens = rows.reduce((a, r) => a + (r.ok && typeof r.n_tokens === "number" ? r.n_tokens : 0), 0);
+  const gpu = tel ? levelGpu(tel, tokens, windowS) : null;
   const finish = async (writeFailure: string | null) => {
     const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
     const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
@@ -126,6 +138,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
       nondeterministic,
       writeFailure,
       liveReport,
+      gpuSample: gpu,
     });
     return { record, dir: await run.finish(record) };
   };

@@ -13,6 +13,8 @@ import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
 import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
+import { metric } from "../metrics/mod.ts";
+import type { LevelGpu } from "./load_level.ts";
 import { promptLengthCheck } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
 import type { Runner } from "./runner.ts";
@@ -52,6 +54,8 @@ export interface SingleRecordInput {
   writeFailure?: string | null;
   /** What the run's live metrics served and pushed, when asked for. */
   liveReport?: LiveReport | null;
+  /** The GPUs over the timed rounds and the energy per output token, when sampled (`data.gpu_telemetry`). */
+  gpuSample?: LevelGpu | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -116,6 +120,15 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
   const runner = x.runner;
   const buckets = setBuckets({ ...x.set, prompts: x.prompts });
   const { metrics, table } = bucketMetrics(x.rows as unknown as SingleRow[], buckets, { resamples: x.resamples, seed: 0 });
+  const gs = x.gpuSample ?? null;
+  if (gs) {
+    const n = x.rows.filter((r) => r.ok).length;
+    metrics.push(
+      metric("gpu_power_w", gs.telemetry.total.mean_power_w, "W", "mean", { n: gs.telemetry.n }),
+      metric("joules_per_output_token", gs.energy.joules_per_output_token, "J/token", "mean", { n }),
+      metric("output_tok_s_per_watt", gs.energy.output_tokens_per_s_per_watt, "tok/s/W", "mean", { n }),
+    );
+  }
   const prevWalls = new Map<number, readonly [number, number]>();
   for (const w of ((x.extending?.record.data.rounds ?? []) as { index: number; t_start: number; t_end: number }[])) {
     prevWalls.set(Number(w.index), [w.t_start, w.t_end]);
@@ -149,6 +162,10 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
   if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
   const liveNote = liveLimitation(x.liveReport ?? null);
   if (liveNote) limitations.push(liveNote);
+  if (x.gpuSample?.telemetry.note) limitations.push(`GPU telemetry: ${x.gpuSample.telemetry.note}`);
+  if (x.gpuSample?.telemetry.available) {
+    limitations.push("energy is the sampled GPUs' board power (idle draw included) over the timed rounds, one request at a time, about one sample a second; joules per output token = mean power x the rounds' span / output tokens");
+  }
   const missing: string[] = [];
   if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
   if (!x.rows.some((r) => r.ok)) missing.push("every request failed");
@@ -197,6 +214,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     server_clock: serverClock(x.rows, buckets),
     prompt_lengths: lengths?.check ?? null,
     ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
+    ...(x.gpuSample ? { gpu_telemetry: x.gpuSample } : {}),
     timer: "client monotonic clock (performance.now), one timestamp per network read",
     definitions: {
       ttft_ms: "first token-bearing SSE event - request send (includes connect)",

@@ -283,6 +283,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     conv,
     shard,
     run: {
+      telemetryFor,
       runner,
       set,
       prompts: set.prompts,

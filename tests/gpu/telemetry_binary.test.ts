@@ -3,7 +3,7 @@
  * - a fake `nvidia-smi` on PATH printing the real CSV formats (the identity query, and the
  *   telemetry query with two H100s at 250 W and 150 W): every load level has its telemetry, and
  *   joules per output token = 400 W × the level's window / its output tokens; the capacity record
- *   gives them at N*;
+ *   gives them at N*; single mode (a rounds cell's too) samples its timed rounds;
  * - a DCGM exporter stand-in serving a real dcgm-exporter exposition (`--gpu-metrics-url`);
  * - a GPU that cannot be read (the URL refuses) is a limitation, never a failure.
  * Bun only (end to end): ~10 s.
@@ -67,6 +67,15 @@ esac
       assert.ok(m.metrics.some((x: { name: string; subject: string }) => x.name === "joules_per_output_token" && x.subject === lv.name));
     }
     assert.equal(cap.data.rate_star_rps, 20);
+    // Single mode (a rounds cell's too): the GPUs over the timed rounds.
+    const one = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "2", "--warmup", "0", "--max-tokens", "16", "--json"],
+      { env: { ...env, PATH: `${bin}${delimiter}${runtime.env("PATH") ?? ""}` }, timeoutMs: 60_000 });
+    assert.equal(one.code, 0, one.stderr.slice(-1500));
+    const srec = JSON.parse(one.stdout);
+    assert.ok(srec.data.gpu_telemetry.telemetry.available, JSON.stringify(srec.data.gpu_telemetry.telemetry.note));
+    assert.ok(Math.abs(srec.data.gpu_telemetry.telemetry.total.mean_power_w - 400) < 1e-6);
+    assert.ok(srec.data.gpu_telemetry.energy.joules_per_output_token > 0);
+    assert.ok(srec.metrics.some((x: { name: string }) => x.name === "output_tok_s_per_watt"));
     const at = m.data.levels.find((l: { level: number }) => l.level === 20);
     assert.equal(cap.data.joules_per_output_token, at.gpu.energy.joules_per_output_token);
     assert.ok(cap.metrics.some((x: { name: string; stat: string }) => x.name === "output_tok_s_per_watt" && x.stat === "at_n_star"));
