@@ -30,7 +30,7 @@ import { formatValue } from "../rounds/format.ts";
 import type { RoundsSummary } from "../rounds/summary.ts";
 import { runtimeExec } from "./_exec.ts";
 import type { CommandContext } from "./context.ts";
-import { cellProgressLine } from "../report/cell_progress.ts";
+import { cellProgressLine } from "../report/terminal/cell_progress.ts";
 
 
 const flags = {

@@ -8,16 +8,16 @@
  * @module
  */
 import { ExitCode } from "../cli/exit_codes.ts";
-import { renderSingleRecord } from "../report/serve_table.ts";
+import { renderSingleRecord } from "../report/terminal/serve_table.ts";
 import { type PreparedServe, prepareServe } from "./bench_serve_setup.ts";
 import { runSingle } from "../bench/serve_single.ts";
 import { runLoad } from "../bench/serve_load.ts";
 import { runShardedLoad } from "../shard/sharded_load.ts";
-import { renderSlice } from "../report/slice_text.ts";
-import { renderCapacity } from "../report/capacity_table.ts";
-import { renderConversations } from "../report/conversations_table.ts";
+import { renderSlice } from "../report/terminal/slice_text.ts";
+import { renderCapacity } from "../report/terminal/capacity_table.ts";
+import { renderConversations } from "../report/terminal/conversations_table.ts";
 import { runConversations } from "../bench/conversations.ts";
-import { progressPrinter } from "../report/load_progress.ts";
+import { progressPrinter } from "../report/terminal/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
 import { liveOptions } from "./live_flags.ts";

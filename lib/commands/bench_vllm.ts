@@ -20,7 +20,7 @@ import { loadExportSource } from "../export/record_source.ts";
 import { exportMeta } from "../export/vllm_export.ts";
 import { vllmDate } from "../export/vllm_level_file.ts";
 import { runLoad } from "../bench/serve_load.ts";
-import { progressPrinter } from "../report/load_progress.ts";
+import { progressPrinter } from "../report/terminal/load_progress.ts";
 import { promptSetFor } from "../vllm_cli/dataset.ts";
 import { benchVllmFlags } from "../vllm_cli/flags.ts";
 import { vllmPlan, type VllmFlagValues } from "../vllm_cli/options.ts";

@@ -17,8 +17,8 @@ import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { checkWritable, storeRoot } from "../evidence/mod.ts";
 import { checkGroup, findSlices, writeMerged } from "../merge/mod.ts";
-import { renderCapacity } from "../report/capacity_table.ts";
-import { renderShardSkew } from "../report/shard_skew.ts";
+import { renderCapacity } from "../report/terminal/capacity_table.ts";
+import { renderShardSkew } from "../report/terminal/shard_skew.ts";
 import type { CommandContext } from "./context.ts";
 
 /** Parser for `ik merge`. */

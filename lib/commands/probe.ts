@@ -39,7 +39,7 @@ import {
 import { loadPromptSet } from "../prompts/mod.ts";
 import { escapeTerminal, escapeTerminalLine } from "../report/escape.ts";
 import { cleanStrings, makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
-import { startWaitLine } from "../report/wait_line.ts";
+import { startWaitLine } from "../report/terminal/wait_line.ts";
 import type { CommandContext } from "./context.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
 

@@ -17,9 +17,10 @@ import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { scrubText, storeRoot } from "../evidence/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
-import { renderHtml } from "../report_html/mod.ts";
-import { buildReport, docCharts, loadReportInput, renderMarkdown } from "../report_md/mod.ts";
-import { JOURNAL_INCOMPLETE } from "../report_md/journal_doc.ts";
+import { renderHtml } from "../report/html/mod.ts";
+import { buildReport, docCharts, loadReportInput } from "../report/document/mod.ts";
+import { renderMarkdown } from "../report/markdown/mod.ts";
+import { JOURNAL_INCOMPLETE } from "../report/document/journal_doc.ts";
 import { VERSION } from "../version.ts";
 import type { CommandContext } from "./context.ts";
 

@@ -11,7 +11,7 @@ import { message } from "@optique/core/message";
 import { withDefault } from "@optique/core/modifiers";
 import { command, constant, flag } from "@optique/core/primitives";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../report/checks_table.ts";
+import { nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../report/terminal/checks_table.ts";
 import type { Check } from "../selftest/checks.ts";
 import { faultChecks } from "../selftest/fault_checks.ts";
 import { headroomChecks } from "../selftest/headroom.ts";

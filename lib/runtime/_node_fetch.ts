@@ -4,7 +4,7 @@
  * Why: Node's own fetch (undici) spent 1.1 ms (median, 2-vCPU EPYC) between the call and the
  * request's bytes reaching the socket, and more under load (64 requests dispatched at once reached
  * the server over ~18 ms instead of ~7 ms): all of it landed in TTFT. Measured stage by stage in
- * bench/node_lag (see its RESULTS.md). `node:http` sends the head and the body in one write, hands
+ * benchmarks/node_lag (see its RESULTS.md). `node:http` sends the head and the body in one write, hands
  * each socket read straight to the body stream, and tells the caller when the request went out.
  *
  * What it keeps of fetch's contract, for the callers ik has: method, headers, a string or byte

@@ -12,7 +12,7 @@ import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAP
  * A request body up to this size (by its Content-Length) is read with Node's own events before the
  * handler runs: through Readable.toWeb each read is several promise hops, and the mock stamps a
  * request's arrival when its body is read (measured: +0.3 ms per request on loopback, see
- * bench/node_lag), so the time the body was read is handed to the handler too
+ * benchmarks/node_lag), so the time the body was read is handed to the handler too
  * ({@link ServedRequestInfo}). Larger or chunked bodies stream as before, so a handler's size cap
  * holds.
  */

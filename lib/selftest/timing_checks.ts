@@ -32,7 +32,7 @@ export const MIN_TIMED = 9;
 export const TIMED_WARMUP = 3;
 /** Median TTFT lag band, ms. */
 // +4 ms, one band for both builds: a correct client's median lag is 0.6–1.1 ms on the Bun build and
-// 0.7–1.7 ms on the Node build (its node:http client and serve shim, bench/node_lag) on a quiet
+// 0.7–1.7 ms on the Node build (its node:http client and serve shim, benchmarks/node_lag) on a quiet
 // 2-vCPU host, and the +5 ms fault build reads 5.4–6.2 ms on both, so each side keeps ≥ 2 ms.
 export const LAG_TOL = { below: 0.5, above: 4 } as const;
 /** Median TPOT error band against the mock clock, %. */

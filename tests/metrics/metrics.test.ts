@@ -121,7 +121,7 @@ test("bucketMetrics: p99 and requests/s where a bucket has at least 20 ok reques
 });
 
 test("renderSingleRecord: p95/p99 and req/s where the bucket has them, '-' where not", async () => {
-  const { renderSingleRecord } = await import("../../lib/report/serve_table.ts");
+  const { renderSingleRecord } = await import("../../lib/report/terminal/serve_table.ts");
   const fig = (median: number, p95: number, p99?: number) => ({ median, p95, ci95_median: null, ci95_p95: null, n: 30, rounds: 3, ...(p99 === undefined ? {} : { p99 }) });
   const rec = {
     evidence_id: "serve_benchmark-x", summary: "s", limitations: [], missing: [], complete: true,

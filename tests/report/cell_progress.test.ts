@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cellProgressLine, isProgressLine } from "../../lib/report/cell_progress.ts";
+import { cellProgressLine, isProgressLine } from "../../lib/report/terminal/cell_progress.ts";
 
 test("piped: the cell's progress lines, prefixed; errors stay in its log", () => {
   const out: string[] = [];

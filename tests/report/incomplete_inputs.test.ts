@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { buildReport, loadReportInput, renderMarkdown } from "../../lib/report_md/mod.ts";
+import { buildReport, loadReportInput } from "../../lib/report/document/mod.ts";
+import { renderMarkdown } from "../../lib/report/markdown/mod.ts";
 import { killedWorkerLine, watchWorker } from "../../lib/cli/worker_exit.ts";
 
 let dir: string, root: string;

@@ -1,7 +1,7 @@
 /** Live progress of a load level: one line rewritten in place on a TTY, plain lines at most every 5 s otherwise. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { progressLine, progressPrinter } from "../../lib/report/load_progress.ts";
+import { progressLine, progressPrinter } from "../../lib/report/terminal/load_progress.ts";
 
 const view = { name: "r8", planned: 40, sent: 12, inFlight: 3, failed: 1, ttftP95Ms: 42.25, sendLagP99Ms: 0.5 };
 

@@ -18,8 +18,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
-import { renderHtml } from "../../lib/report_html/mod.ts";
-import { withCi } from "../../lib/report_md/mod.ts";
+import { renderHtml } from "../../lib/report/html/mod.ts";
+import { withCi } from "../../lib/report/document/mod.ts";
 
 const BUN = runtime.name === "bun";
 const CHROMIUM = (spawnSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).stdout ?? "").trim().split("\n")[0] || null;

@@ -1,5 +1,5 @@
 /**
- * lib/report_md and lib/report_html without a browser: Markdown and HTML escaping of hostile
+ * lib/report/document, markdown and html without a browser: Markdown and HTML escaping of hostile
  * record text, CDF thinning, N* and the SLO line on the curves, a points output dir read
  * tolerantly, and the page's no-network shape. Both runtimes, < 1 s.
  */
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
-import { renderHtml } from "../../lib/report_html/mod.ts";
+import { renderHtml } from "../../lib/report/html/mod.ts";
 import {
   buildReport,
   cdfSeries,
@@ -17,12 +17,10 @@ import {
   type CurveLevel,
   docCharts,
   loadReportInput,
-  mdInline,
-  mdText,
   nStarOf,
-  renderMarkdown,
   type ReportDoc,
-} from "../../lib/report_md/mod.ts";
+} from "../../lib/report/document/mod.ts";
+import { mdInline, mdText, renderMarkdown } from "../../lib/report/markdown/mod.ts";
 
 describe("Markdown escaping", () => {
   test("markup characters are escaped, snake_case stays readable, controls become visible", () => {

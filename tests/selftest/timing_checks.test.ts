@@ -16,7 +16,7 @@ import {
 import type { Paired } from "../../lib/selftest/series.ts";
 import { everyRow } from "../../lib/selftest/series.ts";
 import { nearMiss, timingChecks, type TimingTruth, withRerun } from "../../lib/selftest/timing_checks.ts";
-import { groupSummary, nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../../lib/report/checks_table.ts";
+import { groupSummary, nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../../lib/report/terminal/checks_table.ts";
 
 /** A deterministic ± noise in ms (no Math.random: the same every run). */
 const noise = (i: number, amp: number) => amp * Math.sin(1.7 * i + 0.3);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
-import { CASES, coverage } from "../../bench/coverage/simulate.ts";
+import { CASES, coverage } from "../../benchmarks/coverage/simulate.ts";
 
 const skip = runtime.name !== "bun" ? "Bun only (CONTRACTS.md CI time)" : false;
 

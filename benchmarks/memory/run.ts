@@ -1,0 +1,170 @@
+/**
+ * `npm run bench:memory`: the client's memory (issue 21 goal 2), measured, never asserted. Against
+ * `ik mock` in its own process (127.0.0.1):
+ *
+ * 1. closed-loop streams of 256 tokens at 64, 256 and 1,000 streams: the whole process tree's peak
+ *    RSS (launcher and worker: ik re-executes itself on Bun to raise the fetch limit), the worker's
+ *    alone, and the tree's PSS at the peak sample (/proc/<pid>/smaps_rollup: shared pages split);
+ * 2. 200,000 requests at 2,000 req/s: the worker's RSS at every 10,000th request (the mock's log
+ *    counts them), and the growth from request 10,000 to 200,000 (the goal: within 10 %).
+ *
+ * Prints the tables (host CPU, date, load average) and writes benchmarks/memory/RESULTS.md. Env: IK_BIN
+ * (default dist/ik), BENCH_MEMORY_QUICK=1 (small sizes, to try the script).
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cpuName } from "../_host_cpu.ts";
+import { exited, killAll, sampleProc, startMock, track } from "../load/procs.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..", "..");
+const QUICK = process.env.BENCH_MEMORY_QUICK === "1";
+const IK = resolve(ROOT, process.env.IK_BIN ?? "dist/ik");
+const STREAMS = [64, 256, 1000];
+const TOKENS = 256;
+const STREAM_S = QUICK ? 3 : 8;
+const CURVE_RATE = 2000;
+const CURVE_N = QUICK ? 20_000 : 200_000;
+const GOAL_MB = 100;
+
+const mb = (kb: number | null | undefined) => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(1));
+const log = (s: string) => process.stderr.write(`bench:memory: ${s}\n`);
+const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+
+/** PSS (kB) of every process of a tree, from smaps_rollup, or null where it cannot be read. */
+function treePss(pid: number): number | null {
+  const pids = [pid];
+  for (let i = 0; i < pids.length && pids.length < 64; i++) {
+    try {
+      for (const t of readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) pids.push(Number(t));
+    } catch { /* gone */ }
+  }
+  let sum = 0, any = false;
+  for (const p of pids) {
+    try {
+      const m = readFileSync(`/proc/${p}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+) kB/m);
+      if (m) {
+        sum += Number(m[1]);
+        any = true;
+      }
+    } catch { /* gone */ }
+  }
+  return any ? sum : null;
+}
+
+const md: string[] = [];
+const out = (s = "") => {
+  md.push(s);
+  process.stdout.write(s + "\n");
+};
+
+/** Lines of a growing file, counted from where the last call stopped. */
+function lineCounter(path: string): () => number {
+  let off = 0, n = 0;
+  const buf = Buffer.alloc(1 << 20);
+  return () => {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return n;
+    }
+    try {
+      for (;;) {
+        const got = readSync(fd, buf, 0, buf.length, off);
+        if (got <= 0) break;
+        off += got;
+        for (let i = 0; i < got; i++) if (buf[i] === 10) n++;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return n;
+  };
+}
+
+interface Point {
+  wallMs: number;
+  treeRssKb: number;
+  workerRssKb: number;
+  pssKb: number | null;
+  done: number;
+  procs: number;
+}
+
+/** Runs ik with `args`, sampling its tree every 100 ms (RSS, PSS, and `done()`), bounded by `limitS`. */
+async function sampled(args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string }> {
+  const c = spawn(IK, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+  track(c);
+  let stderr = "";
+  c.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-4000)));
+  const points: Point[] = [];
+  const seen = new Map<number, number>();
+  const iv = setInterval(() => {
+    const s = sampleProc(c.pid as number, seen);
+    if (s) points.push({ wallMs: s.wallMs, treeRssKb: s.rssKb, workerRssKb: s.workerRssKb, pssKb: treePss(c.pid as number), done: done(), procs: s.procs });
+  }, 100);
+  const kill = setTimeout(() => c.kill("SIGKILL"), limitS * 1000);
+  const rc = await exited(c);
+  clearInterval(iv);
+  clearTimeout(kill);
+  return { rc, points, stderr };
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(IK)) throw new Error(`${IK} missing: npm run build first`);
+  const tmp = mkdtempSync(join(tmpdir(), "ik-bench-mem-"));
+  const env = { IK_RUNS_DIR: join(tmp, "runs"), IK_KEY_FILE: join(tmp, "key") };
+  out(`# bench:memory — ${cpuName()}, ${new Date().toISOString()}, load average at start ${loadavg()}`);
+  out();
+  out(`Goal (issue 21): the whole tree's peak RSS <= ${GOAL_MB} MB at 1,000 streams; the worker's RSS flat within 10 % from request 10,000 to ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s.`);
+  out();
+  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | worker peak RSS MB | tree PSS at the peak MB | processes | goal |`);
+  out("|---:|---:|---:|---:|---:|---|");
+  for (const n of QUICK ? [64, 256] : STREAMS) {
+    const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
+    try {
+      const r = await sampled(["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--closed-loop",
+        "--concurrency", String(n), "--duration-s", String(STREAM_S), "--max-tokens", String(TOKENS), "--warmup", "1", "--json"], env, STREAM_S + 120, () => 0);
+      const peak = r.points.reduce<Point | null>((a, p) => (a === null || p.treeRssKb > a.treeRssKb ? p : a), null);
+      const worker = r.points.reduce((a, p) => Math.max(a, p.workerRssKb), 0);
+      const goal = n === 1000 ? (peak && peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met") : "";
+      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${goal} |`);
+      if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+    } finally {
+      await mock.stop();
+    }
+  }
+  out();
+  const mock = await startMock(IK, tmp, "mock-curve", ["--tpot-ms", "0", "--ttft-ms", "0"]);
+  try {
+    const count = lineCounter(mock.logPath);
+    const r = await sampled(["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--rates", String(CURVE_RATE),
+      "--requests", String(CURVE_N), "--max-tokens", "8", "--warmup", "1", "--json"], env, CURVE_N / CURVE_RATE + 180, count);
+    out(`| requests ended (the mock's log), of ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s | worker RSS MB | tree RSS MB |`);
+    out("|---:|---:|---:|");
+    const at = (k: number) => r.points.find((p) => p.done >= k) ?? null;
+    const step = QUICK ? 5_000 : 20_000;
+    for (let k = 10_000; k <= CURVE_N; k += k === 10_000 ? step - 10_000 : step) out(`| ${k.toLocaleString("en")} | ${mb(at(k)?.workerRssKb)} | ${mb(at(k)?.treeRssKb)} |`);
+    const a = at(10_000)?.workerRssKb, b = at(CURVE_N)?.workerRssKb;
+    out();
+    out(`Growth of the worker's RSS from request 10,000 to ${CURVE_N.toLocaleString("en")}: ${a && b ? `${(((b - a) / a) * 100).toFixed(1)} %` : "n/a"} (goal: within 10 %: ${a && b ? (Math.abs(b - a) / a <= 0.1 ? "met" : "not met") : "n/a"}); exit ${r.rc}.`);
+    if (r.rc !== 0) log(`curve: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+  } finally {
+    await mock.stop();
+  }
+  out();
+  out(`Load average at the end: ${loadavg()}.`);
+  writeFileSync(join(HERE, "RESULTS.md"), md.join("\n") + "\n");
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+main().then(() => killAll(), (e) => {
+  log(`failed: ${(e as Error).message}`);
+  killAll();
+  process.exit(1);
+});
