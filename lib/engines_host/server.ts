@@ -23,23 +23,9 @@ import { scrubText } from "../evidence/scrub.ts";
 /** What the warm-up is, for plan.json. */
 export const WARMUP_KIND = "salted chat requests (prefix tag ik-rounds-warmup-r<k>-<i>) over the set's first 8 prompts, streamed";
 
-/** A launched engine. */
-export interface LaunchedEngine {
-  /** Its process group (the leader's pid is the group id). */
-  group: ProcessGroup;
-  /** The exit status once it has exited, else null (kept current by a watcher). */
-  exit: ExitStatus | null;
-  /** Whether ik was a child subreaper when it launched the engine (orphans then reparent to ik). */
-  subreaper: SubreaperState;
-  /** `pid:start` of ik's adopted children before the launch: not this engine's, never killed by its stop. */
-  adoptedBefore: Set<string>;
-  /** The engine leader's start time (clock ticks), or -1: an orphan of this engine started later. */
-  startTicks: number;
-  /** Without subreaping: descendants seen while it ran (pid → start ticks), for the stop to end. */
-  tracked: Map<number, number>;
-  /** Stops the /proc poll that fills {@link tracked}. */
-  untrack: () => void;
-}
+import type { LaunchedEngine } from "./launched_engine.ts";
+
+export type { LaunchedEngine } from "./launched_engine.ts";
 
 /** How often the descendants of an engine are looked up when ik cannot be a subreaper. */
 export const TRACK_POLL_MS = 250;

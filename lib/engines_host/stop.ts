@@ -8,7 +8,7 @@
  */
 import type { ExitStatus, Runtime, SubreaperState } from "../runtime/mod.ts";
 import { descendantsOf, describePid, processTable } from "./proc_table.ts";
-import type { LaunchedEngine } from "./server.ts";
+import type { LaunchedEngine } from "./launched_engine.ts";
 
 /** `pid:start`: a process's identity (a recycled pid has another start time). */
 export const pidKey = (pid: number, start: number): string => `${pid}:${start}`;
