@@ -15,7 +15,7 @@ import { isDrainedPath } from "../scrape/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
-import type { ExitStatus, ProcessGroup, Runtime, SubreaperState } from "../runtime/mod.ts";
+import type { ExitStatus, ProcessGroup, Runtime } from "../runtime/mod.ts";
 import { descendantsOf, portHolderText, procInfo, processTable } from "./proc_table.ts";
 import { adoptedChildren, pidKey } from "./stop.ts";
 import { scrubText } from "../evidence/scrub.ts";
