@@ -23,6 +23,8 @@ import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../bench/load_level.ts";
 import { levelName } from "../bench/serve_load.ts";
 import { ScheduleWindows } from "../metrics/windows.ts";
+import type { GpuTelemetry } from "../gpu/mod.ts";
+import { levelGpu } from "../bench/load_level.ts";
 import { PicksHasher } from "../shard/schedule.ts";
 import type { Group } from "./consistency.ts";
 import { num, obj, type Obj, type Slice } from "./slices.ts";
@@ -284,7 +286,11 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       const e = entriesOf.get(s.k)?.get(name);
       return typeof e?.not_achieved === "string" ? [`shard ${s.k}/${S}: ${e.not_achieved}`] : [];
     });
+    const levelSummary = acc.summary(gpuCount);
+    // Shard 0 sampled the GPUs (as it scraped the server): its telemetry, with the energy per token of the merged level.
+    const tel = shard0 && shard0.gpu && typeof shard0.gpu === "object" ? (shard0.gpu as { telemetry?: GpuTelemetry }).telemetry ?? null : null;
     levels.push({
+      gpu: tel ? levelGpu(tel, levelSummary.output_tokens, levelSummary.window_s) : null,
       level: grid[j], name,
       target_rate_rps: target === null ? null : target * share,
       // The whole schedule's rate and note, as every shard computed them (null from a slice that predates them).
@@ -293,7 +299,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
       send_window_s: window,
       planned, planned_all: n ?? null, sent,
-      summary: acc.summary(gpuCount),
+      summary: levelSummary,
       event_loop_lag_ms: worst ?? { samples: 0, p50_ms: null, p99_ms: null, max_ms: null },
       server: shard0 ? serverOfRecord(shard0.server) : { available: false, note: "shard 0, the only one that scrapes, is absent" },
       client_limited: why.length ? why.join("; ") : null,

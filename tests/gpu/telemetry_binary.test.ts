@@ -18,6 +18,7 @@ import { ROOT, runIk } from "../_helpers/ik.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { loadArgs, merge, mergedRecords, runLocalShards, shardEnv, startAt } from "../shard/_sharded.ts";
 
 describe("GPU telemetry through the binary", { skip: runtime.name === "bun" ? false : "Bun only (end to end; CONTRACTS.md CI time)" }, () => {
   let dir = "";
@@ -99,6 +100,15 @@ esac
         assert.ok(lv.gpu.telemetry.total.mean_power_w > 0);
         assert.ok(lv.gpu.energy.joules_per_output_token > 0);
       }
+      // A shard (shard 0 samples, as it scrapes the server) and its merge keep the telemetry.
+      const senv = await shardEnv(join(dir, "shard"));
+      const [sr] = await runLocalShards(1, loadArgs(mock.base, startAt(2000), ["--rates", "10", "--requests", "10", "--max-tokens", "16", "--gpu-metrics-url", url]), { env: senv, staggerMs: 0, jobIndex: false });
+      assert.equal(sr.code, 0, sr.stderr.slice(-1500));
+      const mg = await merge([senv.IK_RUNS_DIR], senv, join(dir, "shard-merged"));
+      assert.equal(mg.code, 0, mg.stderr.slice(-1500));
+      const merged = (await mergedRecords(mg, join(dir, "shard-merged"))).measured as { data: { levels: { gpu: { telemetry: { source: string }; energy: { joules_per_output_token: number } } }[] } };
+      assert.equal(merged.data.levels[0].gpu.telemetry.source, "dcgm");
+      assert.ok(merged.data.levels[0].gpu.energy.joules_per_output_token > 0);
     } finally {
       await new Promise((ok) => server.close(ok));
     }
