@@ -11,150 +11,38 @@
  * and noted; a source that cannot be read at all ends as `available: false` with a one-line note. Samples are stamped with an injected monotonic clock (default performance.now).
  * @module
  */
-import type { ExecFn } from "./nvidia_smi.ts";
+import type { TelemetryParse } from "./telemetry_parse.ts";
+import { type PollResult, readDcgm, readSmi } from "./telemetry_sources.ts";
+import { GpuAccumulator, round6 } from "./gpu_accumulator.ts";
 import {
-  type GpuReading,
-  parseDcgmText,
-  parseTelemetryCsv,
-  TELEMETRY_QUERY,
-  type TelemetryParse,
-} from "./telemetry_parse.ts";
+  type GpuTelemetry,
+  type GpuTelemetryGpu,
+  type GpuTelemetryOptions,
+  type GpuTelemetrySource,
+  TELEMETRY_DEFINITION,
+  TELEMETRY_EXEC_TIMEOUT_MS,
+  TELEMETRY_FETCH_TIMEOUT_MS,
+  TELEMETRY_INTERVAL_MS,
+  type TelemetryEnd,
+  type TelemetryTimers,
+} from "./telemetry_types.ts";
 
-/** The part of fetch the DCGM source uses; the global fetch fits. */
-export type TelemetryFetch = (
-  url: string,
-  init: { signal: AbortSignal },
-) => Promise<{ status: number; text(): Promise<string> }>;
-
-/** Where readings come from: nvidia-smi through an ExecFn, or a dcgm-exporter `/metrics` URL. */
-export type GpuTelemetrySource =
-  | { kind: "nvidia-smi"; exec: ExecFn }
-  | { kind: "dcgm"; url: string; fetch?: TelemetryFetch };
-
-/** A one-shot timer and, optionally, the clock; inject fakes in tests. */
-export interface TelemetryTimers {
-  /** Current time, ms, monotonic (used when the options give no `now`). */
-  now?(): number;
-  /** Runs fn once after ms; returns a handle for clearTimeout. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a pending setTimeout. */
-  clearTimeout(handle: unknown): void;
-}
-
-/** Options of {@link GpuTelemetrySampler}. */
-export interface GpuTelemetryOptions {
-  /** What to poll. */
-  source: GpuTelemetrySource;
-  /** Time between polls, ms (default {@link TELEMETRY_INTERVAL_MS}; at least 1). */
-  intervalMs?: number;
-  /** Limit of one poll, ms (default {@link TELEMETRY_EXEC_TIMEOUT_MS} for nvidia-smi, {@link TELEMETRY_FETCH_TIMEOUT_MS} for DCGM). */
-  timeoutMs?: number;
-  /** Monotonic clock, ms (default `timers.now`, else performance.now). */
-  now?: () => number;
-  /** Timer functions for the ticks and the DCGM request timeout (default the global ones; ticks unref'd). */
-  timers?: TelemetryTimers;
-  /** Keep only these GPUs: indices or UUIDs (e.g. the ones the server was given); default all. */
-  gpus?: readonly (number | string)[];
-  /** Whether stop() takes one last poll so the integral reaches the end of the level (default true; only after start()). */
-  sampleOnStop?: boolean;
-  /** Polling ends this long after start, ms (default 24 h). */
-  maxDurationMs?: number;
-  /** Give up (not available) after this many failed polls in a row before any succeeded (default 5). */
-  giveUpAfter?: number;
-}
-
-/** Per-GPU statistics, or the all-GPU total (see {@link TELEMETRY_DEFINITION}). */
-export interface GpuTelemetryStats {
-  /** Polls that had this GPU (for the total: polls that answered). */
-  n: number;
-  /** Polls with a power reading (for the total: polls where at least one GPU had one). */
-  power_n: number;
-  /** Seconds between the first and the last poll that had it. */
-  window_s: number | null;
-  /** Seconds between the first and the last power reading: the span energy_j covers. */
-  energy_window_s: number | null;
-  /** Time-weighted mean power, W: energy_j / energy_window_s (one reading: that reading). Total: the sum over GPUs. */
-  mean_power_w: number | null;
-  /** Highest power reading, W. Total: the highest per-poll sum over GPUs. */
-  max_power_w: number | null;
-  /** Trapezoid integral of power over the sample times, J; null with fewer than two power readings. Total: the sum. */
-  energy_j: number | null;
-  /** DCGM only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION increments between the first and last reading, J; null otherwise. */
-  energy_counter_j: number | null;
-  /** Mean GPU utilisation over the polls that had it, %. Total: the mean over GPUs. */
-  mean_util_pct: number | null;
-  /** Highest memory used, MiB. Total: the highest per-poll sum over GPUs. */
-  max_memory_used_mib: number | null;
-  /** Mean SM clock over the polls that had it, MHz. Total: the mean over GPUs. */
-  mean_sm_clock_mhz: number | null;
-  /** What to know about this GPU's numbers (unreadable power, gaps, stale values); null when nothing. */
-  note: string | null;
-}
-
-/** One GPU's statistics with its identity. */
-export interface GpuTelemetryGpu extends GpuTelemetryStats {
-  /** GPU index; null when the source gave none. */
-  index: number | null;
-  /** GPU UUID; null when the source gave none. */
-  uuid: string | null;
-  /** Model name (DCGM's modelName); null for nvidia-smi. */
-  name: string | null;
-}
-
-/** Why polling ended. */
-export type TelemetryEnd = "stop" | "not_available" | "max_duration";
-
-/** What {@link GpuTelemetrySampler.stop} returns. */
-export interface GpuTelemetry {
-  /** True when at least one poll answered with at least one (kept) GPU. */
-  available: boolean;
-  /** Which source was polled. */
-  source: "nvidia-smi" | "dcgm";
-  /** One line: why not available, or failures/caps/gaps worth knowing; null when nothing. */
-  note: string | null;
-  /** How the numbers are defined (edges, gaps, totals). */
-  definition: string;
-  /** Polls that answered. */
-  n: number;
-  /** Polls started. */
-  attempts: number;
-  /** Polls that failed. */
-  failed: number;
-  /** Ticks skipped because a poll was still in flight. */
-  skipped: number;
-  /** The clock (ms) of the first and last poll that answered; null when none. */
-  first_sample_ms: number | null;
-  last_sample_ms: number | null;
-  /** Seconds between the first and last poll that answered (null when none). */
-  window_s: number | null;
-  /** Why polling ended. */
-  ended: TelemetryEnd;
-  /** One entry per GPU, in the order first seen. */
-  gpus: GpuTelemetryGpu[];
-  /** All kept GPUs together, plus how many there were. */
-  total: GpuTelemetryStats & { gpus: number };
-}
-
-/** Default time between polls, ms. */
-export const TELEMETRY_INTERVAL_MS = 1000;
-/** Default limit of one nvidia-smi run, ms. */
-export const TELEMETRY_EXEC_TIMEOUT_MS = 3000;
-/** Default limit of one DCGM scrape, ms. */
-export const TELEMETRY_FETCH_TIMEOUT_MS = 1500;
-
-/** How the statistics are defined; copied into every result. */
-export const TELEMETRY_DEFINITION =
-  "Each poll is stamped at the midpoint of its request on a monotonic clock. energy_j is the trapezoid " +
-  "integral of power over the poll times, only between a GPU's first and last power reading: nothing is " +
-  "extrapolated to the window edges (time before the first or after the last reading counts zero; stop() " +
-  "takes a last poll so the span reaches the end); a poll without a reading in between is bridged by the " +
-  "straight line between its neighbours. mean_power_w = energy_j / energy_window_s (time-weighted); with one " +
-  "reading it is that reading and energy_j is null. Unreadable cells ([N/A], [Not Supported], [Unknown Error], " +
-  "empty, DCGM blanks) are null, never 0. mean_util_pct and mean_sm_clock_mhz are plain means over the polls " +
-  "that had them. total: energy_j, mean_power_w and energy_counter_j are sums over GPUs; max_power_w and " +
-  "max_memory_used_mib are the highest per-poll sum; mean_util_pct and mean_sm_clock_mhz are means over " +
-  "GPUs. energy_counter_j (DCGM) sums DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION increments (mJ to J) between " +
-  "its first and last reading, a drop counted as a counter restart.";
+export type {
+  GpuTelemetry,
+  GpuTelemetryGpu,
+  GpuTelemetryOptions,
+  GpuTelemetrySource,
+  GpuTelemetryStats,
+  TelemetryEnd,
+  TelemetryFetch,
+  TelemetryTimers,
+} from "./telemetry_types.ts";
+export {
+  TELEMETRY_DEFINITION,
+  TELEMETRY_EXEC_TIMEOUT_MS,
+  TELEMETRY_FETCH_TIMEOUT_MS,
+  TELEMETRY_INTERVAL_MS,
+} from "./telemetry_types.ts";
 
 const DEFAULT_MAX_DURATION_MS = 24 * 3600 * 1000;
 
@@ -173,140 +61,6 @@ const REF_TIMERS: TelemetryTimers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
-
-function round6(v: number): number {
-  return Math.round(v * 1e6) / 1e6;
-}
-
-function r6(v: number | null): number | null {
-  return v === null ? null : round6(v);
-}
-
-function firstLine(s: string, n = 120): string {
-  const l = (s.split(/\r?\n/).find((x) => x.trim()) ?? "").trim();
-  return l.length > n ? l.slice(0, n) + "…" : l;
-}
-
-/** The running statistics of one GPU. */
-class GpuAccumulator {
-  n = 0;
-  firstT = NaN;
-  lastT = NaN;
-  pN = 0;
-  pFirstT = NaN;
-  pLastT = NaN;
-  pLast = NaN;
-  pMax = -Infinity;
-  energyJ = 0;
-  pRepeats = 0;
-  pGaps = 0;
-  pRaw: string | null = null;
-  uSum = 0;
-  uN = 0;
-  mMax = -Infinity;
-  cSum = 0;
-  cN = 0;
-  eN = 0;
-  eLast = NaN;
-  eDeltaMj = 0;
-  eResets = 0;
-  mig = false;
-  missedSincePower = false;
-
-  constructor(readonly index: number | null, readonly uuid: string | null, public name: string | null) {}
-
-  add(t: number, r: GpuReading): void {
-    if (this.n === 0) this.firstT = t;
-    this.n++;
-    this.lastT = t;
-    if (r.name && !this.name) this.name = r.name;
-    if (r.mig) this.mig = true;
-    const p = r.powerW;
-    if (p === null) {
-      this.pRaw ??= r.powerRaw ?? "null";
-      if (this.pN > 0) this.missedSincePower = true;
-    } else {
-      if (this.pN === 0) this.pFirstT = t;
-      else {
-        const dt = (t - this.pLastT) / 1000;
-        if (dt > 0) this.energyJ += ((p + this.pLast) / 2) * dt;
-        if (p === this.pLast) this.pRepeats++;
-        if (this.missedSincePower) this.pGaps++;
-      }
-      this.missedSincePower = false;
-      this.pN++;
-      this.pLast = p;
-      this.pLastT = t;
-      if (p > this.pMax) this.pMax = p;
-    }
-    if (r.utilPct !== null) {
-      this.uSum += r.utilPct;
-      this.uN++;
-    }
-    if (r.memoryUsedMib !== null && r.memoryUsedMib > this.mMax) this.mMax = r.memoryUsedMib;
-    if (r.smClockMhz !== null) {
-      this.cSum += r.smClockMhz;
-      this.cN++;
-    }
-    if (r.energyMj !== null) {
-      if (this.eN > 0) {
-        if (r.energyMj >= this.eLast) this.eDeltaMj += r.energyMj - this.eLast;
-        else {
-          this.eDeltaMj += r.energyMj; // a drop: the counter restarted (driver reload)
-          this.eResets++;
-        }
-      }
-      this.eN++;
-      this.eLast = r.energyMj;
-    }
-  }
-
-  stats(source: "nvidia-smi" | "dcgm"): GpuTelemetryGpu {
-    const span = this.pN > 0 ? (this.pLastT - this.pFirstT) / 1000 : null;
-    const integrable = this.pN >= 2 && span !== null && span > 0;
-    const notes: string[] = [];
-    if (this.pN === 0) {
-      notes.push(`power never readable (${this.pRaw ?? "null"} in ${this.n} polls): energy_j null`);
-    } else {
-      if (!integrable) notes.push("one power reading: no interval to integrate, energy_j null");
-      if (this.pN < this.n) {
-        notes.push(
-          `power unreadable in ${this.n - this.pN} of ${this.n} polls (${this.pRaw})` +
-            (this.pGaps > 0 ? `, ${this.pGaps} gap(s) bridged linearly` : ""),
-        );
-      }
-      if (source === "dcgm" && this.pN >= 3 && this.pRepeats * 2 >= this.pN - 1) {
-        notes.push(
-          `power repeated the previous value in ${this.pRepeats} of ${
-            this.pN - 1
-          } polls: the exporter refreshes ` +
-            "less often than it is polled (its collect interval), so the integral is coarser than the poll rate",
-        );
-      }
-    }
-    if (this.eResets > 0) notes.push(`energy counter dropped ${this.eResets} time(s) (counted as restarts)`);
-    if (this.mig) notes.push("MIG instances folded into the GPU (board power taken once)");
-    return {
-      index: this.index,
-      uuid: this.uuid,
-      name: this.name,
-      n: this.n,
-      power_n: this.pN,
-      window_s: this.n > 0 ? round6((this.lastT - this.firstT) / 1000) : null,
-      energy_window_s: r6(span),
-      mean_power_w: integrable ? round6(this.energyJ / span) : this.pN === 1 ? round6(this.pLast) : null,
-      max_power_w: this.pN > 0 ? round6(this.pMax) : null,
-      energy_j: integrable ? round6(this.energyJ) : null,
-      energy_counter_j: this.eN >= 2 ? round6(this.eDeltaMj / 1000) : null,
-      mean_util_pct: this.uN > 0 ? round6(this.uSum / this.uN) : null,
-      max_memory_used_mib: this.mMax >= 0 ? round6(this.mMax) : null,
-      mean_sm_clock_mhz: this.cN > 0 ? round6(this.cSum / this.cN) : null,
-      note: notes.length ? notes.join("; ") : null,
-    };
-  }
-}
-
-type PollResult = { ok: true; parse: TelemetryParse } | { ok: false; error: string; permanent: boolean };
 
 /**
  * Samples GPU telemetry in the background, or on demand with {@link sampleOnce}.
@@ -488,66 +242,9 @@ export class GpuTelemetrySampler {
   }
 
   #read(): Promise<PollResult> {
-    return this.#source.kind === "dcgm" ? this.#readDcgm(this.#source) : this.#readSmi(this.#source.exec);
-  }
-
-  async #readSmi(exec: ExecFn): Promise<PollResult> {
-    let res: { code: number | null; stdout: string };
-    try {
-      res = await exec(TELEMETRY_QUERY, { timeoutMs: this.#timeout });
-    } catch (e) {
-      return {
-        ok: false,
-        error: `nvidia-smi could not be run (${e instanceof Error ? e.message : String(e)})`,
-        permanent: true,
-      };
-    }
-    if (res.code === null || res.code === 127) {
-      return { ok: false, error: "nvidia-smi could not be run (not found)", permanent: true };
-    }
-    if (res.code !== 0) {
-      const said = firstLine(res.stdout ?? "");
-      return {
-        ok: false,
-        error: `nvidia-smi exited ${res.code}${said ? `: ${said}` : ""}`,
-        permanent: false,
-      };
-    }
-    return { ok: true, parse: parseTelemetryCsv(res.stdout ?? "") };
-  }
-
-  async #readDcgm(src: { url: string; fetch?: TelemetryFetch }): Promise<PollResult> {
-    const f: TelemetryFetch | undefined = src.fetch ?? (typeof fetch === "function" ? fetch : undefined);
-    if (!f) return { ok: false, error: "no fetch available to read the DCGM exporter", permanent: true };
-    const ac = new AbortController();
-    const onStop = () => ac.abort();
-    this.#ac.signal.addEventListener("abort", onStop, { once: true });
-    const timer = this.#requestTimers.setTimeout(() => ac.abort(), this.#timeout);
-    try {
-      const res = await f(src.url, { signal: ac.signal });
-      const body = await res.text();
-      if (res.status === 404 || res.status === 401 || res.status === 403) {
-        return { ok: false, error: `DCGM exporter ${src.url} answered HTTP ${res.status}`, permanent: true };
-      }
-      if (res.status < 200 || res.status >= 300) {
-        return { ok: false, error: `DCGM exporter ${src.url} answered HTTP ${res.status}`, permanent: false };
-      }
-      const parse = parseDcgmText(body);
-      if (parse.gpus.length === 0) {
-        return { ok: false, error: `no DCGM_FI_DEV_* GPU metrics at ${src.url}`, permanent: true };
-      }
-      return { ok: true, parse };
-    } catch (e) {
-      const why = ac.signal.aborted && !this.#ac.signal.aborted
-        ? `timed out after ${this.#timeout} ms`
-        : e instanceof Error
-        ? e.message
-        : String(e);
-      return { ok: false, error: `DCGM exporter ${src.url} could not be read (${why})`, permanent: false };
-    } finally {
-      this.#requestTimers.clearTimeout(timer);
-      this.#ac.signal.removeEventListener("abort", onStop);
-    }
+    return this.#source.kind === "dcgm"
+      ? readDcgm(this.#source, this.#timeout, this.#ac.signal, this.#requestTimers)
+      : readSmi(this.#source.exec, this.#timeout);
   }
 
   #record(t: number, parse: TelemetryParse): void {

@@ -12,49 +12,32 @@
  */
 import { checkBuckets } from "./buckets.ts";
 import { assertSafeLabel, labelNameProblem, LabelRefusedError } from "./label_guard.ts";
+import {
+  byName,
+  type Child,
+  CounterChild,
+  escapeHelp,
+  escapeLabelValue,
+  formatPromValue,
+  GaugeChild,
+  HistogramChild,
+  type HistogramOptions,
+  type Label,
+  type Labels,
+  type MetricOptions,
+  type SeriesSample,
+  type Snapshot,
+} from "./series.ts";
 
-/** Label names to values, as given by a caller (order does not matter). */
-export type Labels = Readonly<Record<string, string>>;
-
-/** One label of a series as remote write sends it. */
-export interface Label {
-  /** The label name (`__name__` for the metric name). */
-  name: string;
-  /** The label value. */
-  value: string;
-}
-
-/** One series of a snapshot: its labels sorted by name (`__name__` included) and its value. */
-export interface SeriesSample {
-  /** Sorted by name, byte order; never mutated by the registry after creation (shared between snapshots). */
-  labels: readonly Label[];
-  /** The value at the snapshot's time (cumulative for `_bucket` and `_count`). */
-  value: number;
-}
-
-/** Every series of a registry at one instant. */
-export interface Snapshot {
-  /** When it was taken, ms since the epoch (the samples' timestamp). */
-  timestampMs: number;
-  /** One entry per series: counters and gauges one each, a histogram `buckets + 3` per label set. */
-  series: readonly SeriesSample[];
-}
-
-/** Options shared by every metric family. */
-export interface MetricOptions {
-  /** `ik_…` with the unit in the name; counters end in `_total`. */
-  name: string;
-  /** One line of help text (the `# HELP` line). */
-  help: string;
-  /** The label names every series of this family has (default none). */
-  labelNames?: readonly string[];
-}
-
-/** Options of a histogram family. */
-export interface HistogramOptions extends MetricOptions {
-  /** Upper bounds, strictly increasing, finite (`+Inf` is added); see ./buckets.ts. */
-  buckets: readonly number[];
-}
+export {
+  CounterChild,
+  escapeHelp,
+  escapeLabelValue,
+  formatPromValue,
+  GaugeChild,
+  HistogramChild,
+} from "./series.ts";
+export type { HistogramOptions, Label, Labels, MetricOptions, SeriesSample, Snapshot } from "./series.ts";
 
 /** Options of a registry. */
 export interface RegistryOptions {
@@ -64,155 +47,6 @@ export interface RegistryOptions {
 
 const METRIC_NAME = /^ik_[a-zA-Z0-9_]+$/;
 const HISTOGRAM_SUFFIXES = ["_bucket", "_sum", "_count"];
-
-const byName = (a: Label, b: Label) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** A value as Prometheus text writes it (`+Inf`, `-Inf`, `NaN`, else the shortest round-trip form). */
-export function formatPromValue(v: number): string {
-  if (v === Infinity) return "+Inf";
-  if (v === -Infinity) return "-Inf";
-  if (Number.isNaN(v)) return "NaN";
-  return String(v);
-}
-
-/** A label value escaped for the text format: `\` → `\\`, `"` → `\"`, newline → `\n`. */
-export function escapeLabelValue(v: string): string {
-  return /[\\"\n]/.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v;
-}
-
-/** Help text escaped for a `# HELP` line: `\` → `\\`, newline → `\n`. */
-export function escapeHelp(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
-}
-
-/** `{a="x",b="y"}` from labels already in order (empty string for none). */
-function labelText(labels: readonly Label[]): string {
-  if (labels.length === 0) return "";
-  return `{${labels.map((l) => `${l.name}="${escapeLabelValue(l.value)}"`).join(",")}}`;
-}
-
-/** The sorted label list of one emitted series: `__name__` plus the child's labels (plus `le`). */
-function seriesLabels(name: string, base: readonly Label[], extra?: Label): readonly Label[] {
-  const all = [{ name: "__name__", value: name }, ...base];
-  if (extra) all.push(extra);
-  return Object.freeze(all.sort(byName).map((l) => Object.freeze(l)));
-}
-
-/** What a family's children share: labels checked and sorted once. */
-abstract class Child {
-  /** Const and family labels, sorted by name (no `__name__`). */
-  readonly base: readonly Label[];
-  /** `{…}` of {@link base} for the text format. */
-  readonly text: string;
-  constructor(base: readonly Label[]) {
-    this.base = base;
-    this.text = labelText(base);
-  }
-}
-
-/** One series of a counter: only goes up. */
-export class CounterChild extends Child {
-  #value = 0;
-  /** The series' labels with `__name__`, for snapshots. */
-  readonly series: readonly Label[];
-  /** @internal made by {@link Counter.labels} */
-  constructor(name: string, base: readonly Label[]) {
-    super(base);
-    this.series = seriesLabels(name, base);
-  }
-  /** Adds `by` (default 1); a negative, NaN or infinite `by` is ignored. */
-  inc(by = 1): void {
-    if (by >= 0 && by !== Infinity) this.#value += by;
-  }
-  /** The current value. */
-  get(): number {
-    return this.#value;
-  }
-}
-
-/** One series of a gauge: any value. */
-export class GaugeChild extends Child {
-  #value = 0;
-  /** The series' labels with `__name__`, for snapshots. */
-  readonly series: readonly Label[];
-  /** @internal made by {@link Gauge.labels} */
-  constructor(name: string, base: readonly Label[]) {
-    super(base);
-    this.series = seriesLabels(name, base);
-  }
-  /** Sets the value (NaN is kept: Prometheus stores it as NaN). */
-  set(v: number): void {
-    this.#value = v;
-  }
-  /** Adds `by` (default 1); NaN is ignored. */
-  inc(by = 1): void {
-    if (!Number.isNaN(by)) this.#value += by;
-  }
-  /** Subtracts `by` (default 1); NaN is ignored. */
-  dec(by = 1): void {
-    if (!Number.isNaN(by)) this.#value -= by;
-  }
-  /** The current value. */
-  get(): number {
-    return this.#value;
-  }
-}
-
-/** One series set of a histogram: per-bucket counts, the sum and the count. */
-export class HistogramChild extends Child {
-  readonly #bounds: readonly number[];
-  /** Observations per bucket, NOT cumulative; the last slot is `+Inf`. */
-  readonly #counts: Float64Array;
-  #sum = 0;
-  #count = 0;
-  /** Sorted labels of each `_bucket` series (one per bound, then `+Inf`), `_sum` and `_count`. */
-  readonly bucketSeries: readonly (readonly Label[])[];
-  /** The `_sum` series' labels. */
-  readonly sumSeries: readonly Label[];
-  /** The `_count` series' labels. */
-  readonly countSeries: readonly Label[];
-  /** @internal made by {@link Histogram.labels} */
-  constructor(name: string, base: readonly Label[], bounds: readonly number[]) {
-    super(base);
-    this.#bounds = bounds;
-    this.#counts = new Float64Array(bounds.length + 1);
-    this.bucketSeries = [...bounds.map(formatPromValue), "+Inf"].map((le) => seriesLabels(`${name}_bucket`, base, { name: "le", value: le }));
-    this.sumSeries = seriesLabels(`${name}_sum`, base);
-    this.countSeries = seriesLabels(`${name}_count`, base);
-  }
-  /** Records one observation (seconds for the latency histograms); NaN is ignored. */
-  observe(v: number): void {
-    if (Number.isNaN(v)) return;
-    const b = this.#bounds;
-    let i = 0;
-    while (i < b.length && v > b[i]) i++;
-    this.#counts[i]++;
-    this.#sum += v;
-    this.#count++;
-  }
-  /** Cumulative counts, one per bound and then `+Inf` (the last equals {@link count}). */
-  cumulative(): number[] {
-    const out: number[] = new Array(this.#counts.length);
-    let run = 0;
-    for (let i = 0; i < this.#counts.length; i++) {
-      run += this.#counts[i];
-      out[i] = run;
-    }
-    return out;
-  }
-  /** The sum of all observations. */
-  sum(): number {
-    return this.#sum;
-  }
-  /** How many observations were recorded. */
-  count(): number {
-    return this.#count;
-  }
-  /** The upper bounds (without `+Inf`). */
-  bounds(): readonly number[] {
-    return this.#bounds;
-  }
-}
 
 /** A metric family: its name, help, label names and the series made so far. */
 abstract class Family<C extends Child> {
@@ -237,7 +71,9 @@ abstract class Family<C extends Child> {
     for (const n of this.labelNames) {
       const why = labelNameProblem(n);
       if (why) throw new LabelRefusedError(`${this.name}: ${why}`);
-      if (seen.has(n)) throw new TypeError(`${this.name}: label name ${n} is given twice (or is also a const label)`);
+      if (seen.has(n)) {
+        throw new TypeError(`${this.name}: label name ${n} is given twice (or is also a const label)`);
+      }
       seen.add(n);
     }
   }
@@ -268,7 +104,9 @@ abstract class Family<C extends Child> {
     }
     const base: Label[] = [...this.#constLabels];
     this.labelNames.forEach((n, i) => {
-      if (typeof vals[i] !== "string") throw new TypeError(`${this.name}: label ${n} is missing (or not a string)`);
+      if (typeof vals[i] !== "string") {
+        throw new TypeError(`${this.name}: label ${n} is missing (or not a string)`);
+      }
       assertSafeLabel(n, vals[i]);
       base.push({ name: n, value: vals[i] });
     });
@@ -388,8 +226,13 @@ export class Histogram extends Family<HistogramChild> {
       const cum = c.cumulative();
       const les = [...this.buckets.map(formatPromValue), "+Inf"];
       const pre = c.base.map((l) => `${l.name}="${escapeLabelValue(l.value)}",`).join("");
-      for (let i = 0; i < les.length; i++) out.push(`${this.name}_bucket{${pre}le="${les[i]}"} ${formatPromValue(cum[i])}`);
-      out.push(`${this.name}_sum${c.text} ${formatPromValue(c.sum())}`, `${this.name}_count${c.text} ${formatPromValue(c.count())}`);
+      for (let i = 0; i < les.length; i++) {
+        out.push(`${this.name}_bucket{${pre}le="${les[i]}"} ${formatPromValue(cum[i])}`);
+      }
+      out.push(
+        `${this.name}_sum${c.text} ${formatPromValue(c.sum())}`,
+        `${this.name}_count${c.text} ${formatPromValue(c.count())}`,
+      );
     }
   }
   /** @inheritdoc */
@@ -432,14 +275,24 @@ export class MetricsRegistry {
   }
 
   #claim(name: string, kind: "counter" | "gauge" | "histogram"): void {
-    if (!METRIC_NAME.test(name)) throw new TypeError(`live metrics: metric name ${JSON.stringify(name.slice(0, 60))} must match ik_[a-zA-Z0-9_]+`);
-    if (kind === "counter" && !name.endsWith("_total")) throw new TypeError(`live metrics: counter ${name} must end in _total`);
-    if (kind !== "counter" && name.endsWith("_total")) throw new TypeError(`live metrics: ${kind} ${name} must not end in _total`);
+    if (!METRIC_NAME.test(name)) {
+      throw new TypeError(
+        `live metrics: metric name ${JSON.stringify(name.slice(0, 60))} must match ik_[a-zA-Z0-9_]+`,
+      );
+    }
+    if (kind === "counter" && !name.endsWith("_total")) {
+      throw new TypeError(`live metrics: counter ${name} must end in _total`);
+    }
+    if (kind !== "counter" && name.endsWith("_total")) {
+      throw new TypeError(`live metrics: ${kind} ${name} must not end in _total`);
+    }
     if (kind === "histogram" && HISTOGRAM_SUFFIXES.some((s) => name.endsWith(s))) {
       throw new TypeError(`live metrics: histogram ${name} must not end in _bucket, _sum or _count`);
     }
     const emitted = kind === "histogram" ? [name, ...HISTOGRAM_SUFFIXES.map((s) => name + s)] : [name];
-    for (const e of emitted) if (this.#names.has(e)) throw new TypeError(`live metrics: ${e} is already registered`);
+    for (const e of emitted) {
+      if (this.#names.has(e)) throw new TypeError(`live metrics: ${e} is already registered`);
+    }
     for (const e of emitted) this.#names.add(e);
   }
 

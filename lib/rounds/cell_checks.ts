@@ -11,9 +11,6 @@ import { usageError } from "../cli/errors.ts";
 import type { ExitStatus } from "../runtime/mod.ts";
 import type { CellMetrics } from "./cell_metrics.ts";
 
-/** Statuses of cells that were measured but are not comparable: summarized, never best, no ratio. */
-export const NOT_COMPARABLE_STATUSES: readonly string[] = ["hard_gate"];
-
 /**
  * The model a cell benchmarks: the manifest's `model.id` when given, else the first served model.
  * A `model.id` absent from a non-empty /v1/models list is `model_missing`, naming what is served;

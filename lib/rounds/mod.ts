@@ -12,10 +12,10 @@ export {
 export type { EngineSpec, ManifestProblem, RoundsEngineKind, RoundsManifest } from "./manifest.ts";
 export { defaultMetricsPath, metricsPathOf, selectEngines } from "./engine_select.ts";
 export { baseMetric, COUNT_METRICS, higherIsBetter, rankingDirection } from "./directions.ts";
-export { roundsMedian, STATUSES_OK, summarize, summaryDefinitions } from "./summary.ts";
+export { NOT_COMPARABLE_STATUSES, roundsMedian, STATUSES_OK, summarize, summaryDefinitions } from "./summary.ts";
 export { engineKindFromLaunch, resolveEngineKind } from "./engine_kind.ts";
 export type { KindSource, KnownKind } from "./engine_kind.ts";
-export { checkServedModel, engineExitedDetail, failureCount, hardGateDetail, maxFailFrom, NOT_COMPARABLE_STATUSES, tooManyFailures } from "./cell_checks.ts";
+export { checkServedModel, engineExitedDetail, failureCount, hardGateDetail, maxFailFrom, tooManyFailures } from "./cell_checks.ts";
 export { MIN_PAIRS_FOR_VERDICT, readRatio, referenceVerdict } from "./verdict.ts";
 export type { RatioReading } from "./verdict.ts";
 export type { CellMetric, FailureRow, RoundsSummary, SummarizeOptions, SummaryCell, SummaryRow } from "./summary.ts";

@@ -10,7 +10,6 @@
  * @module
  */
 import { CI_METHOD_T_CLUSTER, clusterBootstrapCi, DEFAULT_RESAMPLES, nearestRank, pairedRatioCi } from "../stats/mod.ts";
-import { NOT_COMPARABLE_STATUSES } from "./cell_checks.ts";
 import { COUNT_METRICS, rankingDirection } from "./directions.ts";
 import { MIN_PAIRS_FOR_VERDICT, readRatio, referenceVerdict } from "./verdict.ts";
 
@@ -114,6 +113,9 @@ export interface SummarizeOptions {
 
 /** The status a cell needs to be summarized. */
 export const STATUSES_OK: readonly string[] = ["ok"];
+
+/** Statuses of cells that were measured but are not comparable: summarized, never best, no ratio. */
+export const NOT_COMPARABLE_STATUSES: readonly string[] = ["hard_gate"];
 
 /** Fewest rounds for a median's interval: with 2, a t interval has one degree of freedom. */
 export const MIN_ROUNDS_FOR_CI = 3;
