@@ -14,7 +14,7 @@
  * energy of every sampled GPU, idle draw included; restrict the sampler's `gpus` to the server's.
  * @module
  */
-import type { GpuTelemetry } from "./telemetry.ts";
+import type { GpuTelemetry } from "./telemetry_types.ts";
 
 /** What {@link energyPerToken} returns; nulls where power or tokens are missing. */
 export interface EnergyPerToken {

@@ -15,11 +15,11 @@ export {
   telemetryCell,
   type TelemetryParse,
 } from "./telemetry_parse.ts";
+export { GpuTelemetrySampler } from "./telemetry.ts";
 export {
   type GpuTelemetry,
   type GpuTelemetryGpu,
   type GpuTelemetryOptions,
-  GpuTelemetrySampler,
   type GpuTelemetrySource,
   type GpuTelemetryStats,
   TELEMETRY_DEFINITION,
@@ -29,5 +29,5 @@ export {
   type TelemetryEnd,
   type TelemetryFetch,
   type TelemetryTimers,
-} from "./telemetry.ts";
+} from "./telemetry_types.ts";
 export { ENERGY_PER_TOKEN_DEFINITION, type EnergyPerToken, energyPerToken } from "./energy_per_token.ts";

@@ -27,23 +27,6 @@ import {
   type TelemetryTimers,
 } from "./telemetry_types.ts";
 
-export type {
-  GpuTelemetry,
-  GpuTelemetryGpu,
-  GpuTelemetryOptions,
-  GpuTelemetrySource,
-  GpuTelemetryStats,
-  TelemetryEnd,
-  TelemetryFetch,
-  TelemetryTimers,
-} from "./telemetry_types.ts";
-export {
-  TELEMETRY_DEFINITION,
-  TELEMETRY_EXEC_TIMEOUT_MS,
-  TELEMETRY_FETCH_TIMEOUT_MS,
-  TELEMETRY_INTERVAL_MS,
-} from "./telemetry_types.ts";
-
 const DEFAULT_MAX_DURATION_MS = 24 * 3600 * 1000;
 
 /** The tick timer: unref'd, so a forgotten sampler does not keep the process alive. */

@@ -8,7 +8,8 @@
  * @module
  */
 import { LATENCY_BUCKETS_SECONDS, TOKEN_GAP_BUCKETS_SECONDS } from "./buckets.ts";
-import { type Counter, type CounterChild, type Gauge, type GaugeChild, type Histogram, type HistogramChild, MetricsRegistry } from "./registry.ts";
+import { type Counter, type Gauge, type Histogram, MetricsRegistry } from "./registry.ts";
+import type { CounterChild, GaugeChild, HistogramChild } from "./series.ts";
 
 /** Every metric name ik emits (the Grafana dashboard may query only these; a test checks it). */
 export const IK_SERIES = [

@@ -29,16 +29,6 @@ import {
   type Snapshot,
 } from "./series.ts";
 
-export {
-  CounterChild,
-  escapeHelp,
-  escapeLabelValue,
-  formatPromValue,
-  GaugeChild,
-  HistogramChild,
-} from "./series.ts";
-export type { HistogramOptions, Label, Labels, MetricOptions, SeriesSample, Snapshot } from "./series.ts";
-
 /** Options of a registry. */
 export interface RegistryOptions {
   /** Labels added to every series (a run id, the endpoint's HMAC tag); guarded like any label. */

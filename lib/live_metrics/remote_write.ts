@@ -16,7 +16,7 @@
 import { Buffer } from "node:buffer";
 import { redactUrl } from "../evidence/redact.ts";
 import { scrubText } from "../evidence/scrub.ts";
-import type { Snapshot } from "./registry.ts";
+import type { Snapshot } from "./series.ts";
 import { encodeRemoteWriteBody, REMOTE_WRITE_HEADERS } from "./write_request.ts";
 
 export { encodeRemoteWriteBody, encodeWriteRequest, REMOTE_WRITE_HEADERS, snappyCompress, snappyUncompress } from "./write_request.ts";

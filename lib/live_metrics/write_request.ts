@@ -15,7 +15,7 @@
  */
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import snappy from "snappyjs";
-import type { Label, Snapshot } from "./registry.ts";
+import type { Label, Snapshot } from "./series.ts";
 
 /** The headers every remote write 1.0 request carries (user headers, such as auth, are added). */
 export const REMOTE_WRITE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
