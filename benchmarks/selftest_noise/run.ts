@@ -26,10 +26,14 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : fallback;
 }
 
-/** Two busy loops at the same priority (one per core of a 2-vCPU host), each limited to 20 minutes. */
+/**
+ * Two busy loops at the same priority (one per core of a 2-vCPU host), started afresh for each build's
+ * runs so that no run goes without them; each is bounded at 30 minutes (one build's 20 full runs take
+ * about 15 on this host).
+ */
 function startBurners(n = 2): () => void {
   const kids = Array.from({ length: n }, () =>
-    spawn(process.execPath, ["-e", "const end = Date.now() + 1_200_000; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);"], {
+    spawn(process.execPath, ["-e", "const end = Date.now() + 1_800_000; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);"], {
       stdio: "ignore",
     }));
   return () => kids.forEach((k) => k.kill("SIGKILL"));
@@ -59,17 +63,19 @@ function main(): void {
   const bin = resolve(arg("--bin", join(ROOT, "dist", "ik")));
   const dir = mkdtempSync(join(tmpdir(), "ik-noise-"));
   const rows: { build: string; mode: string; counts: Record<string, number>; goal: string; met: boolean; examples: string[] }[] = [];
-  const stop = startBurners();
+  let stop = () => {};
   try {
     const tally = (build: string, b: string, quick: boolean, goal: (c: Record<string, number>) => boolean, goalText: string) => {
       const counts: Record<string, number> = {};
       const examples: string[] = [];
+      stop = startBurners();
       for (let i = 0; i < runs; i++) {
         const r = selftest(b, quick);
         counts[r.verdict] = (counts[r.verdict] ?? 0) + 1;
         if (r.verdict !== "PASS" && examples.length < 2) examples.push(`${r.verdict}: ${r.failed.slice(0, 2).join("; ")}`);
         process.stderr.write(`${build} run ${i + 1}/${runs}: ${r.verdict} (${r.seconds.toFixed(1)} s)\n`);
       }
+      stop();
       rows.push({ build, mode: quick ? "--quick" : "full", counts, goal: goalText, met: goal(counts), examples });
     };
     tally("correct", bin, false, (c) => !c.FAIL && !Object.keys(c).some((k) => k.startsWith("error")), "0 FAIL");
