@@ -100,6 +100,12 @@ export async function main(argvIn: string[]): Promise<number> {
   if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
+    // One process: ik becomes itself again with the setting (execve; same pid, nothing waits).
+    // IK_LAUNCHER=1 keeps a launcher waiting on a worker instead (~55 MB more), which can say what
+    // happened and where the journal is if the worker is SIGKILLed; it is also the fallback where
+    // execve cannot be called.
+    const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
     // What the worker leaves when it is killed reparents here, not to init (see stopLeftovers).
     runtime.childSubreaper();

@@ -3,8 +3,11 @@
  * `ik mock` in its own process (127.0.0.1):
  *
  * 1. closed-loop streams of 256 tokens at 64, 256 and 1,000 streams: the whole process tree's peak
- *    RSS (launcher and worker: ik re-executes itself on Bun to raise the fetch limit), the worker's
- *    alone, and the tree's PSS at the peak sample (/proc/<pid>/smaps_rollup: shared pages split);
+ *    RSS (one process by default: ik execve's itself on Bun to raise the fetch limit; two with
+ *    IK_LAUNCHER=1), the largest process's alone, and the tree's PSS at the peak sample
+ *    (/proc/<pid>/smaps_rollup: shared pages split); what the parts hold, from the level record's
+ *    `client_memory` (ik's own peaks of JS heap in use, external, ArrayBuffers) and the sockets
+ *    open at the peak (/proc/<pid>/fd);
  * 2. 200,000 requests at 2,000 req/s: the worker's RSS at every 10,000th request (the mock's log
  *    counts them), and the growth from request 10,000 to 200,000 (the goal: within 10 %).
  *
@@ -13,7 +16,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -89,6 +92,7 @@ function lineCounter(path: string): () => number {
 
 interface Point {
   wallMs: number;
+  sockets: number | null;
   treeRssKb: number;
   workerRssKb: number;
   pssKb: number | null;
@@ -96,24 +100,61 @@ interface Point {
   procs: number;
 }
 
-/** Runs ik with `args`, sampling its tree every 100 ms (RSS, PSS, and `done()`), bounded by `limitS`. */
-async function sampled(args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string }> {
-  const c = spawn(IK, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+/** Sockets open in a process tree (its /proc/<pid>/fd links), or null where they cannot be read. */
+function treeSockets(pid: number): number | null {
+  let n = 0, any = false;
+  const pids = [pid];
+  for (let i = 0; i < pids.length && pids.length < 64; i++) {
+    try {
+      for (const t of readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) pids.push(Number(t));
+    } catch { /* gone */ }
+  }
+  for (const p of pids) {
+    try {
+      for (const fd of readdirSync(`/proc/${p}/fd`)) {
+        try {
+          if (readlinkSync(`/proc/${p}/fd/${fd}`).startsWith("socket:")) n++;
+        } catch { /* closed meanwhile */ }
+      }
+      any = true;
+    } catch { /* gone */ }
+  }
+  return any ? n : null;
+}
+
+/** Runs ik with `args`, sampling its tree every 100 ms (RSS, PSS, `done()`; sockets every second), bounded by `limitS`. */
+async function sampled(args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string; stdout: string }> {
+  const c = spawn(IK, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   track(c);
-  let stderr = "";
+  let stderr = "", stdout = "";
   c.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-4000)));
+  c.stdout?.on("data", (d) => (stdout += String(d)));
+  let tick = 0;
   const points: Point[] = [];
   const seen = new Map<number, number>();
   const iv = setInterval(() => {
     const s = sampleProc(c.pid as number, seen);
-    if (s) points.push({ wallMs: s.wallMs, treeRssKb: s.rssKb, workerRssKb: s.workerRssKb, pssKb: treePss(c.pid as number), done: done(), procs: s.procs });
+    if (s) points.push({ wallMs: s.wallMs, treeRssKb: s.rssKb, workerRssKb: s.workerRssKb, pssKb: treePss(c.pid as number), done: done(), procs: s.procs, sockets: tick++ % 10 === 0 ? treeSockets(c.pid as number) : null });
   }, 100);
   const kill = setTimeout(() => c.kill("SIGKILL"), limitS * 1000);
   const rc = await exited(c);
   clearInterval(iv);
   clearTimeout(kill);
-  return { rc, points, stderr };
+  return { rc, points, stderr, stdout };
 }
+
+/** The first level of the record a `--json` run printed (its measurement id): its `client_memory` and event-loop lag, or nulls. */
+function levelOf(stdout: string, runsDir: string): { mem: Record<string, number | null> | null; lag: Record<string, number | null> | null } {
+  try {
+    const id = JSON.parse(stdout).data.measurement as string;
+    const ev = JSON.parse(readFileSync(join(runsDir, id, "evidence.json"), "utf8"));
+    return { mem: ev.data.levels[0].client_memory ?? null, lag: ev.data.levels[0].event_loop_lag_ms ?? null };
+  } catch {
+    return { mem: null, lag: null };
+  }
+}
+
+const f1 = (v: number | null | undefined) => (typeof v === "number" ? v.toFixed(1) : "n/a");
 
 async function main(): Promise<void> {
   if (!existsSync(IK)) throw new Error(`${IK} missing: npm run build first`);
@@ -123,8 +164,8 @@ async function main(): Promise<void> {
   out();
   out(`Goal (issue 21): the whole tree's peak RSS <= ${GOAL_MB} MB at 1,000 streams; the worker's RSS flat within 10 % from request 10,000 to ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s.`);
   out();
-  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | worker peak RSS MB | tree PSS at the peak MB | processes | goal |`);
-  out("|---:|---:|---:|---:|---:|---|");
+  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | goal |`);
+  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const n of QUICK ? [64, 256] : STREAMS) {
     const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
     try {
@@ -133,7 +174,9 @@ async function main(): Promise<void> {
       const peak = r.points.reduce<Point | null>((a, p) => (a === null || p.treeRssKb > a.treeRssKb ? p : a), null);
       const worker = r.points.reduce((a, p) => Math.max(a, p.workerRssKb), 0);
       const goal = n === 1000 ? (peak && peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met") : "";
-      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${goal} |`);
+      const { mem: cm, lag } = levelOf(r.stdout, env.IK_RUNS_DIR);
+      const sockets = r.points.reduce((a, p) => Math.max(a, p.sockets ?? 0), 0);
+      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${f1(cm?.heap_used_peak_mib)} | ${f1(cm?.external_peak_mib)} (${f1(cm?.array_buffers_peak_mib)}) | ${sockets} | ${f1(lag?.p99_ms)} / ${f1(lag?.max_ms)} | ${goal} |`);
       if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
     } finally {
       await mock.stop();
@@ -151,6 +194,9 @@ async function main(): Promise<void> {
     const step = QUICK ? 5_000 : 20_000;
     for (let k = 10_000; k <= CURVE_N; k += k === 10_000 ? step - 10_000 : step) out(`| ${k.toLocaleString("en")} | ${mb(at(k)?.workerRssKb)} | ${mb(at(k)?.treeRssKb)} |`);
     const a = at(10_000)?.workerRssKb, b = at(CURVE_N)?.workerRssKb;
+    out();
+    const { mem, lag } = levelOf(r.stdout, env.IK_RUNS_DIR);
+    out(`ik's own record of the level: peak RSS ${f1(mem?.rss_peak_mib)} MiB, JS heap in use ${f1(mem?.heap_used_peak_mib)} MiB, external ${f1(mem?.external_peak_mib)} MiB; event loop blocked p99 ${f1(lag?.p99_ms)} ms, max ${f1(lag?.max_ms)} ms.`);
     out();
     out(`Growth of the worker's RSS from request 10,000 to ${CURVE_N.toLocaleString("en")}: ${a && b ? `${(((b - a) / a) * 100).toFixed(1)} %` : "n/a"} (goal: within 10 %: ${a && b ? (Math.abs(b - a) / a <= 0.1 ? "met" : "not met") : "n/a"}); exit ${r.rc}.`);
     if (r.rc !== 0) log(`curve: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);

@@ -50,7 +50,9 @@ function selftest(bin: string, quick: boolean): { verdict: string; failed: strin
   const seconds = (performance.now() - t0) / 1000;
   try {
     const out = JSON.parse(r.stdout) as { verdict: string; checks: { status: string; group: string; name: string; measured: string }[] };
-    const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}: ${c.measured}`);
+    // What did not pass: the FAIL rows, else the BUSY ones (why a run was INCONCLUSIVE).
+    const rowsOf = (st: string) => out.checks.filter((c) => c.status === st).map((c) => `${st} ${c.group} ${c.name}: ${c.measured}`);
+    const failed = rowsOf("FAIL").length ? rowsOf("FAIL") : rowsOf("BUSY");
     return { verdict: out.verdict, failed, seconds };
   } catch {
     return { verdict: `error (exit ${r.status ?? r.signal})`, failed: [(r.stderr ?? "").slice(-200)], seconds };

@@ -6,6 +6,7 @@
  * grow with the requests kept.
  * @module
  */
+import { type ClientMemoryRecord, type MemoryReading, startClientMemory } from "../executors/client_memory.ts";
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
 import { loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
@@ -100,6 +101,8 @@ export interface LevelDeps {
   onSendsDone?: () => void;
   /** Told one line before the level sends, when its schedule strays more than 10 % from the target rate. */
   onNote?: (line: string) => void;
+  /** Reads ik's own memory (sampled once a second into the level's `client_memory`), where given. */
+  memory?: () => MemoryReading;
 }
 
 /** A level's GPU figures. */
@@ -126,6 +129,8 @@ export interface LevelResult {
   planned_all?: number | null;
   summary: LevelSummary;
   event_loop_lag_ms: LoopLagRecord;
+  /** ik's own memory during the level (peaks, MiB), or null where it was not read. */
+  client_memory: ClientMemoryRecord | null;
   server: Record<string, unknown> | null;
   /** Why the client may have limited this level, or null. */
   client_limited: string | null;
@@ -224,6 +229,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   };
   deps.live?.levelStart(spec.name, spec.ratePerS === Infinity ? null : spec.ratePerS, offsets ? offsets.length : spec.maxRequests);
   const lag = startLoopLag();
+  const memory = deps.memory ? startClientMemory(deps.memory) : null;
   deps.sampler?.start();
   deps.telemetry?.start();
   const tick = setInterval(() => deps.onProgress?.({
@@ -251,6 +257,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     clearInterval(tick);
   }
   const loop = lag.stop();
+  const clientMemory = memory ? memory.stop() : null;
   deps.live?.levelEnd(spec.name);
   const server = deps.sampler ? await deps.sampler.stop() : null;
   const telemetry = deps.telemetry ? await deps.telemetry.stop() : null;
@@ -286,6 +293,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     ...(spec.shard ? { t0_mono_ms: spec.t0Ms ?? null, planned_all: allOffsets?.length ?? null } : {}),
     summary,
     event_loop_lag_ms: loopLagRecord(loop),
+    client_memory: clientMemory,
     server,
     client_limited: clientLimited,
     interrupted,

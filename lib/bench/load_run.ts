@@ -4,6 +4,7 @@
  * the runner and the records do not import each other for it.
  * @module
  */
+import type { MemoryReading } from "../executors/client_memory.ts";
 import type { Slo } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import type { TraceSchedule } from "../schedule/trace_schedule.ts";
@@ -68,4 +69,6 @@ export interface LoadRun {
   live?: LiveRun | null;
   /** A GPU sampler per level (nvidia-smi on this host, or `--gpu-metrics-url`), or null where there is none to read. */
   telemetryFor?: (levelName: string) => GpuTelemetrySampler | null;
+  /** Reads ik's own memory, recorded per level as `client_memory` (peaks). */
+  memory?: () => MemoryReading;
 }

@@ -269,7 +269,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
         start: () => g.start(ep, engine.kind, { apiKey, signal: ctx.signal, onSample }),
         stop: () => Promise.resolve(g.stop() as unknown as Record<string, unknown>),
       };
-    }, telemetryFor, levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
+    }, telemetryFor, memory: () => rt.memoryUsage(), levelKind: mode.kind, grid: mode.grid, auto: mode.auto, trace, closedLoop: f.closedLoop, durationS: f.durationS ?? DEFAULT_DURATION_S,
     maxRequestsPerLevel: f.maxRequestsPerLevel || null, requestsPerLevel: f.requests ?? null, burstiness: f.burstiness, refRequests: f.refRequests, refE2eMs: f.refE2eMs ?? null,
     warmup: f.warmup, sweepAll: f.sweepAll || shard !== null, gpuCount, gpuPriceUsdH: f.gpuPriceUsdH ?? null,
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },

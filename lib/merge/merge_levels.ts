@@ -12,6 +12,7 @@
  * Aborted rows (an interrupted shard's) are counted, never accumulated.
  * @module
  */
+import type { ClientMemoryRecord } from "../executors/client_memory.ts";
 import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -301,6 +302,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       planned, planned_all: n ?? null, sent,
       summary: levelSummary,
       event_loop_lag_ms: worst ?? { samples: 0, p50_ms: null, p99_ms: null, max_ms: null },
+      // Each shard is its own process: the largest shard's peaks stand for the level (not a sum).
+      client_memory: largestClientMemory(entries.map((e) => e?.client_memory)),
       server: shard0 ? serverOfRecord(shard0.server) : { available: false, note: "shard 0, the only one that scrapes, is absent" },
       client_limited: why.length ? why.join("; ") : null,
       not_achieved: shortBy.length ? shortBy.join("; ") : null,
@@ -327,4 +330,16 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     };
   });
   return { levels, notStarted, shards, presentShare: plannedAll > 0 ? plannedPresent / plannedAll : 1, salted, picksHash: picks.digest() };
+}
+
+/** The shard whose client held the most (peak RSS) among the merged slices, or null where none recorded it. */
+function largestClientMemory(ms: unknown[]): ClientMemoryRecord | null {
+  let best: ClientMemoryRecord | null = null;
+  for (const m of ms) {
+    if (!m || typeof m !== "object") continue;
+    const r = m as ClientMemoryRecord;
+    if (typeof r.rss_peak_mib !== "number") continue;
+    if (best === null || r.rss_peak_mib > (best.rss_peak_mib ?? -1)) best = r;
+  }
+  return best;
 }

@@ -14,6 +14,7 @@ export function makeRuntime(
   clockSync: () => Promise<ClockSync> = () => Promise.resolve({ source: "unavailable", reason: "this build has no FFI to call adjtimex" }),
   fetchFn: FetchFn = (input, init) => fetch(input, init),
   libc: () => LibcCalls | string = () => "this build has no FFI to call prctl",
+  execve: (path: string, argv: readonly string[], env: Record<string, string>) => string = () => "this build has no FFI to call execve",
 ): Runtime {
   const proc = p.process;
   const reaper = subreaperOf(proc.platform, libc);
@@ -45,6 +46,10 @@ export function makeRuntime(
     readStdin: p.readStdin,
     reexecWithEnv: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra).then((w) => w.code),
     reexecWorker: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra),
+    execSelfWithEnv: (extra) => {
+      const argv = [...selfArgv(), ...args()];
+      return execve(argv[0], argv, { ...(proc.env as Record<string, string>), ...extra });
+    },
     childSubreaper: reaper.state,
     ownChildPids: p.ownChildPids,
     signalPid: (pid, signal) => {
@@ -58,6 +63,7 @@ export function makeRuntime(
     },
     reapAdopted: (pid) => !p.ownChildPids().has(pid) && reaper.reap(pid),
     cpuUsage: p.cpuUsage,
+    memoryUsage: p.memoryUsage,
     fetch: fetchFn,
     files,
   };

@@ -8,7 +8,7 @@ import { constants as osConstants } from "node:os";
 import process from "node:process";
 import { Readable } from "node:stream";
 import { isatty } from "node:tty";
-import type { CpuUsage, ExitStatus, ProcessGroup, SpawnOptions, WorkerExit } from "./types.ts";
+import type { CpuUsage, ExitStatus, MemoryUsage, ProcessGroup, SpawnOptions, WorkerExit } from "./types.ts";
 import { startWatchdog } from "./_watchdog.ts";
 
 const groups = new Set<number>();
@@ -259,6 +259,12 @@ export function setUmask(mask: number): boolean {
 export function cpuUsage(): CpuUsage {
   const u = process.cpuUsage();
   return { userUs: u.user, systemUs: u.system };
+}
+
+/** This process's memory now, in bytes. */
+export function memoryUsage(): MemoryUsage {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers ?? 0 };
 }
 
 /** Reads all of stdin. */

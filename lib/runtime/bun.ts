@@ -75,9 +75,50 @@ function bunLibc(): LibcCalls | string {
   });
 }
 
+/** A C string (UTF-8, NUL-terminated). */
+const cString = (t: string): Uint8Array => new TextEncoder().encode(t + "\0");
+
+/**
+ * execve(2) through bun:ffi: this process becomes a fresh start of `path` with `argv` and `env`
+ * (same pid, same stdio, no second process). Returns only when it could not, saying why.
+ */
+function bunExecve(path: string, argv: readonly string[], env: Record<string, string>): string {
+  const req = (import.meta as unknown as { require?: (id: string) => unknown }).require;
+  if (!req) return "bun:ffi cannot be loaded here (no import.meta.require)";
+  const ffi = req("bun:ffi") as BunFfi;
+  // The strings must stay alive (referenced) until execve has copied them into the new image.
+  const held: Uint8Array[] = [];
+  const table = (items: string[]): BigUint64Array => {
+    const t = new BigUint64Array(items.length + 1);
+    items.forEach((x, i) => {
+      const c = cString(x);
+      held.push(c);
+      t[i] = BigInt(ffi.ptr(c) as number);
+    });
+    return t; // NULL-terminated: the last slot stays 0
+  };
+  const file = cString(path);
+  const argvT = table([...argv]);
+  const envT = table(Object.entries(env).filter(([k, v]) => !k.includes("=") && typeof v === "string").map(([k, v]) => `${k}=${v}`));
+  let last = "no libc found";
+  for (const lib of LIBC_CANDIDATES) {
+    let h: ReturnType<BunFfi["dlopen"]>;
+    try {
+      h = ffi.dlopen(lib, { execve: { args: ["ptr", "ptr", "ptr"], returns: "i32" } });
+    } catch (e) {
+      last = String((e as Error)?.message ?? e).slice(0, 120);
+      continue;
+    }
+    const rc = h.symbols.execve(ffi.ptr(file), ffi.ptr(new Uint8Array(argvT.buffer)), ffi.ptr(new Uint8Array(envT.buffer)));
+    h.close();
+    return `execve(${path}) returned ${rc} (${held.length} strings)`;
+  }
+  return `execve could not be called: ${last}`;
+}
+
 /** Creates the Bun runtime. */
 export function bunRuntime(): Runtime {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
   const self = () => scriptArgv(process.execPath, process.argv);
-  return makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, undefined, bunLibc);
+  return makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, undefined, bunLibc, bunExecve);
 }

@@ -101,6 +101,14 @@ export interface WorkerExit {
   signal: string | null;
 }
 
+/** This process's memory now, in bytes (process.memoryUsage()'s parts). */
+export interface MemoryUsage {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
 /** Process CPU time consumed so far, in microseconds. */
 export interface CpuUsage {
   userUs: number;
@@ -184,6 +192,13 @@ export interface Runtime {
   /** As {@link reexecWithEnv}, resolving with the worker's pid and the signal that ended it. */
   reexecWorker(extra: Record<string, string>): Promise<WorkerExit>;
   /**
+   * Replaces this process with a fresh start of this same program, `extra` added to its
+   * environment (execve(2) through the runtime's FFI: same pid, stdio, process group and parent;
+   * no second process waits). Call it before anything is written or started: it returns only when
+   * the process could not be replaced, saying why (then {@link reexecWorker} is the fallback).
+   */
+  execSelfWithEnv(extra: Record<string, string>): string;
+  /**
    * Makes ik a child subreaper (prctl PR_SET_CHILD_SUBREAPER through the runtime's FFI), so an
    * engine's descendant that detaches (`setsid`) and outlives its parent reparents to ik, not
    * init. Idempotent; never throws; says why not where it cannot (no FFI, not Linux).
@@ -197,6 +212,8 @@ export interface Runtime {
   reapAdopted(pid: number): boolean;
   /** CPU time used by this process so far. */
   cpuUsage(): CpuUsage;
+  /** This process's memory now (resident set, JavaScript heap in use, external, ArrayBuffers). */
+  memoryUsage(): MemoryUsage;
   /**
    * The HTTP client for measured streaming requests: the global fetch on Bun and Deno; on Node a
    * `node:http` one (its fetch adds ~1 ms to every TTFT: lib/runtime/_node_fetch.ts).

@@ -1,8 +1,12 @@
 /**
- * Issue 18 §3 end to end through dist/ik (Bun only: heavy, CONTRACTS.md "CI time"; ~25 s):
- * - `bench serve` whose worker (the re-executed ik, see BUN_FETCH_LIMIT in cli.ts) is SIGKILLed
- *   mid-run: the launcher exits 137 with one line naming the worker, SIGKILL and the .staging
- *   journal; `ik report` of that journal is INCOMPLETE with the rows, exit 0.
+ * Issue 18 §3 and issue 21 goal 1 end to end through dist/ik (Bun only: heavy, CONTRACTS.md "CI time"; ~30 s):
+ * - By default `bench serve` is one process (ik execve's itself with Bun's connection limit raised,
+ *   see BUN_FETCH_LIMIT in cli.ts): the pid that was started measures, with the raised limit in its
+ *   own environment and no ik child; SIGKILLed mid-run, it leaves a .staging journal that
+ *   `ik report` reads as INCOMPLETE.
+ * - With IK_LAUNCHER=1 a launcher waits on a worker: the worker SIGKILLed mid-run, the launcher
+ *   exits 137 with one line naming the worker, SIGKILL and the .staging journal; `ik report` of
+ *   that journal is INCOMPLETE with the rows, exit 0.
  * - `bench rounds` with an engine that forks a listener with `setsid` and exits: each of its cells
  *   is exited_early naming the listener as the holder of the port, and the next one is not
  *   port_busy (ik, a subreaper, stopped the listener with the engine); the rounds worker is then
@@ -60,12 +64,41 @@ async function until(ok: () => boolean, ms: number, proc?: IkProcess): Promise<v
   }
 }
 
-describe("a SIGKILLed worker", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build has no launcher and worker (one process)" : false }, () => {
+describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : false }, () => {
+  test("bench serve: the started pid measures, with the raised limit and no ik child; SIGKILLed, its journal reads as INCOMPLETE (~6 s)", async () => {
+    const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
+    mocks.push(m);
+    const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
+    const env = { IK_RUNS_DIR: join(dir, "runs1"), IK_KEY_FILE: join(dir, "key") };
+    const serve = startArgv([ikBin()], ["bench", "serve", "--base-url", base, "--model", "mock-model", "--max-tokens", "4", "--warmup", "0", "--rounds", "200"], { env });
+    const staging = join(dir, "runs1", ".staging");
+    const rows = () => {
+      const ids = existsSync(staging) ? readdirSync(staging) : [];
+      return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
+    };
+    await until(() => rows() >= 3, 20_000, serve);
+    const environ = readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
+    if (!NODE_BUILD) assert.ok(environ.includes("BUN_CONFIG_MAX_HTTP_REQUESTS=65336"), "the measuring process started with the raised limit");
+    const kids = processTable().filter((p) => p.ppid === serve.pid && p.state !== "Z" && readCmd(p.pid).includes("bench serve"));
+    assert.deepEqual(kids.map((k) => readCmd(k.pid)), [], "no second ik process");
+    process.kill(serve.pid, "SIGKILL");
+    const end = await serve.exited;
+    assert.equal(end.signal, "SIGKILL");
+    const [id] = readdirSync(staging);
+    const n = rows();
+    const r = await runIk(["report", join(staging, id)], { env, timeoutMs: 30_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^# ik report: INCOMPLETE journal serve_benchmark-/);
+    assert.match(r.stdout, new RegExp(`rows journaled:\\*\\* ${n} \\(`));
+  });
+});
+
+describe("a SIGKILLed worker (IK_LAUNCHER=1)", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build has no launcher and worker (one process)" : false }, () => {
   test("bench serve: the launcher names the journal, exits 137; ik report reads it as INCOMPLETE (~8 s)", async () => {
     const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
     mocks.push(m);
     const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
-    const env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key") };
+    const env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: join(dir, "key"), IK_LAUNCHER: "1" };
     const serve = startArgv([ikBin()], ["bench", "serve", "--base-url", base, "--model", "mock-model", "--max-tokens", "4", "--warmup", "0", "--rounds", "200"], { env });
     const worker = await workerOf(serve.pid);
     const staging = join(dir, "runs", ".staging");
@@ -106,7 +139,7 @@ describe("a SIGKILLed worker", { skip: !HAVE ? "Bun only, needs dist/ik and /pro
     };
     await writeFile(join(dir, "m.json"), JSON.stringify(manifest));
     const run = join(dir, "run");
-    const env = { IK_RUNS_DIR: join(dir, "runs2"), IK_KEY_FILE: join(dir, "key") };
+    const env = { IK_RUNS_DIR: join(dir, "runs2"), IK_KEY_FILE: join(dir, "key"), IK_LAUNCHER: "1" };
     const rounds = startArgv([ikBin()], ["bench", "rounds", join(dir, "m.json"), "--prompts", join(dir, "two.jsonl"), "--rounds", "8", "--run-dir", run,
       "--gpu-lock", join(dir, "lock"), "--stop-timeout-s", "2", "--warmup", "0", "--serve-args", "--max-tokens 4 --warmup 0"], { env });
     const worker = await workerOf(rounds.pid);

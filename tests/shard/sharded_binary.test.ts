@@ -224,7 +224,8 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     const args = loadArgs(mock.base, start, ["--rates", "10,20", "--duration-s", "3", "--level-gap-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", String(SLO_TTFT)]);
     const procs = [0, 1, 2, 3].map((k) => startArgv([ikBin()], [...args, "--shard", `${k}/4`], { env: store }));
     await new Promise((r) => setTimeout(r, start + 1500 - startAt(0)));
-    // bench serve re-executes itself (a raised fetch connection limit): kill the measuring child too, at once.
+    // bench serve is one process (execve with a raised fetch limit); under IK_LAUNCHER=1 it would be a
+    // launcher and a measuring child: kill any child too, at once.
     spawnSync("pkill", ["-KILL", "-P", String(procs[2].pid)]);
     process.kill(procs[2].pid, "SIGKILL");
     await procs[3].stop("SIGTERM");
