@@ -216,7 +216,9 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
       const row = requestRow(result, extra);
       if (!row.ok) failed++;
       deps.journal.write(row);
-      deps.outputs.write(outputDoc(result, prompt, deps.runner.maxFor(prompt), { level: spec.name, seq, salt }));
+      // The output document (text, ids, every event's timing) is built when it is written, off this turn.
+      const maxTokens = deps.runner.maxFor(prompt);
+      deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
       deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
       const gaps = itlMs(result);
       acc.add(row, gaps);

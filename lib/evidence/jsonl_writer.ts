@@ -1,7 +1,14 @@
 /**
- * An append-only JSONL file kept open for a run: each line is handed to the kernel as soon as it
- * is written (one write per row, in order), so a crash loses nothing already measured and a load
+ * An append-only JSONL file kept open for a run: lines are handed to the kernel in order within a
+ * few milliseconds of being written, so a crash loses nothing measured before that, and a load
  * level at thousands of requests per second does not open and close files per row.
+ *
+ * Rows are turned into JSON off the turn that wrote them: a burst of completions (256 streams of
+ * the same length ending together) would otherwise block the event loop for tens of ms with JSON
+ * and the scrubber, and every token that arrives meanwhile would be stamped late. A queued row is
+ * encoded in slices of at most {@link SLICE_BUDGET_MS} per timer turn (other callbacks run in
+ * between), and written with its neighbours in one write; past {@link MAX_PENDING} queued rows the
+ * writer encodes inline, so memory stays bounded. A queued value must not change after write().
  *
  * The file only ever holds whole lines: a write that fails part way (a full disk takes what fits,
  * then says ENOSPC) is cut back to the end of the last whole line. After the first failure no
@@ -14,6 +21,18 @@ import { dirname } from "node:path";
 import type { IkError } from "../cli/errors.ts";
 import { outputError } from "./output_error.ts";
 import { scrubJsonLine } from "./scrub.ts";
+
+/** Most time spent encoding queued rows in one timer turn. */
+export const SLICE_BUDGET_MS = 2;
+/** Queued rows past which write() encodes at once (bounded memory when the producer outruns the timer). */
+export const MAX_PENDING = 2048;
+
+const encoder = new TextEncoder();
+
+/** A row built only when it is encoded (see {@link JsonlWriter.writeLazy}). */
+class Lazy {
+  constructor(readonly make: () => unknown) {}
+}
 
 /** Options of {@link JsonlWriter.open}. */
 export interface JsonlWriterOptions {
@@ -31,6 +50,9 @@ export class JsonlWriter {
   #onError?: (e: IkError) => void;
   /** Whole lines on disk (written by this writer). */
   lines = 0;
+  /** Rows written but not yet encoded (values, or Lazy builders). */
+  #pending: unknown[] = [];
+  #scheduled = false;
 
   private constructor(fh: FileHandle, readonly path: string, size: number, opts: JsonlWriterOptions) {
     this.#fh = fh;
@@ -61,42 +83,103 @@ export class JsonlWriter {
    */
   write(value: unknown): void {
     if (this.#error !== null) return;
-    const line = new TextEncoder().encode(scrubJsonLine(value) + "\n");
-    this.#chain = this.#chain.then(() => this.#append(line));
+    this.#pending.push(value);
+    this.#queued();
   }
 
-  /** Writes one whole line, or cuts a partial one back and records the failure. */
-  async #append(line: Uint8Array): Promise<void> {
+  /**
+   * As {@link write}, with the row built by `make` only when it is encoded (off the writer's turn):
+   * for rows that cost something to build. `make` must read only what no longer changes.
+   */
+  writeLazy(make: () => unknown): void {
     if (this.#error !== null) return;
+    this.#pending.push(new Lazy(make));
+    this.#queued();
+  }
+
+  #queued(): void {
+    if (this.#pending.length >= MAX_PENDING) return this.#encode(Infinity);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setTimeout(() => {
+      this.#scheduled = false;
+      this.#encode(SLICE_BUDGET_MS);
+      if (this.#pending.length && !this.#scheduled) this.#queued();
+    }, 0);
+  }
+
+  /** Encodes queued rows for at most `budgetMs` (at least one) and queues their write. */
+  #encode(budgetMs: number): void {
+    if (!this.#pending.length) return;
+    const t0 = performance.now();
+    const lines: Uint8Array[] = [];
+    let i = 0;
+    do {
+      const v = this.#pending[i++];
+      lines.push(encoder.encode(scrubJsonLine(v instanceof Lazy ? v.make() : v) + "\n"));
+    } while (i < this.#pending.length && performance.now() - t0 < budgetMs);
+    this.#pending = i === this.#pending.length ? [] : this.#pending.slice(i);
+    this.#chain = this.#chain.then(() => this.#append(lines));
+  }
+
+  /** Writes whole lines, or cuts a partial one back to the last whole line and records the failure. */
+  async #append(lines: Uint8Array[]): Promise<void> {
+    if (this.#error !== null) return;
+    const buf = lines.length === 1 ? lines[0] : concat(lines);
+    let off = 0;
     try {
-      let off = 0;
-      // One write of the whole line; a short write (the kernel took what fitted) is continued,
-      // and if the rest fails the line is cut off below.
-      while (off < line.length) {
-        const { bytesWritten } = await this.#fh.write(line, off, line.length - off);
+      // One write of the lines; a short write (the kernel took what fitted) is continued, and if
+      // the rest fails the file is cut back to its last whole line below.
+      while (off < buf.length) {
+        const { bytesWritten } = await this.#fh.write(buf, off, buf.length - off);
         if (bytesWritten <= 0) throw Object.assign(new Error("short write"), { code: "EIO", syscall: "write" });
         off += bytesWritten;
       }
-      this.#size += line.length;
-      this.lines++;
+      this.#size += buf.length;
+      this.lines += lines.length;
     } catch (e) {
+      // The lines that reached the file whole stay; a torn one is cut off. A runtime may throw
+      // without saying what it wrote first (Deno's write loops until done): the file's size says.
+      const onDisk = await this.#fh.stat().then((st) => st.size - this.#size, () => off);
+      if (onDisk > off) off = Math.min(onDisk, buf.length);
+      let whole = 0;
+      for (const l of lines) {
+        if (whole + l.length > off) break;
+        whole += l.length;
+        this.lines++;
+      }
+      this.#size += whole;
       await this.#fh.truncate(this.#size).catch(() => truncate(this.path, this.#size)).catch(() => {});
       this.#error = outputError(e, this.path);
       this.#onError?.(this.#error);
     }
   }
 
-  /** Waits for every queued line. */
+  /** Encodes every queued row now and waits until all are written. */
   flush(): Promise<void> {
+    this.#encode(Infinity);
     return this.#chain;
   }
 
   /** Writes what is queued and closes the file; raises the first write failure (exit 74). */
   async close(): Promise<void> {
+    this.#encode(Infinity);
     await this.#chain;
     await this.#fh.close().catch((e) => {
       this.#error ??= outputError(e, this.path);
     });
     if (this.#error !== null) throw this.#error;
   }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -1,0 +1,72 @@
+/**
+ * JsonlWriter (lib/evidence/jsonl_writer.ts) encodes rows off the turn that wrote them: a burst of
+ * completions costs the event loop no JSON at write time, the rows still land whole and in order,
+ * a lazy row is built once, and past MAX_PENDING queued rows the writer encodes inline (bounded).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { JsonlWriter, MAX_PENDING } from "../../lib/evidence/jsonl_writer.ts";
+
+let dir = "";
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ik-jsonl-"));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const lines = (p: string) => readFileSync(p, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+test("a burst of writes builds nothing at write time; after a turn or two every row is on disk, whole and in order", async () => {
+  const path = join(dir, "burst.jsonl");
+  const w = await JsonlWriter.open(path);
+  let built = 0;
+  for (let i = 0; i < 256; i++) {
+    w.writeLazy(() => {
+      built++;
+      return { seq: i, timings: Array.from({ length: 64 }, (_, k) => k * i) };
+    });
+  }
+  assert.equal(built, 0, "no row was built while the burst was written");
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(built, 256, "each lazy row built once, on timer turns");
+  await w.close();
+  const got = lines(path);
+  assert.deepEqual(got.map((r) => r.seq), Array.from({ length: 256 }, (_, i) => i));
+  assert.equal(got[3].timings[2], 6);
+  assert.equal(w.lines, 256);
+});
+
+test("flush() encodes what is queued at once; rows written after flush follow in order", async () => {
+  const path = join(dir, "flush.jsonl");
+  const w = await JsonlWriter.open(path);
+  w.write({ a: 1 });
+  w.writeLazy(() => ({ a: 2 }));
+  await w.flush();
+  assert.deepEqual(lines(path), [{ a: 1 }, { a: 2 }]);
+  w.write({ a: 3 });
+  await w.close();
+  assert.deepEqual(lines(path), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+});
+
+test("past MAX_PENDING queued rows, write() encodes inline (memory stays bounded)", async () => {
+  const path = join(dir, "bounded.jsonl");
+  const w = await JsonlWriter.open(path);
+  let built = 0;
+  for (let i = 0; i < MAX_PENDING; i++) w.writeLazy(() => (built++, { i }));
+  assert.equal(built, MAX_PENDING, "the queue was encoded when it reached its bound");
+  await w.close();
+  assert.equal(lines(path).length, MAX_PENDING);
+});
+
+test("secret-looking keys are still redacted on the deferred path", async () => {
+  const path = join(dir, "scrub.jsonl");
+  const w = await JsonlWriter.open(path);
+  w.writeLazy(() => ({ body: { api_key: "sk-abc" }, ok: true }));
+  await w.close();
+  assert.deepEqual(lines(path), [{ body: { api_key: "***" }, ok: true }]);
+});
