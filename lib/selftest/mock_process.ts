@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IkError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import type { ProcessGroup, Runtime } from "../runtime/mod.ts";
+import type { ExitStatus, ProcessGroup, Runtime } from "../runtime/mod.ts";
 import { broken, type Check } from "./checks.ts";
 import { type MockRequestLog, parseRequestLog } from "./request_log.ts";
 
@@ -54,8 +54,8 @@ export async function startMockProcess(
     "--request-log",
     ...args,
   ], { logFile });
-  let exited = false;
-  group.exited.then(() => (exited = true));
+  let exited: ExitStatus | null = null;
+  group.exited.then((st) => (exited = st));
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const text = await readFile(logFile, "utf8").catch(() => "");
@@ -82,14 +82,17 @@ export async function startMockProcess(
         },
       };
     }
-    if (exited || performance.now() > deadline) {
+    if (exited !== null || performance.now() > deadline) {
+      const how: string = exited === null
+        ? `no listening line in ${timeoutMs / 1000} s`
+        : `it exited (${(exited as ExitStatus).signal ?? `code ${(exited as ExitStatus).code}`})`;
       group.killGroup("SIGKILL");
       await rm(dir, { recursive: true, force: true });
       const tail = text.trim().split("\n").slice(-2).join(" | ");
       throw new IkError(
         ExitCode.INTERNAL,
         "selftest",
-        `the mock (ik mock ${args.join(" ")}) did not start: ${tail || "no output"}`,
+        `the mock (ik mock ${args.join(" ")}) did not start: ${how}; ${tail || "no output"}`,
         "please report it",
       );
     }

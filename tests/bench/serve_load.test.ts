@@ -129,10 +129,11 @@ describe("bench serve --mode load", { skip }, () => {
       const lv = m.data.levels[0];
       assert.ok(lv.server.max.running >= 350, `the mock saw at most ${lv.server.max.running} running`);
       assert.ok(lv.summary.ttft_ms.p50 < 200, `TTFT p50 ${lv.summary.ttft_ms.p50} ms: requests waited in the client`);
-      // ik's own memory during the level: sampled, and each part within the resident set.
+      // ik's own memory during the level, sampled (on Bun the heap and external figures count
+      // reserved memory too, so they are not bounded by the resident set).
       const cm = lv.client_memory;
       assert.ok(cm.samples >= 2 && cm.rss_peak_mib > 10, JSON.stringify(cm));
-      assert.ok(cm.heap_used_peak_mib > 0 && cm.heap_used_peak_mib < cm.rss_peak_mib && cm.array_buffers_peak_mib <= cm.external_peak_mib, JSON.stringify(cm));
+      assert.ok(cm.heap_used_peak_mib > 0 && cm.array_buffers_peak_mib <= cm.external_peak_mib, JSON.stringify(cm));
     } finally {
       await mock.stop();
     }

@@ -61,7 +61,11 @@ describe("trace replay (binary)", { skip: runtime.name === "bun" ? false : "Bun 
       const lv = rec.data.levels[0];
       assert.equal(lv.name, "trace");
       assert.equal(lv.sent, kept.length);
-      assert.ok(lv.summary.send_lag_ms.p99 <= 5, `send lag p99 ${lv.summary.send_lag_ms.p99} ms`);
+      // Sent on the trace's clock: the median request on time; a tail over 5 ms (a busy host) is
+      // never silent, ik then marks the level client-limited naming its send lag.
+      const lag = lv.summary.send_lag_ms;
+      assert.ok(lag.p50 <= 5, `send lag p50 ${lag.p50} ms`);
+      if (lag.p99 > 5) assert.match(String(lv.client_limited), /send lag p99 [\d.]+ ms > 5 ms/, `send lag p99 ${lag.p99} ms, unflagged`);
       // The mock's own clock: each request arrived at the trace's gap after the first (loopback and scheduling: 10 ms).
       const all = requestLog(mock.proc.stdout());
       assert.equal(all.length, kept.length + 1, "the warm-up and the trace");
