@@ -44,7 +44,6 @@ export function makeRuntime(
       proc.stderr.write(t);
     },
     readStdin: p.readStdin,
-    reexecWithEnv: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra).then((w) => w.code),
     reexecWorker: (extra) => p.reexecWorker([...selfArgv(), ...args()], extra),
     execSelfWithEnv: (extra) => {
       const argv = [...selfArgv(), ...args()];

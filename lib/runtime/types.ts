@@ -185,11 +185,10 @@ export interface Runtime {
   /** Reads all of stdin as text. */
   readStdin(): Promise<string>;
   /**
-   * Runs this program again with `extra` added to its environment (stdio inherited, signals passed
-   * on) and resolves with the child's exit code: for settings a runtime reads only at start.
+   * Runs this program again as a worker with `extra` added to its environment (stdio inherited,
+   * signals passed on) and resolves with its pid, exit code and the signal that ended it: for
+   * settings a runtime reads only at start, where {@link execSelfWithEnv} cannot be used.
    */
-  reexecWithEnv(extra: Record<string, string>): Promise<number>;
-  /** As {@link reexecWithEnv}, resolving with the worker's pid and the signal that ended it. */
   reexecWorker(extra: Record<string, string>): Promise<WorkerExit>;
   /**
    * Replaces this process with a fresh start of this same program, `extra` added to its
