@@ -209,7 +209,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     lastSend = t;
     try {
       const { result, body } = await deps.runner.send(prompt, salt, due);
-      const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: deps.runner.maxFor(prompt), prompt_tokens: promptTokens(result) };
+      const maxTokens = deps.runner.maxFor(prompt);
+      const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
       const target = targetTokens(prompt);
       if (target !== null) extra.target_prompt_tokens = target;
       if (shardTag) extra.shard = shardTag;
@@ -217,13 +218,12 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
       if (!row.ok) failed++;
       deps.journal.write(row);
       // The output document (text, ids, every event's timing) is built when it is written, off this turn.
-      const maxTokens = deps.runner.maxFor(prompt);
       deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
       deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
       const gaps = itlMs(result);
       acc.add(row, gaps);
       deps.live?.ended(spec.name, row, gaps);
-      counts.add(row, deps.runner.maxFor(prompt));
+      counts.add(row, maxTokens);
       if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
     } finally {
       inFlight--;

@@ -31,7 +31,7 @@ export interface LibcCalls {
 }
 
 /** Opens libc with `open(path)` over the usual names; the calls, or why none could be opened. */
-export function firstLibc(open: (path: string) => LibcCalls): LibcCalls | string {
+export function firstLibc<T = LibcCalls>(open: (path: string) => T): T | string {
   let last = "";
   for (const lib of LIBC_CANDIDATES) {
     try {

@@ -100,20 +100,11 @@ function bunExecve(path: string, argv: readonly string[], env: Record<string, st
   const file = cString(path);
   const argvT = table([...argv]);
   const envT = table(Object.entries(env).filter(([k, v]) => !k.includes("=") && typeof v === "string").map(([k, v]) => `${k}=${v}`));
-  let last = "no libc found";
-  for (const lib of LIBC_CANDIDATES) {
-    let h: ReturnType<BunFfi["dlopen"]>;
-    try {
-      h = ffi.dlopen(lib, { execve: { args: ["ptr", "ptr", "ptr"], returns: "i32" } });
-    } catch (e) {
-      last = String((e as Error)?.message ?? e).slice(0, 120);
-      continue;
-    }
-    const rc = h.symbols.execve(ffi.ptr(file), ffi.ptr(new Uint8Array(argvT.buffer)), ffi.ptr(new Uint8Array(envT.buffer)));
-    h.close();
-    return `execve(${path}) returned ${rc} (${held.length} strings)`;
-  }
-  return `execve could not be called: ${last}`;
+  const h = firstLibc((lib) => ffi.dlopen(lib, { execve: { args: ["ptr", "ptr", "ptr"], returns: "i32" } }));
+  if (typeof h === "string") return h;
+  const rc = h.symbols.execve(ffi.ptr(file), ffi.ptr(new Uint8Array(argvT.buffer)), ffi.ptr(new Uint8Array(envT.buffer)));
+  h.close();
+  return `execve(${path}) returned ${rc} (${held.length} strings)`;
 }
 
 /** Creates the Bun runtime. */
