@@ -15,7 +15,7 @@ import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
-import { runtime } from "./lib/runtime/mod.ts";
+import { HTTP_CLIENT_ENV, httpClientEnvProblem, runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -95,6 +95,11 @@ export async function main(argvIn: string[]): Promise<number> {
   } catch (e) {
     if (e === EXIT_SENTINEL) return shownCode ?? ExitCode.OK;
     throw e;
+  }
+  const clientProblem = httpClientEnvProblem({ [HTTP_CLIENT_ENV]: runtime.env(HTTP_CLIENT_ENV) });
+  if (clientProblem !== null) {
+    runtime.writeStderr(scrubText(formatErrorLine(`env ${HTTP_CLIENT_ENV}`, clientProblem, "set it to h1 (ik's HTTP/1.1 client, the default) or fetch (the runtime's fetch), or unset it")) + "\n");
+    return ExitCode.USAGE;
   }
   const manyStreams = BUN_FETCH_LIMIT.commands.has(argv[0] ?? "");
   if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {

@@ -20,7 +20,7 @@
  * Loopback only; bounded in requests and in time (the process exits 3 after TIMEOUT_S).
  * @module
  */
-import { itlMs, parseEndpoint, type RequestResult, requestRow, streamCompletion } from "../../lib/client/mod.ts";
+import { itlMs, parseEndpoint, type RequestResult, requestRow, setDefaultFetch, streamCompletion } from "../../lib/client/mod.ts";
 import { buildBody } from "../../lib/engines/mod.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 
@@ -38,6 +38,10 @@ const killer = setTimeout(() => {
   runtime.exit(3);
 }, timeoutS * 1000);
 (killer as unknown as { unref?: () => void }).unref?.();
+
+// The HTTP client ik measures with (as cli.ts sets it): on Bun, ik's HTTP/1.1 client unless
+// IK_HTTP_CLIENT=fetch picks Bun's fetch.
+setDefaultFetch(runtime.fetch);
 
 const MODEL = "meta-llama/Meta-Llama-3.1-8B-Instruct";
 const ep = parseEndpoint(`http://127.0.0.1:${port}/v1`);

@@ -9,6 +9,7 @@ import { nodeRuntime } from "./node.ts";
 import type { Runtime } from "./types.ts";
 
 export type * from "./types.ts";
+export { HTTP_CLIENT_ENV, httpClientEnvProblem } from "./_fetch_choice.ts";
 
 function detect(): Runtime {
   const g = globalThis as unknown as { Bun?: unknown; Deno?: unknown };

@@ -13,13 +13,8 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { fakeFetch } from "./_replay.ts";
 import { runScripted } from "./_manual.ts";
 import { chatChunk, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
-import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
+import { CLIENTS } from "./_clients.ts";
 
-/** The socket-level cases run through the runtime's fetch and the Node build's node:http client. */
-const CLIENTS: [string, ((u: string, i: RequestInit) => Promise<Response>) | undefined][] = [
-  ["runtime fetch", undefined],
-  ["node:http client", nodeFetch((u, i) => fetch(u, i))],
-];
 
 const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
 /** A chunk as vLLM/OpenAI shape it: id, object, created, model, then choices (and more). */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { nodeFetch } from "../../lib/runtime/_node_fetch.ts";
+import { CLIENTS } from "./_clients.ts";
 import { listModels, parseEndpoint, requestRow, streamCompletion } from "../../lib/client/mod.ts";
 import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
@@ -58,7 +58,7 @@ describe("over a loopback socket", () => {
     await srv.close();
   });
 
-  for (const [client, fetch] of [["runtime fetch", undefined], ["node:http client", nodeFetch((u, i) => globalThis.fetch(u, i))]] as const) {
+  for (const [client, fetch] of CLIENTS) {
   test(`sequential requests reuse the keep-alive connection (${client})`, async () => {
     const ep = parseEndpoint(`http://127.0.0.1:${srv.port}`);
     const n = 8;

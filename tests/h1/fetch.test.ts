@@ -1,0 +1,205 @@
+/**
+ * ik's HTTP/1.1 client as a fetch: the request on the wire, keep-alive reuse (also after a body
+ * that outran its reader and paused the socket), backpressure, abort and cancel, a pooled
+ * connection the server closed, connect errors with their OS code, and what goes to the fallback.
+ * Run over both transports this runtime has: node:net everywhere, and the runtime's own (on Bun,
+ * Bun.connect). Loopback only; every loop bounded.
+ */
+import assert from "node:assert/strict";
+import * as net from "node:net";
+import { after, before, describe, test } from "node:test";
+import { type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
+import { closedPort, type RawServer, rawServer, type Step } from "../client/_raw_server.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const dec = new TextDecoder();
+
+/** Reads a body to its end, optionally pausing between reads (a slow reader). */
+async function readAll(res: Response, pauseMs = 0): Promise<string> {
+  const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+  let s = "";
+  for (let i = 0; i < 100_000; i++) {
+    const r = await rd.read();
+    if (r.done) break;
+    s += dec.decode(r.value, { stream: true });
+    if (pauseMs) await sleep(pauseMs);
+  }
+  return s;
+}
+
+const post = (body: string, extra: RequestInit = {}): RequestInit => ({
+  method: "POST", headers: { "content-type": "application/json", "x-test": "1" }, body, redirect: "manual", ...extra,
+});
+
+const fallbackCalls: string[] = [];
+const fallback = (u: string, _i?: RequestInit) => {
+  fallbackCalls.push(u);
+  return Promise.resolve(new Response("from the fallback"));
+};
+
+const transports: [string, H1Fetch | null][] = [["node:net", h1Fetch(netConnect, fallback)]];
+// On Bun the runtime's measured client is this client over Bun.connect (unless IK_HTTP_CLIENT=fetch).
+if (runtime.name === "bun" && typeof (runtime.fetch as Partial<H1Fetch>).closeIdle === "function") {
+  transports.push(["Bun.connect (the runtime's client)", runtime.fetch as H1Fetch]);
+}
+
+const many = (n: number, len: number): Step[] => Array.from({ length: n }, (_, i) => ({ chunk: `${String(i).padStart(6, "0")}${"x".repeat(len)}\n` }));
+
+for (const [name, f] of transports) {
+  const h1 = f as H1Fetch;
+  describe(`h1 client over ${name}`, () => {
+    let srv: RawServer;
+    before(async () => {
+      srv = await rawServer((req) => {
+        if (req.path.startsWith("/echo")) {
+          return [{ head: 200, headers: { "content-type": "application/json" } }, { chunk: JSON.stringify(req) }, { end: true }];
+        }
+        if (req.path === "/long") return [{ head: 200 }, ...many(300, 200), { end: true }];
+        if (req.path === "/slow-head") return [{ wait: 2000 }, { head: 200 }, { end: true }];
+        if (req.path === "/slow-body") return [{ head: 200 }, { chunk: "a" }, { wait: 2000 }, { end: true }];
+        if (req.path === "/then-close") return [{ head: 200 }, { chunk: "one" }, { end: true }, { wait: 30 }, { close: true }];
+        return [{ head: 404, headers: { "content-type": "text/plain" } }, { chunk: "nope" }, { end: true }];
+      });
+    });
+    after(async () => {
+      h1.closeIdle();
+      await srv.close();
+    });
+    const url = (p: string) => `http://127.0.0.1:${srv.port}${p}`;
+
+    test("the request on the wire: method, path and query, host, the caller's headers, a UTF-8 body with its byte length", async () => {
+      const body = JSON.stringify({ text: "naïve café — 日本" });
+      const res = await h1(url("/echo?x=1"), post(body));
+      assert.equal(res.status, 200);
+      const seen = JSON.parse(await readAll(res));
+      assert.equal(seen.method, "POST");
+      assert.equal(seen.path, "/echo?x=1");
+      assert.equal(seen.headers.host, `127.0.0.1:${srv.port}`);
+      assert.equal(seen.headers["x-test"], "1");
+      assert.equal(seen.headers["content-length"], String(new TextEncoder().encode(body).length));
+      assert.equal(seen.body, body);
+    });
+
+    test("sequential long responses read slowly (the socket paused and resumed) reuse one connection", async () => {
+      h1.closeIdle();
+      const c0 = srv.connections();
+      for (let i = 0; i < 3; i++) {
+        const res = await h1(url("/long"), post("{}"));
+        const text = await readAll(res, i === 0 ? 1 : 0);
+        assert.equal(text.split("\n").length - 1, 300, `response ${i}`);
+        assert.ok(text.startsWith("000000") && text.includes("000299"), `response ${i} whole and in order`);
+      }
+      assert.equal(srv.connections() - c0, 1, "one connection for all three");
+      assert.deepEqual(h1.connections(), { busy: 0, idle: 1 });
+    });
+
+    test("abort before the head rejects with the signal's reason; mid-body it errors the read; the next request works", async () => {
+      const ac = new AbortController();
+      const p = h1(url("/slow-head"), post("{}", { signal: ac.signal }));
+      setTimeout(() => ac.abort(new Error("stop now")), 50);
+      await assert.rejects(p, /stop now/);
+      const ac2 = new AbortController();
+      const res = await h1(url("/slow-body"), post("{}", { signal: ac2.signal }));
+      const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+      assert.equal(dec.decode((await rd.read()).value), "a");
+      setTimeout(() => ac2.abort(new Error("cut")), 50);
+      await assert.rejects(rd.read(), /cut/);
+      const ok = await h1(url("/echo"), post("{}"));
+      assert.equal(ok.status, 200);
+      await readAll(ok);
+      await assert.rejects(h1(url("/echo"), post("{}", { signal: AbortSignal.abort(new Error("already")) })), /already/);
+    });
+
+    test("a body cancelled mid-way closes its connection; the next request gets a fresh one", async () => {
+      const c0 = srv.connections();
+      const res = await h1(url("/long"), post("{}"));
+      const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+      await rd.read();
+      await rd.cancel();
+      const again = await h1(url("/long"), post("{}"));
+      assert.equal((await readAll(again)).split("\n").length - 1, 300);
+      assert.ok(srv.connections() - c0 >= 1);
+    });
+
+    test("a pooled connection the server closed while idle is not reused: no failure", async () => {
+      h1.closeIdle();
+      const res = await h1(url("/then-close"), post("{}"));
+      assert.equal(await readAll(res), "one");
+      await sleep(150); // the server closes it 30 ms after the response
+      assert.equal(h1.connections().idle, 0, "the closed connection left the pool");
+      const next = await h1(url("/echo"), post("{}"));
+      assert.equal(next.status, 200);
+      await readAll(next);
+    });
+
+    test("an error status comes back as a response with its body", async () => {
+      const res = await h1(url("/missing"), post("{}"));
+      assert.equal(res.status, 404);
+      assert.equal(res.headers.get("content-type"), "text/plain");
+      assert.equal(await res.text(), "nope");
+    });
+
+    test("connect errors carry the OS code (refused: ECONNREFUSED)", async () => {
+      const port = await closedPort();
+      await assert.rejects(h1(`http://127.0.0.1:${port}/v1`, post("{}")), (e: unknown) => (e as { code?: string }).code === "ECONNREFUSED");
+    });
+
+    test("a header value with a line break is refused before anything is sent", async () => {
+      await assert.rejects(h1(url("/echo"), post("{}", { headers: { "x-bad": "a\r\nx-injected: 1" } })), TypeError);
+    });
+
+    test("https, a followed redirect, a streamed body and credentials in the URL go to the fallback", async () => {
+      fallbackCalls.length = 0;
+      if (name !== "node:net") return; // the runtime's client falls back to the runtime's fetch
+      await h1("https://127.0.0.1:1/v1", post("{}"));
+      await h1(url("/echo"), { method: "POST", body: "{}" }); // redirect defaults to "follow"
+      await h1(url("/echo"), post("{}", { body: new ReadableStream() }));
+      await h1(`http://u:p@127.0.0.1:${srv.port}/echo`, post("{}"));
+      assert.equal(fallbackCalls.length, 4);
+    });
+  });
+}
+
+test("a body nobody reads does not pile up in memory: the socket is paused at a few queued chunks, resumed by reads", async () => {
+  const srv = await rawServer(() => [{ head: 200 }, ...many(2000, 1000), { end: true }]);
+  let delivered = 0, pauses = 0, resumes = 0;
+  // node:net, watched: what the transport handed to the client, and each pause and resume.
+  const watched: typeof netConnect = async (host, port, h) => {
+    const c = await netConnect(host, port, { data: (b) => (delivered += b.length, h.data(b)), close: h.close });
+    return { ...c, pause: () => (pauses++, c.pause()), resume: () => (resumes++, c.resume()) };
+  };
+  const f = h1Fetch(watched, fallback);
+  try {
+    const res = await f(`http://127.0.0.1:${srv.port}/`, post("{}"));
+    await sleep(300);
+    assert.ok(pauses >= 1, "paused");
+    assert.ok(delivered < 1_000_000, `${delivered} bytes of 2 MB taken from the socket before anyone read`);
+    const text = await readAll(res);
+    assert.equal(text.split("\n").length - 1, 2000, "then the whole body arrives");
+    assert.ok(resumes >= 1, "resumed");
+  } finally {
+    f.closeIdle();
+    await srv.close();
+  }
+});
+
+test("a response cut mid-body by the server (reset) errors the read with ECONNRESET in its words", async () => {
+  const srv = net.createServer((s) => {
+    s.once("data", () => {
+      s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n");
+      setTimeout(() => s.destroy(), 30);
+    });
+  });
+  await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", () => ok()));
+  const f = h1Fetch(netConnect, fallback);
+  try {
+    const res = await f(`http://127.0.0.1:${(srv.address() as net.AddressInfo).port}/`, post("{}"));
+    const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+    assert.equal(dec.decode((await rd.read()).value), "abc");
+    await assert.rejects(rd.read(), (e: unknown) => /closed mid-body/.test((e as Error).message) && (e as { code?: string }).code === "ECONNRESET");
+  } finally {
+    f.closeIdle();
+    await new Promise<void>((ok) => srv.close(() => ok()));
+  }
+});
