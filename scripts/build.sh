@@ -49,7 +49,10 @@ case "$target" in
     # No --bytecode (Bun's bytecode is for Bun only). ESM: cli.ts has a top-level await, which CJS cannot hold.
     args=(build --target=node --format=esm --minify "${defines[@]}" scripts/node_entry.ts --outfile "$outfile") ;;
   *)
-    args=(build --compile --minify --bytecode --format=esm "${defines[@]}" cli.ts --outfile "$outfile")
+    # No autoloaded .env or bunfig.toml: a file in the user's working directory must not change
+    # what ik measures or sends (an env var, a proxy, Bun's own settings) without being asked.
+    args=(build --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig
+      "${defines[@]}" cli.ts --outfile "$outfile")
     [ -n "$target" ] && args+=(--target "$target") ;;
 esac
 ./node_modules/.bin/bun "${args[@]}" >/dev/null

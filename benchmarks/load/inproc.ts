@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { PromptPool } from "../../lib/bench/prompt_pool.ts";
 import { Runner } from "../../lib/bench/runner.ts";
 import { runLevel } from "../../lib/bench/load_level.ts";
-import { parseEndpoint } from "../../lib/client/mod.ts";
+import { parseEndpoint, setDefaultFetch } from "../../lib/client/mod.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
 import { JsonlWriter } from "../../lib/evidence/mod.ts";
 import { runOpenLoop } from "../../lib/executors/mod.ts";
 import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
@@ -24,6 +25,9 @@ import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
 import { nearestRank } from "../../lib/stats/mod.ts";
 import type { Mock } from "./procs.ts";
+
+// The client the binary measures with, as cli.ts sets it (on Bun: ik's HTTP/1.1 client).
+setDefaultFetch(runtime.fetch);
 
 const cpuUs = () => {
   const u = process.cpuUsage();

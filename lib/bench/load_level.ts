@@ -22,6 +22,7 @@ import { type ScheduleWindow, ScheduleWindows } from "../metrics/windows.ts";
 import { targetTokens } from "./prompt_lengths.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
+import { CompletionQueue } from "./completion_queue.ts";
 
 /** A client that fell this far behind its schedule (p99, ms) may have limited the level. */
 export const SEND_LAG_LIMIT_MS = 5;
@@ -196,6 +197,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     return pick();
   };
   let inFlight = 0, failed = 0, sent = 0;
+  const done = new CompletionQueue();
   let firstSend: number | null = null, lastSend: number | null = null;
   const shardTag = spec.shard ? `${spec.shard.k}/${spec.shard.s}` : null;
   // `seq` numbers a level's requests in send order (the open loop's schedule index).
@@ -209,22 +211,25 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     lastSend = t;
     try {
       const { result, body } = await deps.runner.send(prompt, salt, due);
-      const maxTokens = deps.runner.maxFor(prompt);
-      const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
-      const target = targetTokens(prompt);
-      if (target !== null) extra.target_prompt_tokens = target;
-      if (shardTag) extra.shard = shardTag;
-      const row = requestRow(result, extra);
-      if (!row.ok) failed++;
-      deps.journal.write(row);
-      // The output document (text, ids, every event's timing) is built when it is written, off this turn.
-      deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
-      deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
-      const gaps = itlMs(result);
-      acc.add(row, gaps);
-      deps.live?.ended(spec.name, row, gaps);
-      counts.add(row, maxTokens);
-      if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
+      // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
+      done.push(() => {
+        const maxTokens = deps.runner.maxFor(prompt);
+        const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
+        const target = targetTokens(prompt);
+        if (target !== null) extra.target_prompt_tokens = target;
+        if (shardTag) extra.shard = shardTag;
+        const row = requestRow(result, extra);
+        if (!row.ok) failed++;
+        deps.journal.write(row);
+        // The output document (text, ids, every event's timing) is built when it is written, off this turn.
+        deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
+        deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
+        const gaps = itlMs(result);
+        acc.add(row, gaps);
+        deps.live?.ended(spec.name, row, gaps);
+        counts.add(row, maxTokens);
+        if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
+      });
     } finally {
       inFlight--;
     }
@@ -257,6 +262,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     }
   } finally {
     clearInterval(tick);
+    // Every ended request recorded (rows journaled, numbers added) before the level's numbers are read.
+    await done.drain();
   }
   const loop = lag.stop();
   const clientMemory = memory ? memory.stop() : null;

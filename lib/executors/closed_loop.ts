@@ -4,7 +4,10 @@
  * as the server slows, so this is a STRESS TEST, never a capacity measurement, and never yields N*.
  * @module
  */
-import { type PacerTimers, REAL_TIMERS } from "./pacer.ts";
+import { type PacerTimers, REAL_TIMERS, START_SLICE } from "./pacer.ts";
+import { TurnSlicer } from "./turn_slicer.ts";
+
+export { START_SLICE };
 
 /** Options for {@link runClosedLoop}. */
 export interface ClosedLoopOptions {
@@ -16,8 +19,8 @@ export interface ClosedLoopOptions {
   maxRequests?: number | null;
   /** Stops starting requests when aborted. */
   signal?: AbortSignal;
-  /** Clock (default the real one). */
-  timers?: Pick<PacerTimers, "clock">;
+  /** Clock and the yield between start slices (default the real ones). */
+  timers?: Pick<PacerTimers, "clock"> & Partial<Pick<PacerTimers, "yieldNow">>;
 }
 
 /**
@@ -30,12 +33,22 @@ export async function runClosedLoop(
   opts: ClosedLoopOptions,
 ): Promise<{ t0Ms: number; sent: number }> {
   const clock = opts.timers?.clock ?? REAL_TIMERS.clock;
+  const yieldNow = opts.timers?.yieldNow ?? REAL_TIMERS.yieldNow;
   const t0 = clock();
   const end = t0 + opts.durationS * 1000;
   const cap = opts.maxRequests ?? Infinity;
   let next = 0;
+  // Every start, the first ones and each worker's next, takes a permit: START_SLICE per turn.
+  const slicer = new TurnSlicer(yieldNow);
+  const more = () => next < cap && clock() < end && !opts.signal?.aborted;
   const worker = async () => {
-    while (next < cap && clock() < end && !opts.signal?.aborted) {
+    while (more()) {
+      const wait = slicer.take();
+      if (wait !== null) {
+        await wait;
+        // The cap, the duration or an abort may have come while this start waited.
+        if (!more()) return;
+      }
       const i = next++;
       await send(i, null).catch(() => {});
     }

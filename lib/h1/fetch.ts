@@ -19,6 +19,7 @@
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
 import type { Connect, TransportConn } from "./types.ts";
+import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
 
 /** The fetch signature (a URL string and an init; resolves at the response head). */
 export type H1FetchFn = (input: string, init?: RequestInit) => Promise<Response>;
@@ -37,17 +38,6 @@ const NULL_BODY = new Set([204, 205, 304]);
 const MAX_IDLE_PER_HOST = 4096;
 /** Body chunks queued ahead of the reader before the socket is paused. */
 const QUEUED_CHUNKS = 8;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const BAD_VALUE = /[\r\n\0]/;
-const encoder = new TextEncoder();
-
-interface Target {
-  key: string;
-  host: string;
-  port: number;
-  hostHeader: string;
-  path: string;
-}
 
 /** One request and its response on a connection. */
 interface Exchange {
@@ -60,6 +50,17 @@ interface Exchange {
   finished: boolean;
   signal: AbortSignal | null;
   onAbort: (() => void) | null;
+  /** The error to raise once the queued chunks are read (see {@link Conn.failWith}). */
+  pendingError: { e: unknown } | null;
+}
+
+/** Errors a body stream, if it is still open. */
+function erroredWith(c: ReadableStreamDefaultController<Uint8Array> | null, e: unknown): void {
+  try {
+    c?.error(e);
+  } catch {
+    // already errored or closed
+  }
 }
 
 /** A pooled connection: its transport, its parser and the exchange it carries. */
@@ -89,7 +90,9 @@ class Conn implements ResponseSink {
         start: (c) => {
           ex.ctrl = c;
         },
-        pull: () => {
+        pull: (c) => {
+          // A lost connection's error waits until the chunks before it have been read.
+          if (ex.pendingError !== null && (c.desiredSize ?? 0) >= QUEUED_CHUNKS) erroredWith(c, ex.pendingError.e);
           if (this.paused && this.ex === ex) {
             this.paused = false;
             this.t?.resume();
@@ -158,6 +161,11 @@ class Conn implements ResponseSink {
     this.pool.forget(this);
     const ex = this.ex;
     if (ex === null) return;
+    if (err !== null && this.parser.untilClose) {
+      // A body delimited by the close, ended by a reset: cut short, not complete.
+      this.failWith(ex, Object.assign(new Error(`connection reset during a body delimited by the close (ECONNRESET): ${err.message}`), { code: (err as { code?: string }).code ?? "ECONNRESET" }), true);
+      return;
+    }
     try {
       this.parser.close();
     } catch (e) {
@@ -166,25 +174,27 @@ class Conn implements ResponseSink {
         // The OS said why (a reset): keep its words and code beside the parser's.
         why = Object.assign(new Error(`${(e as Error).message}: ${err.message}`), { code: (err as { code?: string }).code ?? (e as H1ProtocolError).code });
       }
-      this.failWith(ex, why);
+      this.failWith(ex, why, true);
       return;
     }
     this.settle(ex);
   }
 
-  /** Ends the exchange with an error: the promise before the head, the body after it. */
-  failWith(ex: Exchange, e: unknown): void {
+  /**
+   * Ends the exchange with an error: the promise before the head, the body after it. `afterQueued`
+   * (a lost connection, not an abort): the chunks already received are read first (a `[DONE]`
+   * among them still counts), then the error.
+   */
+  failWith(ex: Exchange, e: unknown, afterQueued = false): void {
     if (!ex.answered) {
       ex.answered = true;
       ex.finished = true;
       ex.reject(e);
     } else if (!ex.finished) {
       ex.finished = true;
-      try {
-        ex.ctrl?.error(e);
-      } catch {
-        // already errored or closed
-      }
+      const c = ex.ctrl;
+      if (afterQueued && c !== null && (c.desiredSize ?? QUEUED_CHUNKS) < QUEUED_CHUNKS) ex.pendingError = { e };
+      else erroredWith(c, e);
     }
     this.drop(ex);
   }
@@ -236,11 +246,6 @@ class Pool {
   release(c: Conn): void {
     c.parser.reset();
     c.keep = false;
-    if (c.paused) {
-      // Paused while the last body's chunks waited for their reader: the next response must be read.
-      c.paused = false;
-      c.t?.resume();
-    }
     let list = this.idle.get(c.target.key);
     if (!list) this.idle.set(c.target.key, list = []);
     if (list.length >= MAX_IDLE_PER_HOST) {
@@ -249,6 +254,12 @@ class Pool {
     }
     c.t?.setRef(false);
     list.push(c);
+    if (c.paused) {
+      // Paused while the last body's chunks waited for their reader: the next response must be read.
+      // (In the pool first: bytes an idle connection gets now destroy it, and it leaves the pool.)
+      c.paused = false;
+      c.t?.resume();
+    }
   }
 
   forget(c: Conn): void {
@@ -269,63 +280,6 @@ class Pool {
     for (const list of this.idle.values()) idle += list.length;
     return { busy: this.all.size - idle, idle };
   }
-}
-
-const targets = new Map<string, Target | null>();
-
-/** The request target of a URL this client can send, or null (left to the fallback). */
-function targetOf(input: string): Target | null {
-  let t = targets.get(input);
-  if (t === undefined) {
-    t = null;
-    let u: URL | null = null;
-    try {
-      u = new URL(input);
-    } catch {
-      u = null;
-    }
-    if (u !== null && u.protocol === "http:" && !u.username && !u.password) {
-      const port = u.port ? Number(u.port) : 80;
-      const host = u.hostname.replace(/^\[|\]$/g, "");
-      t = { key: `${host}:${port}`, host, port, hostHeader: u.host, path: (u.pathname || "/") + u.search };
-    }
-    if (targets.size > 256) targets.clear();
-    targets.set(input, t);
-  }
-  return t;
-}
-
-/** The header lines of an init, validated as fetch does (a CR or LF in a value is refused). */
-function headerLines(h: HeadersInit | undefined, t: Target, bodyLength: number | null): string {
-  const lines: string[] = [];
-  let host: string | null = null;
-  const add = (name: string, value: string) => {
-    if (!TOKEN.test(name)) throw new TypeError(`invalid header name '${name.slice(0, 40)}'`);
-    const v = String(value).trim();
-    if (BAD_VALUE.test(v)) throw new TypeError(`invalid value of header '${name}' (a line break or NUL)`);
-    const lower = name.toLowerCase();
-    if (lower === "content-length" || lower === "transfer-encoding" || lower === "connection") return; // this client frames the request
-    if (lower === "host") host = v;
-    else lines.push(`${name}: ${v}\r\n`);
-  };
-  if (h instanceof Headers) h.forEach((v, k) => add(k, v));
-  else if (Array.isArray(h)) for (const [k, v] of h) add(k, v);
-  else if (h) for (const k of Object.keys(h)) add(k, (h as Record<string, string>)[k]);
-  let head = `host: ${host ?? t.hostHeader}\r\n` + lines.join("");
-  if (bodyLength !== null) head += `content-length: ${bodyLength}\r\n`;
-  return head;
-}
-
-/** The request's bytes: head and body in one buffer (one write, one segment on the wire). */
-function requestBytes(method: string, t: Target, headers: HeadersInit | undefined, body: string | Uint8Array | null): Uint8Array {
-  const payload = typeof body === "string" ? encoder.encode(body) : body;
-  const needsLength = payload !== null || method === "POST" || method === "PUT" || method === "PATCH";
-  const head = encoder.encode(`${method} ${t.path} HTTP/1.1\r\n${headerLines(headers, t, needsLength ? (payload?.length ?? 0) : null)}\r\n`);
-  if (payload === null || payload.length === 0) return head;
-  const all = new Uint8Array(head.length + payload.length);
-  all.set(head, 0);
-  all.set(payload, head.length);
-  return all;
 }
 
 /**
@@ -353,7 +307,7 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
     }
     const onSend = (init as { onSend?: () => void }).onSend;
     return new Promise<Response>((resolve, reject) => {
-      const ex: Exchange = { resolve, reject, ctrl: null, answered: false, finished: false, signal, onAbort: null };
+      const ex: Exchange = { resolve, reject, ctrl: null, answered: false, finished: false, signal, onAbort: null, pendingError: null };
       let conn = pool.take(t.key);
       const fresh = conn === null;
       if (conn === null) {
@@ -368,7 +322,11 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
         signal.addEventListener("abort", ex.onAbort, { once: true });
       }
       // The request is handed to its connection now (a new one: its connect counts in TTFT, as with fetch).
-      onSend?.();
+      try {
+        onSend?.();
+      } catch {
+        // a timing hook must not strand the connection
+      }
       if (!fresh) {
         c.t?.setRef(true);
         c.t?.write(bytes);

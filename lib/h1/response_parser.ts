@@ -109,6 +109,11 @@ export class ResponseParser {
     return this.state === S.Done;
   }
 
+  /** Whether the body runs to the connection's close (and has not ended). */
+  get untilClose(): boolean {
+    return this.state === S.Close;
+  }
+
   /** Whether the head has been read. */
   get headDone(): boolean {
     return this.state !== S.Head;
@@ -191,7 +196,8 @@ export class ResponseParser {
    */
   close(): void {
     if (this.state === S.Done) return;
-    if (this.state === S.Close) {
+    if (this.state === S.Close || this.state === S.Trailer) {
+      // A close-delimited body ends here; so does one whose last chunk came (only trailers were left).
       this.finish();
       return;
     }
@@ -347,7 +353,8 @@ function contentLength(head: ResponseHead): string | null {
 
 /** How the body of `head` is delimited (RFC 9112 §6.3). */
 export function framingOf(head: ResponseHead, isHeadRequest: boolean): Framing {
-  if (isHeadRequest || head.status === 204 || head.status === 304) return "none";
+  // 205 Reset Content has no content either (RFC 9110 §15.3.6).
+  if (isHeadRequest || head.status === 204 || head.status === 205 || head.status === 304) return "none";
   const te = values(head, "transfer-encoding");
   if (te.length) return te[te.length - 1].toLowerCase() === "chunked" ? "chunked" : "close";
   return contentLength(head) === null ? "close" : "length";

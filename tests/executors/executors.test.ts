@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type PacerTimers, runClosedLoop, runOpenLoop, waitUntil } from "../../lib/executors/mod.ts";
+import { START_SLICE } from "../../lib/executors/closed_loop.ts";
 
 /** A clock whose sleeps wake `lateMs` late, as real timers do, and whose yields take 0.01 ms. */
 function manual(lateMs: number): PacerTimers & { now: number; sleeps: number; yields: number } {
@@ -75,6 +76,15 @@ describe("runOpenLoop", () => {
     assert.deepEqual(seen, [0, 1, 2, 3]);
     assert.equal(out.sent, 4);
   });
+  test(`a burst due at once (--request-rate inf) is sent ${START_SLICE} per turn of the event loop`, async () => {
+    const t = manual(0);
+    const yieldsAt: number[] = [];
+    const out = await runOpenLoop(async () => {
+      yieldsAt.push(t.yields);
+    }, { offsetsMs: new Float64Array(50), timers: t });
+    assert.equal(out.sent, 50);
+    for (let k = 0; k < 50; k++) assert.equal(yieldsAt[k], Math.floor((k + 1) / START_SLICE), `send ${k}`);
+  });
 });
 
 describe("runClosedLoop", () => {
@@ -94,5 +104,27 @@ describe("runClosedLoop", () => {
     assert.ok(out.sent >= 395 && out.sent <= 405, `${out.sent}`);
     const capped = await runClosedLoop(send, { workers: 4, durationS: 1000, maxRequests: 9, timers: t });
     assert.equal(capped.sent, 9);
+  });
+
+  test(`every start, the first ones and each worker's next, goes ${START_SLICE} per turn of the event loop`, async () => {
+    let turns = 0, now = 0;
+    const timers = { clock: () => now, yieldNow: () => new Promise<void>((r) => setImmediate(r)).then(() => void turns++) };
+    const startsByTurn = new Map<number, number>();
+    let inFlight = 0, maxInFlight = 0;
+    // Requests that end at once (a closed loop of equal lengths): the next ones would all start on that turn.
+    const send = async () => {
+      startsByTurn.set(turns, (startsByTurn.get(turns) ?? 0) + 1);
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+    };
+    const out = await runClosedLoop(send, { workers: 40, durationS: 1000, maxRequests: 200, timers });
+    assert.equal(out.sent, 200);
+    assert.equal(maxInFlight, 40, "all 40 workers in flight at once");
+    const counts = [...startsByTurn.values()];
+    assert.equal(counts.reduce((a, b) => a + b, 0), 200);
+    assert.ok(Math.max(...counts) <= START_SLICE, `starts per turn: ${counts.join(" ")}`);
+    assert.equal(startsByTurn.get(0), START_SLICE, "the first slice starts at once");
   });
 });

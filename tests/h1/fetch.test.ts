@@ -140,9 +140,9 @@ for (const [name, f] of transports) {
       assert.equal(await res.text(), "nope");
     });
 
-    test("connect errors carry the OS code (refused: ECONNREFUSED)", async () => {
+    test("connect errors carry the OS code, in the code and in the words (refused: ECONNREFUSED)", async () => {
       const port = await closedPort();
-      await assert.rejects(h1(`http://127.0.0.1:${port}/v1`, post("{}")), (e: unknown) => (e as { code?: string }).code === "ECONNREFUSED");
+      await assert.rejects(h1(`http://127.0.0.1:${port}/v1`, post("{}")), (e: unknown) => (e as { code?: string }).code === "ECONNREFUSED" && /ECONNREFUSED/.test((e as Error).message));
     });
 
     test("a header value with a line break is refused before anything is sent", async () => {
@@ -181,6 +181,71 @@ test("a body nobody reads does not pile up in memory: the socket is paused at a 
   } finally {
     f.closeIdle();
     await srv.close();
+  }
+});
+
+/** A one-shot server that answers the first request with `wire`, then resets (RST) or closes (FIN). */
+async function oneShot(wire: string, end: "reset" | "close" | "none", afterMs = 30) {
+  const srv = net.createServer((s) => {
+    s.on("error", () => {});
+    s.once("data", () => {
+      s.write(wire);
+      if (end !== "none") {
+        setTimeout(() => {
+          const r = s as net.Socket & { resetAndDestroy?: () => void };
+          if (end === "reset" && r.resetAndDestroy) r.resetAndDestroy();
+          else if (end === "reset") s.destroy();
+          else s.end();
+        }, afterMs);
+      }
+    });
+  });
+  await new Promise<void>((ok) => srv.listen(0, "127.0.0.1", () => ok()));
+  return { url: `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}/`, close: () => new Promise<void>((ok) => srv.close(() => ok())) };
+}
+
+test("chunks received before the connection was lost are read first (a [DONE] among them counts), then the error", async () => {
+  const s = await oneShot("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\ne\r\ndata: [DONE]\n\n\r\n", "close");
+  const f = h1Fetch(netConnect, fallback);
+  try {
+    const res = await f(s.url, post("{}"));
+    await sleep(200); // the FIN (without the last chunk) arrives before anyone reads
+    const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+    assert.equal(dec.decode((await rd.read()).value), "data: [DONE]\n\n");
+    await assert.rejects(rd.read(), /closed mid-body/);
+  } finally {
+    f.closeIdle();
+    await s.close();
+  }
+});
+
+test("a body delimited by the close and ended by a reset is cut short, not complete; by a FIN it is complete", async () => {
+  const wire = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: x\n\n";
+  for (const end of ["reset", "close"] as const) {
+    const s = await oneShot(wire, end);
+    const f = h1Fetch(netConnect, fallback);
+    try {
+      const res = await f(s.url, post("{}"));
+      if (end === "reset") await assert.rejects(readAll(res), /connection reset during a body delimited by the close/);
+      else assert.equal(await readAll(res), "data: x\n\n");
+    } finally {
+      f.closeIdle();
+      await s.close();
+    }
+  }
+});
+
+test("205 Reset Content ends at its head (no body follows), and the connection is reused", async () => {
+  const s = await oneShot("HTTP/1.1 205 Reset Content\r\n\r\n", "none");
+  const f = h1Fetch(netConnect, fallback);
+  try {
+    const res = await f(s.url, post("{}"));
+    assert.equal(res.status, 205);
+    assert.equal(res.body, null);
+    assert.deepEqual(f.connections(), { busy: 0, idle: 1 });
+  } finally {
+    f.closeIdle();
+    await s.close();
   }
 });
 

@@ -1,0 +1,91 @@
+/**
+ * Where a level's finished requests are recorded (row, journal, accumulators, live series): at
+ * most {@link COMPLETION_BUDGET_MS} of that work per turn of the event loop, the rest on the next
+ * turns, in completion order. In a closed loop of equal lengths (and on a real server's batch
+ * that ends on one step) hundreds of streams end on the same turn; recording them all there
+ * blocked the loop for tens of ms, and every token that arrived meanwhile was timestamped late.
+ * The measurement itself is over before a job is queued: only the bookkeeping waits.
+ * @module
+ */
+
+/** Recording work allowed per turn before the rest waits for the next one, ms. */
+export const COMPLETION_BUDGET_MS = 2;
+
+/** A FIFO of recording jobs run under a per-turn time budget. */
+export class CompletionQueue {
+  #jobs: (() => void)[] = [];
+  #head = 0;
+  #spent = 0;
+  #armed = false;
+  #error: unknown = null;
+  #idle: (() => void)[] = [];
+
+  /**
+   * @param budgetMs work per turn (default {@link COMPLETION_BUDGET_MS})
+   * @param clock monotonic ms (default performance.now)
+   * @param nextTurn runs its callback on a later turn (default setImmediate)
+   */
+  constructor(
+    private readonly budgetMs = COMPLETION_BUDGET_MS,
+    private readonly clock: () => number = () => performance.now(),
+    private readonly nextTurn: (f: () => void) => void = (f) => void setImmediate(f),
+  ) {}
+
+  /** Jobs waiting. */
+  get pending(): number {
+    return this.#jobs.length - this.#head;
+  }
+
+  /** Runs `job` now if this turn has budget left and nothing waits, else on a later turn. */
+  push(job: () => void): void {
+    if (this.pending === 0 && this.#spent < this.budgetMs) {
+      const t = this.clock();
+      this.#run(job);
+      this.#spent += this.clock() - t;
+    } else this.#jobs.push(job);
+    this.#arm();
+  }
+
+  /** Resolves once every job has run; rejects with the first error a job threw. */
+  async drain(): Promise<void> {
+    while (this.pending > 0) await new Promise<void>((ok) => this.#idle.push(ok));
+    if (this.#error !== null) throw this.#error;
+  }
+
+  #run(job: () => void): void {
+    try {
+      job();
+    } catch (e) {
+      this.#error ??= e;
+    }
+  }
+
+  #arm(): void {
+    if (this.#armed) return;
+    this.#armed = true;
+    this.nextTurn(() => this.#turn());
+  }
+
+  #turn(): void {
+    this.#armed = false;
+    const t0 = this.clock();
+    while (this.pending > 0 && this.clock() - t0 < this.budgetMs) {
+      const job = this.#jobs[this.#head];
+      this.#jobs[this.#head++] = undefined as unknown as () => void;
+      this.#run(job);
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#jobs.length) {
+      this.#jobs = this.#jobs.slice(this.#head);
+      this.#head = 0;
+    }
+    if (this.pending > 0) {
+      this.#spent = this.clock() - t0;
+      this.#arm();
+    } else {
+      // Nothing waits: no turn is scheduled (an idle queue costs nothing). A push later on this
+      // same turn may run at once, so a turn does at most twice the budget.
+      this.#spent = 0;
+      for (const ok of this.#idle.splice(0)) ok();
+    }
+  }
+}
