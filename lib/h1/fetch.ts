@@ -36,8 +36,8 @@ export interface H1Fetch extends H1FetchFn {
 const NULL_BODY = new Set([204, 205, 304]);
 /** Idle connections kept per host (a closed loop of N streams reuses N). */
 const MAX_IDLE_PER_HOST = 4096;
-/** Body chunks queued ahead of the reader before the socket is paused. */
-const QUEUED_CHUNKS = 8;
+/** Body bytes queued ahead of the reader before the socket is paused (the rest waits in the kernel). */
+const QUEUED_BYTES = 64 * 1024;
 
 /** One request and its response on a connection. */
 interface Exchange {
@@ -92,7 +92,7 @@ class Conn implements ResponseSink {
         },
         pull: (c) => {
           // A lost connection's error waits until the chunks before it have been read.
-          if (ex.pendingError !== null && (c.desiredSize ?? 0) >= QUEUED_CHUNKS) erroredWith(c, ex.pendingError.e);
+          if (ex.pendingError !== null && (c.desiredSize ?? 0) >= QUEUED_BYTES) erroredWith(c, ex.pendingError.e);
           if (this.paused && this.ex === ex) {
             this.paused = false;
             this.t?.resume();
@@ -105,7 +105,7 @@ class Conn implements ResponseSink {
             this.drop(ex);
           }
         },
-      }, { highWaterMark: QUEUED_CHUNKS });
+      }, { highWaterMark: QUEUED_BYTES, size: (c) => c.byteLength });
     }
     let res: Response;
     try {
@@ -193,7 +193,7 @@ class Conn implements ResponseSink {
     } else if (!ex.finished) {
       ex.finished = true;
       const c = ex.ctrl;
-      if (afterQueued && c !== null && (c.desiredSize ?? QUEUED_CHUNKS) < QUEUED_CHUNKS) ex.pendingError = { e };
+      if (afterQueued && c !== null && (c.desiredSize ?? QUEUED_BYTES) < QUEUED_BYTES) ex.pendingError = { e };
       else erroredWith(c, e);
     }
     this.drop(ex);

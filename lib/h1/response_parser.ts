@@ -32,7 +32,8 @@ export type Framing = "none" | "length" | "chunked" | "close";
 export interface ResponseSink {
   /** The final (non-1xx) head, with the framing the parser will apply. */
   onHead(head: ResponseHead, framing: Framing): void;
-  /** Body bytes: a view valid until the next push (copy to keep it past that). */
+  /** Body bytes: a view into the pushed buffer, which the parser may have rearranged in place (it is
+   * never touched again after this call). */
   onData(bytes: Uint8Array): void;
   /** The body is complete. */
   onEnd(): void;
@@ -76,8 +77,13 @@ export class ResponseParser {
   private state = S.Head;
   private head: Uint8Array[] = [];
   private headLen = 0;
-  /** The chunk-size or trailer line read so far (one may span pushes). */
+  /** The trailer line read so far (one may span pushes). */
   private line = "";
+  /** The chunk-size line being read: digits so far, past them, in an extension, its bytes. */
+  private sizeDigits = 0;
+  private sizeDone = false;
+  private inExt = false;
+  private lineBytes = 0;
   private left = 0;
   private framing: Framing = "none";
   private noBody: boolean;
@@ -98,10 +104,15 @@ export class ResponseParser {
     this.headLen = 0;
     this.line = "";
     this.left = 0;
+    this.sizeDigits = 0;
+    this.sizeDone = false;
+    this.inExt = false;
+    this.lineBytes = 0;
     this.framing = "none";
     this.noBody = isHead;
     this.result = null;
     this.extra = false;
+    this.gatherAt = this.gatherEnd = -1;
   }
 
   /** Whether the whole response (head and body) has been read. */
@@ -119,8 +130,52 @@ export class ResponseParser {
     return this.state !== S.Head;
   }
 
-  /** Feeds the bytes the connection delivered. Throws {@link H1ProtocolError} for a malformed response. */
+  /**
+   * Feeds the bytes the connection delivered. Throws {@link H1ProtocolError} for a malformed
+   * response (after handing on the body bytes before the fault). The body bytes of one push go out
+   * as one piece: a view when they are contiguous, one copy when chunk framing cut them apart (a
+   * server that coalesces 259 one-event chunks into one write costs one read downstream, not 259).
+   */
   push(b: Uint8Array): void {
+    this.buf = b;
+    try {
+      this.pushAll(b);
+    } finally {
+      this.flush();
+      this.buf = null;
+    }
+  }
+
+  /**
+   * Body bytes of this push not yet handed on: the buffer and where its body bytes are gathered,
+   * in place (each range moved down over the chunk framing before it: no allocation, one memmove).
+   */
+  private buf: Uint8Array | null = null;
+  private gatherAt = -1;
+  private gatherEnd = -1;
+
+  /** Body bytes b[s, e) of the current push. */
+  private emit(s: number, e: number): void {
+    if (e <= s) return;
+    if (this.gatherAt < 0) {
+      this.gatherAt = s;
+      this.gatherEnd = e;
+    } else {
+      // The buffer is this parser's to change: the transport never reads or reuses it.
+      if (s !== this.gatherEnd) (this.buf as Uint8Array).copyWithin(this.gatherEnd, s, e);
+      this.gatherEnd += e - s;
+    }
+  }
+
+  private flush(): void {
+    if (this.gatherAt < 0) return;
+    const b = this.buf as Uint8Array;
+    const out = this.gatherAt === 0 && this.gatherEnd === b.length ? b : b.subarray(this.gatherAt, this.gatherEnd);
+    this.gatherAt = this.gatherEnd = -1;
+    this.sink.onData(out);
+  }
+
+  private pushAll(b: Uint8Array): void {
     let i = 0;
     const n = b.length;
     while (i < n) {
@@ -131,29 +186,22 @@ export class ResponseParser {
         case S.Length: {
           const take = Math.min(this.left, n - i);
           this.left -= take;
-          this.sink.onData(b.subarray(i, i + take));
+          this.emit(i, i + take);
           i += take;
           if (this.left === 0) this.finish();
           break;
         }
         case S.Close:
-          this.sink.onData(i === 0 ? b : b.subarray(i));
+          this.emit(i, n);
           i = n;
           break;
-        case S.ChunkSize: {
-          const nl = b.indexOf(LF, i);
-          const end = nl < 0 ? n : nl;
-          this.line += latin1(b.subarray(i, end));
-          if (this.line.length > MAX_LINE_BYTES) throw new H1ProtocolError("malformed chunked body: chunk-size line over 4 KiB");
-          if (nl < 0) return;
-          i = nl + 1;
-          this.chunkSize();
+        case S.ChunkSize:
+          i = this.sizeLine(b, i);
           break;
-        }
         case S.ChunkData: {
           const take = Math.min(this.left, n - i);
           this.left -= take;
-          this.sink.onData(b.subarray(i, i + take));
+          this.emit(i, i + take);
           i += take;
           if (this.left === 0) this.state = S.ChunkDataEnd;
           break;
@@ -216,6 +264,7 @@ export class ResponseParser {
   }
 
   private finish(): void {
+    this.flush();
     this.state = S.Done;
     this.sink.onEnd();
   }
@@ -274,6 +323,7 @@ export class ResponseParser {
         break;
       case "chunked":
         this.line = "";
+        this.left = 0;
         this.state = S.ChunkSize;
         break;
       case "close":
@@ -293,19 +343,43 @@ export class ResponseParser {
     return all;
   }
 
-  private chunkSize(): void {
-    let line = this.line;
-    this.line = "";
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    const semi = line.indexOf(";");
-    const hex = (semi < 0 ? line : line.slice(0, semi)).trim();
-    if (!/^[0-9A-Fa-f]{1,13}$/.test(hex)) throw new H1ProtocolError(`malformed chunked body: chunk size '${hex.slice(0, 40)}' is not hexadecimal`);
-    const size = parseInt(hex, 16);
-    if (size === 0) this.state = S.Trailer;
-    else {
-      this.left = size;
-      this.state = S.ChunkData;
+  /**
+   * Reads a chunk-size line byte by byte from `b[i]` (no string per chunk: a stream of one-event
+   * chunks has one per token): hex digits, optional spaces, an ignored `;extension`, CRLF or LF.
+   * Returns where it stopped (`b.length` when the line goes on in the next push).
+   */
+  private sizeLine(b: Uint8Array, i: number): number {
+    const start = i;
+    for (; i < b.length; i++) {
+      const c = b[i];
+      if (++this.lineBytes > MAX_LINE_BYTES) throw new H1ProtocolError("malformed chunked body: chunk-size line over 4 KiB");
+      if (c === LF) {
+        if (this.sizeDigits === 0) throw this.badSize(b, start);
+        this.state = this.left === 0 ? S.Trailer : S.ChunkData;
+        this.sizeDigits = 0;
+        this.sizeDone = false;
+        this.inExt = false;
+        this.lineBytes = 0;
+        return i + 1;
+      }
+      if (this.inExt || c === CR) continue;
+      const d = c >= 48 && c <= 57 ? c - 48 : (c | 32) >= 97 && (c | 32) <= 102 ? (c | 32) - 87 : -1;
+      if (d >= 0 && !this.sizeDone) {
+        if (++this.sizeDigits > 13) throw new H1ProtocolError("malformed chunked body: chunk size over 13 hex digits");
+        this.left = this.left * 16 + d;
+      } else if (c === 32 || c === 9) {
+        if (this.sizeDigits > 0) this.sizeDone = true;
+      } else if (c === 59 && this.sizeDigits > 0) this.inExt = true; // ";": an extension, ignored
+      else throw this.badSize(b, start);
     }
+    return i;
+  }
+
+  private badSize(b: Uint8Array, from: number): H1ProtocolError {
+    let end = b.indexOf(LF, from);
+    if (end < 0 || end - from > 40) end = Math.min(b.length, from + 40);
+    const text = latin1(b.subarray(from, end)).replace(/\r$/, "").trim();
+    return new H1ProtocolError(`malformed chunked body: chunk size '${text}' is not hexadecimal`);
   }
 }
 

@@ -161,7 +161,7 @@ for (const [name, f] of transports) {
   });
 }
 
-test("a body nobody reads does not pile up in memory: the socket is paused at a few queued chunks, resumed by reads", async () => {
+test("a body nobody reads does not pile up in memory: the socket is paused at 64 KiB queued, resumed by reads", async () => {
   const srv = await rawServer(() => [{ head: 200 }, ...many(2000, 1000), { end: true }]);
   let delivered = 0, pauses = 0, resumes = 0;
   // node:net, watched: what the transport handed to the client, and each pause and resume.

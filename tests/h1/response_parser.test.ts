@@ -48,6 +48,15 @@ describe("framing", () => {
     assert.equal(r.parser.extra, false);
   });
 
+  test("the body bytes of one push go out as one piece, however many chunks carried them", () => {
+    const wire = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + Array.from({ length: 50 }, (_, i) => `2\r\n${String(i).padStart(2, "0")}\r\n`).join("") + "0\r\n\r\n";
+    let calls = 0, body = "";
+    const p = new ResponseParser({ onHead: () => {}, onData: (b) => (calls++, body += dec.decode(b)), onEnd: () => {} });
+    p.push(enc.encode(wire));
+    assert.equal(calls, 1);
+    assert.equal(body, Array.from({ length: 50 }, (_, i) => String(i).padStart(2, "0")).join(""));
+  });
+
   test("chunked, split at every byte boundary: the same body", () => {
     const want = parse(CHUNKED).body;
     const n = enc.encode(CHUNKED).length;
