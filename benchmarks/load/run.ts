@@ -216,7 +216,7 @@ async function main(): Promise<void> {
   out();
   out("## 1. Memory of a load level");
   out();
-  out(`Client RSS sampled from /proc/<pid>/status every 100 ms (VmRSS; VmHWM = the kernel's peak). Zero-delay mock (\`--tpot-ms 0 --ttft-ms 0\`), \`--max-tokens 4\`. ik re-executes itself (a launcher parent waits for the worker child that runs the benchmark, to raise BUN_CONFIG_MAX_HTTP_REQUESTS): RSS columns are the worker's unless marked "tree" (launcher + worker); CPU is the tree's. "level peak" = the worker's max VmRSS while the level's requests were at the mock (window from the mock's request log); "after" = the worker's max VmRSS from the level's end to exit (summary, record, artifact hashes).`);
+  out(`Client RSS sampled from /proc/<pid>/status every 100 ms (VmRSS; VmHWM = the kernel's peak). Zero-delay mock (\`--tpot-ms 0 --ttft-ms 0\`), \`--max-tokens 4\`. ik replaces itself (execve) with a fresh start that has BUN_CONFIG_MAX_HTTP_REQUESTS raised, so one process runs the benchmark ("worker"; "tree" = every process of it, a launcher and a worker only with IK_LAUNCHER=1); CPU is the tree's. "level peak" = the worker's max VmRSS while the level's requests were at the mock (window from the mock's request log); "after" = the worker's max VmRSS from the level's end to exit (summary, record, artifact hashes).`);
   out();
   out("| run | requests | token events | level peak VmRSS (MB) | VmHWM worker / tree (MB) | after level (MB) | after level (s) | client CPU (%) | achieved rps | send lag p99 (ms) |");
   out("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
   });
   out(`## 2. ${STREAMS} concurrent streams`);
   out();
-  out(`\`--closed-loop --concurrency ${STREAMS} --duration-s ${STREAMS_S} --max-tokens 64\` against \`ik mock --tpot-ms 20\` (TTFT 50 ms): ~1.3 s a request. Goal: ≤ 100 MB. "in flight (client)" = mean in flight by Little's law from the rows; "running (mock)" = the mock's own vllm:num_requests_running gauge, mean / max. Bun's fetch opens at most 256 connections at once unless BUN_CONFIG_MAX_HTTP_REQUESTS is set at start; ik now re-executes itself with it raised, so "running (mock)" max should be ${STREAMS} (a max of ~256 means the limit is back, the other requests waiting inside fetch with their wait counted as TTFT).`);
+  out(`\`--closed-loop --concurrency ${STREAMS} --duration-s ${STREAMS_S} --max-tokens 64\` against \`ik mock --tpot-ms 20\` (TTFT 50 ms): ~1.3 s a request. Goal: ≤ 100 MB. "in flight (client)" = mean in flight by Little's law from the rows; "running (mock)" = the mock's own vllm:num_requests_running gauge, mean / max. Bun's fetch opens at most 256 connections at once unless BUN_CONFIG_MAX_HTTP_REQUESTS is set at start (ik raises it; its own HTTP/1.1 client, which measures plain http, has no such cap), so "running (mock)" max should be ${STREAMS} (a max of ~256 means the limit is back, the other requests waiting inside fetch with their wait counted as TTFT).`);
   out();
   out("| rep | requests | level peak VmRSS worker / tree (MB) | VmHWM worker / tree (MB) | client CPU (% of a core) | CPU per token event (µs) | in flight (client) | running (mock) mean / max | TTFT p50 (ms) | TPOT p50 (ms) | failed |");
   out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -401,7 +401,7 @@ async function main(): Promise<void> {
   out("## Goals");
   out();
   out(`- Memory bound at ${MEM_REQUESTS} requests: ${memOk === null ? "not measured" : memOk ? "met" : "NOT met"} (section 1).`);
-  out(`- ${STREAMS} streams ≤ 100 MB: ${streamsOk === null ? "not measured" : streamsOk ? "met" : "NOT met"} for the worker's VmHWM; for the tree (launcher + worker): ${streamsOk1024 === null ? "not measured" : streamsOk1024 ? "met" : "NOT met"} (section 2).`);
+  out(`- ${STREAMS} streams ≤ 100 MB: ${streamsOk === null ? "not measured" : streamsOk ? "met" : "NOT met"} for the worker's VmHWM; for the tree (every process): ${streamsOk1024 === null ? "not measured" : streamsOk1024 ? "met" : "NOT met"} (section 2).`);
   out(`- 500 req/s: achieved ≥ 0.99 × target ${g500.length ? (g500.every((g) => g.ratio) ? "met" : "NOT met") : "n/a"} (≥ 0.99 × the schedule's own rate: ${g500.length ? (g500.every((g) => g.sratio) ? "met" : "NOT met") : "n/a"}); send lag p50 ≤ 0.2 ms ${g500.length ? (g500.every((g) => g.p50) ? "met" : "NOT met") : "n/a"}; p99 ≤ 1 ms ${g500.length ? (g500.every((g) => g.p99) ? "met" : "NOT met") : "n/a"} (all reps).`);
   out(`- Ceiling (send lag p99 > 5 ms first at): ${ceilingOf.map((c) => (c === null ? "none" : `${c} req/s`)).join(", ")}.`);
   for (const n of notes) out(`- Note: ${n}.`);

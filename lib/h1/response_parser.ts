@@ -150,6 +150,14 @@ export class ResponseParser {
     this.sink.onData(out);
   }
 
+  /** Takes up to `left` body bytes from b[i, n); returns where it stopped. */
+  private takeBody(i: number, n: number): number {
+    const take = Math.min(this.left, n - i);
+    this.left -= take;
+    this.emit(i, i + take);
+    return i + take;
+  }
+
   private pushAll(b: Uint8Array): void {
     let i = 0;
     const n = b.length;
@@ -158,14 +166,10 @@ export class ResponseParser {
         case S.Head:
           i = this.pushHead(b, i);
           break;
-        case S.Length: {
-          const take = Math.min(this.left, n - i);
-          this.left -= take;
-          this.emit(i, i + take);
-          i += take;
+        case S.Length:
+          i = this.takeBody(i, n);
           if (this.left === 0) this.finish();
           break;
-        }
         case S.Close:
           this.emit(i, n);
           i = n;
@@ -173,14 +177,10 @@ export class ResponseParser {
         case S.ChunkSize:
           i = this.sizeLine(b, i);
           break;
-        case S.ChunkData: {
-          const take = Math.min(this.left, n - i);
-          this.left -= take;
-          this.emit(i, i + take);
-          i += take;
+        case S.ChunkData:
+          i = this.takeBody(i, n);
           if (this.left === 0) this.state = S.ChunkDataEnd;
           break;
-        }
         case S.ChunkDataEnd: {
           // CRLF after the chunk's data (a bare LF accepted).
           const c = b[i];
