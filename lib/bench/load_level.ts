@@ -9,7 +9,7 @@
 import { type ClientMemoryRecord, type MemoryReading, startClientMemory } from "../executors/client_memory.ts";
 import { itlMs, requestRow } from "../client/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
-import { loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
+import { loopBlockNote, loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
@@ -280,7 +280,8 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   const offered = window && window > 0 ? (sent - 1) / window : null;
   const why: string[] = [];
   if ((summary.send_lag_ms.p99 ?? 0) > SEND_LAG_LIMIT_MS) why.push(`send lag p99 ${summary.send_lag_ms.p99?.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
-  if ((loop.maxMs ?? 0) > LOOP_BLOCK_LIMIT_MS) why.push(`event loop blocked ${loop.maxMs?.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);
+  const blocked = loopBlockNote(loop, LOOP_BLOCK_LIMIT_MS);
+  if (blocked !== null) why.push(blocked);
   const clientLimited = why.length ? why.join("; ") : null;
   const scheduled = offsets ? scheduleRate(offsets) : null;
   // An interrupted level is already not judged; its offered rate says nothing about the client.

@@ -196,6 +196,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
       client_limited: `send lag p99 > 5 ms or the event loop blocked > 10 ms`,
+      event_loop_lag_ms: "how late a 20 ms timer fired (p50, p99, max); own_p99_ms/own_max_ms: that lag less the time the loop's thread waited on a run queue for a CPU (Linux schedstat; null where it cannot be read), i.e. ik's own work; cpu_wait_ms: that wait over the level",
       clock: "anchor: one reading of (performance.timeOrigin + performance.now(), performance.now()) in ms: a row's wall time = t_*_ns / 1e6 + (wall_ms - mono_ms); sync: the kernel's adjtimex state (unsynced flag, estimated and maximum error), the bound this host's wall clock claims",
     },
   };

@@ -21,6 +21,7 @@
 import { scrubSecret } from "../evidence/redact.ts";
 import type { SseSink } from "../sse/mod.ts";
 import { FAULT_TTFT_PLUS_5MS } from "./_fault.ts";
+import { TextParts } from "./_text_parts.ts";
 import { errorInfoFromJson } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
 
@@ -82,9 +83,12 @@ export class StreamState implements SseSink {
   tDone: number | null = null;
   tFirst: number | null = null;
   tLast: number | null = null;
-  text = "";
-  reasoning = "";
-  toolArguments = "";
+  /** Content (chat) or text (completions) of every choice, in arrival order. */
+  readonly text = new TextParts();
+  /** Reasoning content, in arrival order. */
+  readonly reasoning = new TextParts();
+  /** Tool-call arguments, in arrival order. */
+  readonly toolArguments = new TextParts();
   readonly tokenIds: number[] = [];
   nIds = 0;
   usage: Record<string, unknown> | null = null;
@@ -200,7 +204,7 @@ export class StreamState implements SseSink {
         } else {
           const t = ch.text;
           if (typeof t === "string" && t.length !== 0) {
-            this.text += t;
+            this.text.append(t);
             tok = true;
           }
         }
@@ -232,18 +236,18 @@ export class StreamState implements SseSink {
     let tok = false;
     const c = delta.content;
     if (typeof c === "string" && c.length !== 0) {
-      this.text += c;
+      this.text.append(c);
       tok = true;
     }
     // vLLM copies `reasoning` into `reasoning_content`: take one of them, never both.
     const rc = delta.reasoning_content;
     if (typeof rc === "string" && rc.length !== 0) {
-      this.reasoning += rc;
+      this.reasoning.append(rc);
       tok = true;
     } else {
       const r = delta.reasoning;
       if (typeof r === "string" && r.length !== 0) {
-        this.reasoning += r;
+        this.reasoning.append(r);
         tok = true;
       }
     }
@@ -252,14 +256,14 @@ export class StreamState implements SseSink {
       for (let i = 0; i < calls.length; i++) {
         const args = calls[i]?.function?.arguments;
         if (typeof args === "string" && args.length !== 0) {
-          this.toolArguments += args;
+          this.toolArguments.append(args);
           tok = true;
         }
       }
     }
     const legacy = delta.function_call?.arguments;
     if (typeof legacy === "string" && legacy.length !== 0) {
-      this.toolArguments += legacy;
+      this.toolArguments.append(legacy);
       tok = true;
     }
     return tok;

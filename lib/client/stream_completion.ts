@@ -313,14 +313,15 @@ function buildResult(
   t: { status: number; tSend: number; tHeaders: number | null; tEnd: number; streamed: boolean },
   secret: string | null,
 ): RequestResult {
+  const text = st.text.toString(), reasoning = st.reasoning.toString(), toolArguments = st.toolArguments.toString();
   const count = t.streamed
     ? resolveTokenCount({
       nIds: st.nIds,
       usage: st.usage,
       nTokenEvents: st.log.length,
-      text: st.text,
-      reasoning: st.reasoning,
-      toolArguments: st.toolArguments,
+      text,
+      reasoning,
+      toolArguments,
     }, opts.countTokens)
     : null;
   return {
@@ -354,9 +355,9 @@ function buildResult(
     tokenIds: st.tokenIds,
     finishReason: st.finishReason === null ? null : scrubbed(st.finishReason, secret),
     usage: scrubbedUsage(st.usage, secret),
-    text: scrubbed(st.text, secret),
-    reasoning: scrubbed(st.reasoning, secret),
+    text: scrubbed(text, secret),
+    reasoning: scrubbed(reasoning, secret),
     serverTimings: st.serverTimings,
-    toolArguments: scrubbed(st.toolArguments, secret),
+    toolArguments: scrubbed(toolArguments, secret),
   };
 }

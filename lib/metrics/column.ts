@@ -32,6 +32,15 @@ export class Column {
     return this.#data.slice(0, this.length).sort();
   }
 
+  /**
+   * The values sorted where they are (no copy), as a view valid until the next push: for a column
+   * whose order means nothing, as a level's inter-token gaps (1.4 million of them, 11 MB, after
+   * 200,000 requests of 8 tokens: a sorted copy would double that at the level's end).
+   */
+  sortedInPlace(): Float64Array {
+    return this.#data.subarray(0, this.length).sort();
+  }
+
   /** The values as a plain array (for small columns and tests). */
   toArray(): number[] {
     return Array.from(this.#data.subarray(0, this.length));

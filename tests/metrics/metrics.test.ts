@@ -135,3 +135,22 @@ test("renderSingleRecord: p95/p99 and req/s where the bucket has them, '-' where
   const small = out.split("\n").find((l) => l.includes("small")) as string;
   assert.doesNotMatch(small, /\d\/\d/);
 });
+
+test("Column.sortedInPlace: the sorted values without a copy; later pushes are sorted in on the next call; ITL percentiles match a sorted copy", () => {
+  const c = new Column(2);
+  const vals = [5, 1, 4, 1, 9, 2, 6];
+  for (const v of vals) c.push(v);
+  assert.deepEqual(Array.from(c.sortedInPlace()), [...vals].sort((a, b) => a - b));
+  c.pushAll([0, 3]);
+  assert.deepEqual(Array.from(c.sortedInPlace()), [0, 1, 1, 2, 3, 4, 5, 6, 9]);
+  assert.equal(c.length, 9);
+  const acc = new LevelAccumulator({ ttftMs: null, tpotMs: null, e2eMs: null } as never);
+  const gaps: number[] = [];
+  for (let i = 0; i < 300; i++) gaps.push(((i * 7919) % 1000) / 10);
+  acc.addItl(gaps);
+  const s = acc.summary();
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const rank = (p: number) => sorted[Math.ceil((p / 100) * sorted.length) - 1];
+  assert.deepEqual({ n: s.itl_ms.n, p50: s.itl_ms.p50, p99: s.itl_ms.p99 }, { n: 300, p50: rank(50), p99: rank(99) });
+  assert.deepEqual(acc.summary().itl_ms, s.itl_ms, "a second summary reads the same");
+});

@@ -19,10 +19,12 @@ describe("record forms (schema 2)", () => {
     assert.equal(sloFromRecord([1]), null);
   });
   test("the event-loop monitor is written snake_case and read back from either form", () => {
-    const rec = loopLagRecord({ samples: 5, p50Ms: 0.1, p99Ms: 2, maxMs: 3 });
-    assert.deepEqual(rec, { samples: 5, p50_ms: 0.1, p99_ms: 2, max_ms: 3 });
+    const rec = loopLagRecord({ samples: 5, p50Ms: 0.1, p99Ms: 2, maxMs: 3, ownP99Ms: 1, ownMaxMs: 1.5, cpuWaitMs: 4 });
+    assert.deepEqual(rec, { samples: 5, p50_ms: 0.1, p99_ms: 2, max_ms: 3, own_p99_ms: 1, own_max_ms: 1.5, cpu_wait_ms: 4 });
     assert.deepEqual(loopLagFromRecord(rec), rec);
-    assert.deepEqual(loopLagFromRecord({ samples: 5, p50Ms: 0.1, p99Ms: 2, maxMs: 3 }), rec, "a schema-1 record's keys");
-    assert.deepEqual(loopLagFromRecord(undefined), { samples: 0, p50_ms: null, p99_ms: null, max_ms: null });
+    const old = { samples: 5, p50_ms: 0.1, p99_ms: 2, max_ms: 3, own_p99_ms: null, own_max_ms: null, cpu_wait_ms: null };
+    assert.deepEqual(loopLagFromRecord({ samples: 5, p50Ms: 0.1, p99Ms: 2, maxMs: 3 }), old, "a schema-1 record's keys");
+    assert.deepEqual(loopLagFromRecord({ samples: 5, p50_ms: 0.1, p99_ms: 2, max_ms: 3 }), old, "a record from before the CPU wait was read");
+    assert.deepEqual(loopLagFromRecord(undefined), { samples: 0, p50_ms: null, p99_ms: null, max_ms: null, own_p99_ms: null, own_max_ms: null, cpu_wait_ms: null });
   });
 });
