@@ -13,25 +13,28 @@ export const PIECES_PER_SEGMENT = 64;
 
 /** An append-only text made of many small pieces. */
 export class TextParts {
-  private readonly segments: string[] = [];
-  private pieces: string[] = [];
+  // Made on the first append: most responses have no reasoning and no tool calls.
+  private segments: string[] | null = null;
+  private pieces: string[] | null = null;
   /** UTF-16 length of the whole text so far. */
   length = 0;
 
   /** Appends one piece (an empty one changes nothing). */
   append(piece: string): void {
     if (piece.length === 0) return;
-    this.pieces.push(piece);
+    const pieces = this.pieces ??= [];
+    pieces.push(piece);
     this.length += piece.length;
-    if (this.pieces.length === PIECES_PER_SEGMENT) {
-      this.segments.push(this.pieces.join(""));
+    if (pieces.length === PIECES_PER_SEGMENT) {
+      (this.segments ??= []).push(pieces.join(""));
       this.pieces = [];
     }
   }
 
   /** The whole text, as one string. */
   toString(): string {
-    if (this.segments.length === 0) return this.pieces.length === 1 ? this.pieces[0] : this.pieces.join("");
-    return this.pieces.length === 0 && this.segments.length === 1 ? this.segments[0] : this.segments.join("") + this.pieces.join("");
+    const pieces = this.pieces ?? [];
+    if (this.segments === null) return pieces.length === 1 ? pieces[0] : pieces.join("");
+    return pieces.length === 0 && this.segments.length === 1 ? this.segments[0] : this.segments.join("") + pieces.join("");
   }
 }
