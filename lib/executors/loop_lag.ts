@@ -4,8 +4,9 @@
  * for more than ~10 ms is flagged (the client may have limited the measurement).
  *
  * A late timer has two causes a user must tell apart: ik's own work held the loop (a profile can
- * find it), or the loop's thread was ready but waited for a CPU that other processes held (an
- * oversubscribed host: the mock or an engine on the same cores). Where Linux reports it
+ * find it), or the loop's thread was ready but waited for a CPU that other work held (an
+ * oversubscribed host: a mock or an engine on the same cores, or ik's own collector and runtime
+ * threads competing with its loop on too few cores). Where Linux reports it
  * (`/proc/thread-self/schedstat`, the thread's time waiting on a run queue), each late tick's wait
  * is taken out of its lag: `own` is the lag that waiting for a CPU does not explain.
  * @module
@@ -122,8 +123,8 @@ export function loopBlockNote(l: LoopLag, limitMs: number): string | null {
   const base = `event loop blocked ${(l.maxMs as number).toFixed(1)} ms > ${limitMs} ms`;
   if (l.ownMaxMs === null || l.ownMaxMs === undefined) return base;
   return l.ownMaxMs <= limitMs
-    ? `${base} (waiting for a CPU other processes held: ik's own longest block ${l.ownMaxMs.toFixed(1)} ms; the host is oversubscribed)`
-    : `${base} (ik's own longest block ${l.ownMaxMs.toFixed(1)} ms)`;
+    ? `${base} (mostly waiting for a CPU that other work held: ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms; the host's CPUs are oversubscribed)`
+    : `${base} (ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms)`;
 }
 
 /** Reads a record's `event_loop_lag_ms`: the snake_case keys, else the camelCase ones of records before schema 2. */

@@ -40,12 +40,12 @@ test("a block of ik's own work is its own lag; a wait for a CPU is taken out of 
   assert.equal(none.cpuWaitMs, null);
 });
 
-test("loopBlockNote names the cause: ik's own block, or a host whose CPUs other processes held", () => {
+test("loopBlockNote names the cause: ik's own block, or a host whose CPUs other work held", () => {
   const lag = (maxMs: number, ownMaxMs: number | null): LoopLag => ({ samples: 10, p50Ms: 0, p99Ms: maxMs, maxMs, ownP99Ms: ownMaxMs, ownMaxMs, cpuWaitMs: ownMaxMs === null ? null : maxMs - ownMaxMs });
   assert.equal(loopBlockNote(lag(9, 9), 10), null);
   assert.equal(loopBlockNote(lag(31, null), 10), "event loop blocked 31.0 ms > 10 ms");
-  assert.match(loopBlockNote(lag(31, 28), 10) as string, /blocked 31\.0 ms > 10 ms \(ik's own longest block 28\.0 ms\)$/);
-  assert.match(loopBlockNote(lag(31, 2), 10) as string, /waiting for a CPU other processes held: ik's own longest block 2\.0 ms; the host is oversubscribed/);
+  assert.match(loopBlockNote(lag(31, 28), 10) as string, /blocked 31\.0 ms > 10 ms \(ik's loop's own longest block 28\.0 ms\)$/);
+  assert.match(loopBlockNote(lag(31, 2), 10) as string, /mostly waiting for a CPU that other work held: ik's loop's own longest block 2\.0 ms; the host's CPUs are oversubscribed/);
 });
 
 test("threadCpuWaitMs reads this thread's wait on Linux and grows, or is null elsewhere", () => {
