@@ -319,7 +319,7 @@ async function main(): Promise<void> {
   out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
   const at500: { ratio: number; sratio: number | null; p50: number; p99: number }[] = [];
   rateRuns.forEach((r, i) => {
-    if (r.error) return out(`| ${i + 1} | error: ${r.error} |||||||||`);
+    if (r.error) return out(`| ${i + 1} | error: ${r.error} ||||||||||`);
     for (const l of r.levels) {
       const ratio = l.achieved !== null && l.target ? l.achieved / l.target : null;
       const sratio = l.achieved !== null && l.scheduled ? l.achieved / l.scheduled : null;

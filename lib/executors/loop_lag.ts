@@ -116,15 +116,21 @@ export function loopLagRecord(l: LoopLag): LoopLagRecord {
 
 /**
  * Why a level's loop lag flags it client-limited, or null when it does not: the longest block over
- * `limitMs`, with how much of it was ik's own work where the thread's wait for a CPU was read.
+ * `limitMs`, with ik's loop's own longest block where the thread's wait for a CPU was read. An own
+ * block under the limit means the wait for a CPU is what took the lag over it.
  */
-export function loopBlockNote(l: LoopLag, limitMs: number): string | null {
+export function loopBlockNote(l: Pick<LoopLag, "maxMs" | "ownMaxMs">, limitMs: number): string | null {
   if ((l.maxMs ?? 0) <= limitMs) return null;
   const base = `event loop blocked ${(l.maxMs as number).toFixed(1)} ms > ${limitMs} ms`;
   if (l.ownMaxMs === null || l.ownMaxMs === undefined) return base;
   return l.ownMaxMs <= limitMs
-    ? `${base} (mostly waiting for a CPU that other work held: ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms; the host's CPUs are oversubscribed)`
+    ? `${base} (ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms; the rest was waiting for a CPU that other work held: the host's CPUs are oversubscribed)`
     : `${base} (ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms)`;
+}
+
+/** {@link loopBlockNote} of a level as its record stores the lag (a slice's, for a merge). */
+export function loopBlockNoteOfRecord(r: LoopLagRecord, limitMs: number): string | null {
+  return loopBlockNote({ maxMs: r.max_ms, ownMaxMs: r.own_max_ms ?? null }, limitMs);
 }
 
 /** Reads a record's `event_loop_lag_ms`: the snake_case keys, else the camelCase ones of records before schema 2. */

@@ -6,4 +6,4 @@
 export { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, REAL_TIMERS, waitUntil } from "./pacer.ts";
 export { type OpenLoopOptions, type OpenLoopOutcome, runOpenLoop } from "./open_loop.ts";
 export { type ClosedLoopOptions, runClosedLoop } from "./closed_loop.ts";
-export { loopBlockNote, type LoopLag, loopLagFromRecord, loopLagRecord, type LoopLagRecord, startLoopLag, threadCpuWaitMs } from "./loop_lag.ts";
+export { loopBlockNote, loopBlockNoteOfRecord, type LoopLag, loopLagFromRecord, loopLagRecord, type LoopLagRecord, startLoopLag, threadCpuWaitMs } from "./loop_lag.ts";

@@ -18,7 +18,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { dataError } from "../cli/errors.ts";
 import type { Artifact, JsonlWriter } from "../evidence/mod.ts";
-import { loopLagFromRecord, type LoopLagRecord } from "../executors/mod.ts";
+import { loopBlockNoteOfRecord, loopLagFromRecord, type LoopLagRecord } from "../executors/mod.ts";
 import { Column, LevelAccumulator, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
 import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS } from "../bench/load_level.ts";
@@ -269,8 +269,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     for (const s of ran) {
       const p99 = percentiles(levelLag.get(s.k) as Column).p99;
       if (p99 !== null && p99 > SEND_LAG_LIMIT_MS) why.push(`shard ${s.k}/${S} send lag p99 ${p99.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
-      const blocked = loopLagFromRecord(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms).max_ms;
-      if (blocked !== null && blocked > LOOP_BLOCK_LIMIT_MS) why.push(`shard ${s.k}/${S} event loop blocked ${blocked.toFixed(1)} ms > ${LOOP_BLOCK_LIMIT_MS} ms`);
+      const blocked = loopBlockNoteOfRecord(loopLagFromRecord(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms), LOOP_BLOCK_LIMIT_MS);
+      if (blocked !== null) why.push(`shard ${s.k}/${S} ${blocked}`);
     }
     const next = starts[j + 1];
     let overlapping = 0;

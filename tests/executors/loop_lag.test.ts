@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { loopBlockNote, type LoopLag, startLoopLag, threadCpuWaitMs } from "../../lib/executors/mod.ts";
+import { loopBlockNote, loopBlockNoteOfRecord, type LoopLag, startLoopLag, threadCpuWaitMs } from "../../lib/executors/mod.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const busy = (ms: number) => {
@@ -45,7 +45,9 @@ test("loopBlockNote names the cause: ik's own block, or a host whose CPUs other 
   assert.equal(loopBlockNote(lag(9, 9), 10), null);
   assert.equal(loopBlockNote(lag(31, null), 10), "event loop blocked 31.0 ms > 10 ms");
   assert.match(loopBlockNote(lag(31, 28), 10) as string, /blocked 31\.0 ms > 10 ms \(ik's loop's own longest block 28\.0 ms\)$/);
-  assert.match(loopBlockNote(lag(31, 2), 10) as string, /mostly waiting for a CPU that other work held: ik's loop's own longest block 2\.0 ms; the host's CPUs are oversubscribed/);
+  assert.equal(loopBlockNoteOfRecord({ samples: 9, p50_ms: 0, p99_ms: 12, max_ms: 12, own_max_ms: null }, 10), "event loop blocked 12.0 ms > 10 ms", "a record from before the wait was read");
+  assert.match(loopBlockNoteOfRecord({ samples: 9, p50_ms: 0, p99_ms: 12, max_ms: 12, own_max_ms: 11 }, 10) as string, /\(ik's loop's own longest block 11\.0 ms\)$/);
+  assert.match(loopBlockNote(lag(31, 2), 10) as string, /\(ik's loop's own longest block 2\.0 ms; the rest was waiting for a CPU that other work held: the host's CPUs are oversubscribed\)$/);
 });
 
 test("threadCpuWaitMs reads this thread's wait on Linux and grows, or is null elsewhere", () => {
