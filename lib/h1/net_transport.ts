@@ -1,6 +1,6 @@
 /**
- * The HTTP/1.1 client's transport on `node:net` (Bun, Deno and Node all have it). Bun's own
- * `Bun.connect` transport (lib/runtime/bun.ts) is lighter; this one is for the other runtimes
+ * The HTTP/1.1 client's transport on `node:net` (Bun, Deno and Node all have it). The transport
+ * over Bun's own socket connect (lib/runtime/bun.ts) is lighter; this one is for the other runtimes
  * and for tests that run the same client everywhere.
  * @module
  */

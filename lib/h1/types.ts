@@ -1,6 +1,6 @@
 /**
  * The byte transport the HTTP/1.1 client runs on: one TCP connection, push-based. The runtime
- * shim supplies it (Bun: `Bun.connect`; anywhere: `node:net`, see net_transport.ts).
+ * shim supplies it (Bun: its own socket connect; anywhere: `node:net`, see net_transport.ts).
  * @module
  */
 
