@@ -74,7 +74,8 @@ export function startLoopLag(
   return {
     stop(): LoopLag {
       clearInterval(t);
-      const waitEnd = wait0 === null || waitPrev === null ? null : cpuWaitMs();
+      // waitPrev is null whenever wait0 was, or the reader failed since.
+      const waitEnd = waitPrev === null ? null : cpuWaitMs();
       const cpuWait = waitEnd === null || wait0 === null ? null : Math.max(0, waitEnd - wait0);
       if (!lags.length) return { samples: 0, p50Ms: null, p99Ms: null, maxMs: null, ownP99Ms: null, ownMaxMs: null, cpuWaitMs: cpuWait };
       const s = lags.sort((a, b) => a - b);
@@ -110,7 +111,7 @@ export interface LoopLagRecord {
 export function loopLagRecord(l: LoopLag): LoopLagRecord {
   return {
     samples: l.samples, p50_ms: l.p50Ms, p99_ms: l.p99Ms, max_ms: l.maxMs,
-    own_p99_ms: l.ownP99Ms ?? null, own_max_ms: l.ownMaxMs ?? null, cpu_wait_ms: l.cpuWaitMs ?? null,
+    own_p99_ms: l.ownP99Ms, own_max_ms: l.ownMaxMs, cpu_wait_ms: l.cpuWaitMs,
   };
 }
 
@@ -122,7 +123,7 @@ export function loopLagRecord(l: LoopLag): LoopLagRecord {
 export function loopBlockNote(l: Pick<LoopLag, "maxMs" | "ownMaxMs">, limitMs: number): string | null {
   if ((l.maxMs ?? 0) <= limitMs) return null;
   const base = `event loop blocked ${(l.maxMs as number).toFixed(1)} ms > ${limitMs} ms`;
-  if (l.ownMaxMs === null || l.ownMaxMs === undefined) return base;
+  if (l.ownMaxMs === null) return base;
   return l.ownMaxMs <= limitMs
     ? `${base} (ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms; the rest was waiting for a CPU that other work held: the host's CPUs are oversubscribed)`
     : `${base} (ik's loop's own longest block ${l.ownMaxMs.toFixed(1)} ms)`;
