@@ -4,12 +4,15 @@
  * Node's fetch overhead to every TTFT); library users and tests get the global fetch.
  * @module
  */
+import type { BodySink } from "../h1/types.ts";
 
 /**
  * The fetch signature the client calls. An implementation may call `init.onSend` when it hands the
- * request to its connection (the send time is taken again then); others ignore it.
+ * request to its connection (the send time is taken again then), and may hand the body to
+ * `init.bodySink` instead of the Response's stream when the sink accepts it (ik's HTTP/1.1
+ * client does); others ignore both.
  */
-export type ClientFetch = (input: string, init: RequestInit & { onSend?: () => void }) => Promise<Response>;
+export type ClientFetch = (input: string, init: RequestInit & { onSend?: () => void; bodySink?: BodySink }) => Promise<Response>;
 
 let current: ClientFetch | null = null;
 

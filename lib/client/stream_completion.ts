@@ -17,7 +17,8 @@ import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
 import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
-import { BodyDecodeError, decodedBody, readLimited } from "./body_decode.ts";
+import { BodyDecodeError, readLimited } from "./body_decode.ts";
+import { readStream, SinkFeed } from "./_body_feed.ts";
 import { beforeResponseMessage, CLOSED_WITHOUT_RESPONSE, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { type CountTokensFn, resolveTokenCount } from "./token_count.ts";
@@ -185,18 +186,46 @@ async function attemptOnce(
     );
     idleTimer = setTimeout(idleCheck, idleMs);
   }
+  const parser = new SseParser(st, { maxLineBytes: opts.maxSseLineBytes ?? MAX_SSE_LINE_BYTES });
+  let head = "";
+  let headDecoder: TextDecoder | null = null;
+  let doneTimer: ReturnType<typeof setTimeout> | undefined;
+  // Stops reading the body early (the parser overflowed, or [DONE] came and the server kept the
+  // stream open): the sink's stop, unless the body is read through its stream.
+  let stopReading: () => void = () => sink.stop();
+  /** One body chunk, stamped as it is handed over; false when reading should stop (the parser overflowed). */
+  const onChunk = (bytes: Uint8Array): boolean => {
+    const now = clock();
+    lastByte = now;
+    st.tRead = now;
+    parser.pushBytes(bytes);
+    // The parser dropped its buffer; stop the body so memory stays bounded.
+    if (parser.overflowed !== null) return false;
+    if (st.nSseEvents === 0 && head.length < MAX_HEAD_TEXT) {
+      // No event yet (an error body or a whole JSON answer on a 2xx?): keep its start.
+      headDecoder ??= new TextDecoder();
+      head += headDecoder.decode(bytes, { stream: true });
+    } else if (st.sawDone && doneTimer === undefined) {
+      // Nothing after [DONE] counts; a server that keeps the body open is not waited for.
+      doneTimer = setTimeout(() => stopReading(), Math.min(idleMs, DONE_GRACE_MS));
+    }
+    return true;
+  };
+  // A fetch that takes the sink (ik's HTTP/1.1 client) hands over the body chunk by chunk; the
+  // head's time is then taken when the fetch reads it, before any body chunk is stamped.
+  const sink = new SinkFeed(() => (tHeaders = lastByte = clock()), onChunk);
   try {
     if (stop !== null) throw stop;
     const url = apiUrl(ep, api);
     // redirect "manual": a followed 301/302 would turn the POST into a GET; report it instead.
     // decompress false (Bun; others ignore it): Bun's own decoder prints a line on stderr for a
     // corrupt body, and its failure would read as a network error. decodedBody decodes instead.
-    const init = { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual", decompress: false, onSend };
+    const init = { method: "POST", headers, body: payload, signal: ac.signal, redirect: "manual", decompress: false, onSend, bodySink: sink };
     const res = await doFetch(url, init as RequestInit);
-    tHeaders = lastByte = clock();
+    if (!sink.taken) tHeaders = lastByte = clock();
     status = res.status;
     try {
-      opts.onHeaders?.(tHeaders);
+      opts.onHeaders?.(tHeaders as number);
     } catch {
       // a display hook must not turn into a failed measurement
     }
@@ -218,37 +247,13 @@ async function attemptOnce(
     } else {
       streamed = true;
       contentType = res.headers.get("content-type") ?? "";
-      const parser = new SseParser(st, { maxLineBytes: opts.maxSseLineBytes ?? MAX_SSE_LINE_BYTES });
-      const reader = decodedBody(res.body, res.headers).getReader();
-      let doneTimer: ReturnType<typeof setTimeout> | undefined;
-      let head = "";
-      let headDecoder: TextDecoder | null = null;
+      const body = res.body;
       try {
-        for (;;) {
-          const r = await reader.read();
-          if (r.done) break;
-          const now = clock();
-          lastByte = now;
-          st.tRead = now;
-          parser.pushBytes(r.value);
-          if (parser.overflowed !== null) {
-            // The parser dropped its buffer; stop the body so memory stays bounded.
-            await reader.cancel().catch(() => {});
-            break;
-          }
-          if (st.nSseEvents === 0 && head.length < MAX_HEAD_TEXT) {
-            // No event yet (an error body or a whole JSON answer on a 2xx?): keep its start.
-            headDecoder ??= new TextDecoder();
-            head += headDecoder.decode(r.value, { stream: true });
-          } else if (st.sawDone && doneTimer === undefined) {
-            // Nothing after [DONE] counts; a server that keeps the body open is not waited for.
-            doneTimer = setTimeout(() => reader.cancel().catch(() => {}), Math.min(idleMs, DONE_GRACE_MS));
-          }
-        }
+        if (sink.taken) await sink.read(body);
+        else await readStream(body, res.headers, onChunk, (f) => (stopReading = f));
         parser.end();
       } finally {
         clearTimeout(doneTimer);
-        reader.releaseLock();
       }
       if (st.failKind === null) classifyEnd(st, contentType, scrub(head));
     }

@@ -14,12 +14,13 @@
  * body, an AbortSignal (before and during the response), redirects never followed (the caller
  * asks `redirect: "manual"`), the body never decoded (the caller decodes), errors that carry the
  * OS code (ECONNREFUSED, ENOTFOUND, ECONNRESET). It calls the init's `onSend` when the request is
- * handed to its connection. Anything else goes to `fallback` (the runtime's fetch): https, a
+ * handed to its connection, and gives the body to the init's `bodySink` when that accepts it
+ * (types.ts: the streaming loop reads each chunk in the socket's turn, with no stream between). Anything else goes to `fallback` (the runtime's fetch): https, a
  * streamed request body, `redirect: "follow"`, credentials in the URL.
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { Connect, TransportConn } from "./types.ts";
+import type { BodySink, Connect, TransportConn } from "./types.ts";
 import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
 
 /** The fetch signature (a URL string and an init; resolves at the response head). */
@@ -53,6 +54,10 @@ interface Exchange {
   onAbort: (() => void) | null;
   /** The error to raise once the queued chunks are read (see {@link Conn.failWith}). */
   pendingError: { e: unknown } | null;
+  /** The init's body sink, offered at the head. */
+  offer: BodySink | null;
+  /** The sink that took the body (then the stream carries nothing), or null. */
+  sink: BodySink | null;
 }
 
 /** Errors a body stream, if it is still open. */
@@ -114,6 +119,15 @@ class Conn implements ResponseSink {
     } catch (e) {
       throw new H1ProtocolError(`unusable response: HTTP ${head.status}: ${(e as Error).message}`);
     }
+    if (body !== null && ex.offer !== null) {
+      let taken = false;
+      try {
+        taken = ex.offer.accepts(head.status, headers) === true;
+      } catch {
+        // a sink that cannot decide gets nothing: the stream carries the body
+      }
+      if (taken) ex.sink = ex.offer;
+    }
     ex.answered = true;
     ex.resolve(res);
     if (body === null) ex.finished = true;
@@ -121,7 +135,12 @@ class Conn implements ResponseSink {
 
   onData(bytes: Uint8Array): void {
     const ex = this.ex;
-    if (ex === null || ex.finished || ex.ctrl === null) return;
+    if (ex === null || ex.finished) return;
+    if (ex.sink !== null) {
+      ex.sink.data(bytes);
+      return;
+    }
+    if (ex.ctrl === null) return;
     ex.ctrl.enqueue(bytes);
     if ((ex.ctrl.desiredSize ?? 1) <= 0 && !this.paused) {
       this.paused = true;
@@ -134,7 +153,8 @@ class Conn implements ResponseSink {
     if (ex === null) return;
     if (!ex.finished) {
       ex.finished = true;
-      ex.ctrl?.close();
+      if (ex.sink !== null) ex.sink.end(null);
+      else ex.ctrl?.close();
     }
   }
 
@@ -194,7 +214,9 @@ class Conn implements ResponseSink {
     } else if (!ex.finished) {
       ex.finished = true;
       const c = ex.ctrl;
-      if (afterQueued && c !== null && (c.desiredSize ?? QUEUED_BYTES) < QUEUED_BYTES) ex.pendingError = { e };
+      // A sink has had every chunk before the error: nothing is queued.
+      if (ex.sink !== null) ex.sink.end(e);
+      else if (afterQueued && c !== null && (c.desiredSize ?? QUEUED_BYTES) < QUEUED_BYTES) ex.pendingError = { e };
       else erroredWith(c, e);
     }
     this.drop(ex);
@@ -308,7 +330,8 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
     }
     const onSend = (init as { onSend?: () => void }).onSend;
     return new Promise<Response>((resolve, reject) => {
-      const ex: Exchange = { resolve, reject, ctrl: null, answered: false, finished: false, signal, onAbort: null, pendingError: null };
+      const offer = (init as { bodySink?: BodySink }).bodySink ?? null;
+      const ex: Exchange = { resolve, reject, ctrl: null, answered: false, finished: false, signal, onAbort: null, pendingError: null, offer, sink: null };
       let conn = pool.take(t.key);
       const fresh = conn === null;
       if (conn === null) {

@@ -1,14 +1,15 @@
 /**
  * ik's HTTP/1.1 client as a fetch: the request on the wire, keep-alive reuse (also after a body
  * that outran its reader and paused the socket), backpressure, abort and cancel, a pooled
- * connection the server closed, connect errors with their OS code, and what goes to the fallback.
+ * connection the server closed, connect errors with their OS code, what goes to the fallback, and a
+ * body handed to a sink (the streaming loop's path: no stream between the socket and the parser).
  * Run over both transports this runtime has: node:net everywhere, and the runtime's own (on Bun,
  * Bun.connect). Loopback only; every loop bounded.
  */
 import assert from "node:assert/strict";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
+import { type BodySink, type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { closedPort, type RawServer, rawServer, type Step } from "../client/_raw_server.ts";
 
@@ -131,6 +132,103 @@ for (const [name, f] of transports) {
       const next = await h1(url("/echo"), post("{}"));
       assert.equal(next.status, 200);
       await readAll(next);
+    });
+
+    /** A body sink that records what it is given; `take` decides at the head. */
+    const recorder = (take: (status: number, h: Headers) => boolean = () => true) => {
+      const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[] };
+      const sink: BodySink = {
+        accepts: (status, h) => {
+          got.heads.push(status);
+          return take(status, h);
+        },
+        data: (b) => {
+          got.chunks++;
+          got.text += dec.decode(b, { stream: true });
+        },
+        end: (err) => void got.ends.push(err),
+      };
+      const ended = async () => {
+        for (let i = 0; i < 400 && got.ends.length === 0; i++) await sleep(5);
+      };
+      return { got, sink, ended };
+    };
+
+    test("a body sink that accepts gets every chunk in order and one clean end; the stream carries nothing; the connection is reused", async () => {
+      h1.closeIdle();
+      const c0 = srv.connections();
+      for (let i = 0; i < 2; i++) {
+        const { got, sink, ended } = recorder();
+        const res = await h1(url("/long"), { ...post("{}"), bodySink: sink } as RequestInit);
+        assert.equal(res.status, 200);
+        await ended();
+        assert.deepEqual(got.heads, [200]);
+        assert.deepEqual(got.ends, [null], "end(null) once");
+        assert.equal(got.text.split("\n").length - 1, 300);
+        assert.ok(got.text.startsWith("000000") && got.text.endsWith(`000299${"x".repeat(200)}\n`), "whole and in order");
+        const rd = (res.body as ReadableStream<Uint8Array>).getReader();
+        const r = await Promise.race([rd.read(), sleep(100).then(() => "nothing")]);
+        assert.equal(r, "nothing", "the Response's own stream got no chunk");
+        rd.releaseLock();
+      }
+      assert.equal(srv.connections() - c0, 1, "one connection for both");
+      assert.deepEqual(h1.connections(), { busy: 0, idle: 1 });
+    });
+
+    test("a sink that declines (or throws deciding) leaves the body to the stream; it is asked with the status and headers", async () => {
+      for (const take of [(st: number) => st >= 200 && st < 300, () => { throw new Error("cannot say"); }]) {
+        const { got, sink } = recorder(take as (s: number, h: Headers) => boolean);
+        const res = await h1(url("/missing"), { ...post("{}"), bodySink: sink } as RequestInit);
+        assert.deepEqual(got.heads, [404]);
+        assert.equal(await res.text(), "nope");
+        assert.equal(got.chunks, 0);
+        assert.deepEqual(got.ends, []);
+      }
+      let ct: string | null = null;
+      const { got, sink } = recorder((_s, h) => ((ct = h.get("content-type")), false));
+      const res = await h1(url("/echo"), { ...post("{}"), bodySink: sink } as RequestInit);
+      assert.equal(ct, "application/json");
+      assert.equal(JSON.parse(await res.text()).path, "/echo");
+      assert.equal(got.chunks, 0);
+    });
+
+    test("a sink's body: an abort mid-body ends it with the signal's reason; cancelling the stream drops the connection and tells the sink nothing", async () => {
+      const ac = new AbortController();
+      const a = recorder();
+      await h1(url("/slow-body"), { ...post("{}", { signal: ac.signal }), bodySink: a.sink } as RequestInit);
+      for (let i = 0; i < 200 && a.got.text !== "a"; i++) await sleep(5);
+      assert.equal(a.got.text, "a");
+      ac.abort(new Error("cut"));
+      assert.equal(a.got.ends.length, 1);
+      assert.match(String(a.got.ends[0]), /cut/);
+      const c0 = srv.connections();
+      const b = recorder();
+      const res = await h1(url("/slow-body"), { ...post("{}"), bodySink: b.sink } as RequestInit);
+      await (res.body as ReadableStream<Uint8Array>).cancel();
+      await sleep(100);
+      assert.deepEqual(b.got.ends, []);
+      assert.equal(h1.connections().busy, 0, "the cancelled exchange holds no connection");
+      const ok = await h1(url("/echo"), post("{}"));
+      assert.equal(ok.status, 200);
+      await readAll(ok);
+      assert.ok(srv.connections() - c0 >= 2, "the cancelled connection was not reused");
+    });
+
+    test("a sink that throws on a chunk fails the response: end(error), the connection dropped", async () => {
+      let n = 0;
+      const ends: unknown[] = [];
+      const sink: BodySink = {
+        accepts: () => true,
+        data: () => {
+          if (++n === 2) throw new Error("sink broke");
+        },
+        end: (e) => void ends.push(e),
+      };
+      await h1(url("/long"), { ...post("{}"), bodySink: sink } as RequestInit);
+      for (let i = 0; i < 400 && ends.length === 0; i++) await sleep(5);
+      assert.equal(ends.length, 1);
+      assert.match(String(ends[0]), /sink broke/);
+      assert.equal(n, 2, "no chunk after the failure");
     });
 
     test("an error status comes back as a response with its body", async () => {

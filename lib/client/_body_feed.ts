@@ -1,0 +1,102 @@
+/**
+ * How the streaming loop gets a 2xx body, chunk by chunk, into its one per-chunk function: from a
+ * fetch that takes a body sink (ik's HTTP/1.1 client hands each chunk over in the socket's own
+ * turn: no stream queue, no promise per chunk), or else through the Response's stream (any other
+ * fetch; a compressed body; a sink the fetch ignored). Either way the loop may stop reading early
+ * (the line cap, or [DONE] on a body kept open), and a failed read surfaces as the error a stream
+ * reader would have raised.
+ * @module
+ */
+import type { BodySink } from "../h1/types.ts";
+import { decodedBody } from "./body_decode.ts";
+
+/** The per-chunk function: false when reading should stop. */
+export type OnChunk = (bytes: Uint8Array) => boolean;
+
+/** Whether a body needs no decoding (no content-encoding, or identity): only such a body goes to the sink. */
+export function isPlainBody(headers: Headers): boolean {
+  const ce = headers.get("content-encoding")?.trim().toLowerCase();
+  return ce === undefined || ce === "" || ce === "identity";
+}
+
+/**
+ * The loop's body sink (offered to the fetch as `init.bodySink`). It takes a 2xx body that needs
+ * no decoding; chunks that came with the head reach `onChunk` before the fetch's promise settles.
+ */
+export class SinkFeed implements BodySink {
+  /** The fetch handed the body here (set at the head). */
+  taken = false;
+  #ended: { err: unknown } | null = null;
+  #wake: (() => void) | null = null;
+  #body: ReadableStream<Uint8Array> | null = null;
+  #stopWanted = false;
+
+  /**
+   * @param onHead called once when the body is taken, at the head's arrival (the loop stamps it)
+   * @param onChunk the loop's per-chunk function
+   */
+  constructor(private readonly onHead: () => void, private readonly onChunk: OnChunk) {}
+
+  /** {@link BodySink}: a 2xx body without content-encoding. */
+  accepts(status: number, headers: Headers): boolean {
+    if (status < 200 || status > 299 || !isPlainBody(headers)) return false;
+    this.taken = true;
+    this.onHead();
+    return true;
+  }
+
+  /** {@link BodySink}: one chunk, unless reading has stopped. */
+  data(bytes: Uint8Array): void {
+    if (this.#ended === null && !this.#stopWanted && !this.onChunk(bytes)) this.stop();
+  }
+
+  /** {@link BodySink}: the body ended (null) or failed. */
+  end(err: unknown): void {
+    if (this.#ended !== null) return;
+    this.#ended = { err };
+    this.#wake?.();
+  }
+
+  /**
+   * Stops reading: the response is abandoned (its connection dropped) and the body counts as
+   * ended. Asked for before {@link read} (chunks that came with the head), it happens there.
+   */
+  stop(): void {
+    if (this.#body === null) {
+      this.#stopWanted = true;
+      return;
+    }
+    this.#body.cancel().catch(() => {});
+    this.end(null);
+  }
+
+  /** Waits for the end of a taken body (`body`: the Response's, for cancelling); throws what failed it. */
+  async read(body: ReadableStream<Uint8Array>): Promise<void> {
+    this.#body = body;
+    if (this.#stopWanted) this.stop();
+    if (this.#ended === null) await new Promise<void>((wake) => (this.#wake = wake));
+    const end = this.#ended as { err: unknown } | null;
+    if (end !== null && end.err !== null) throw end.err;
+  }
+}
+
+/**
+ * Reads a body through its stream (decoding gzip or deflate) into `onChunk`. `setStop` receives
+ * the function that stops reading early.
+ */
+export async function readStream(body: ReadableStream<Uint8Array>, headers: Headers, onChunk: OnChunk, setStop: (stop: () => void) => void): Promise<void> {
+  const reader = decodedBody(body, headers).getReader();
+  setStop(() => void reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) return;
+      if (!onChunk(r.value)) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
