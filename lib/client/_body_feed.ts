@@ -1,7 +1,7 @@
 /**
  * How the streaming loop gets a 2xx body, chunk by chunk, into its one per-chunk function: from a
  * fetch that takes a body sink (ik's HTTP/1.1 client hands each chunk over in the socket's own
- * turn: no stream queue, no promise per chunk), or else through the Response's stream (any other
+ * turn: no stream, no queue, no promise per chunk), or else through the Response's stream (any other
  * fetch; a compressed body; a sink the fetch ignored). Either way the loop may stop reading early
  * (the line cap, or [DONE] on a body kept open), and a failed read surfaces as the error a stream
  * reader would have raised.
@@ -21,14 +21,16 @@ export function isPlainBody(headers: Headers): boolean {
 
 /**
  * The loop's body sink (offered to the fetch as `init.bodySink`). It takes a 2xx body that needs
- * no decoding; chunks that came with the head reach `onChunk` before the fetch's promise settles.
+ * no decoding (the Response then has none); chunks that came with the head reach `onChunk` before
+ * the fetch's promise settles.
  */
 export class SinkFeed implements BodySink {
   /** The fetch handed the body here (set at the head). */
   taken = false;
   #ended: { err: unknown } | null = null;
   #wake: (() => void) | null = null;
-  #body: ReadableStream<Uint8Array> | null = null;
+  #cancel: (() => void) | null = null;
+  #reading = false;
   #stopWanted = false;
 
   /**
@@ -38,9 +40,10 @@ export class SinkFeed implements BodySink {
   constructor(private readonly onHead: () => void, private readonly onChunk: OnChunk) {}
 
   /** {@link BodySink}: a 2xx body without content-encoding. */
-  accepts(status: number, headers: Headers): boolean {
+  accepts(status: number, headers: Headers, cancel: () => void): boolean {
     if (status < 200 || status > 299 || !isPlainBody(headers)) return false;
     this.taken = true;
+    this.#cancel = cancel;
     this.onHead();
     return true;
   }
@@ -62,17 +65,17 @@ export class SinkFeed implements BodySink {
    * ended. Asked for before {@link read} (chunks that came with the head), it happens there.
    */
   stop(): void {
-    if (this.#body === null) {
+    if (!this.#reading) {
       this.#stopWanted = true;
       return;
     }
-    this.#body.cancel().catch(() => {});
+    this.#cancel?.();
     this.end(null);
   }
 
-  /** Waits for the end of a taken body (`body`: the Response's, for cancelling); throws what failed it. */
-  async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    this.#body = body;
+  /** Waits for the end of a taken body; throws what failed it. */
+  async read(): Promise<void> {
+    this.#reading = true;
     if (this.#stopWanted) this.stop();
     if (this.#ended === null) await new Promise<void>((wake) => (this.#wake = wake));
     const end = this.#ended as { err: unknown } | null;

@@ -242,15 +242,14 @@ async function attemptOnce(
         formatHttpError(status, info) + retryAfterNote(res.headers.get("retry-after")) +
           redirectNote(status, res.headers.get("location")) + notFoundNote(status, url, info.message),
       );
-    } else if (res.body === null) {
+    } else if (res.body === null && !sink.taken) {
       st.fail("protocol", `HTTP ${status} with no body`);
     } else {
       streamed = true;
       contentType = res.headers.get("content-type") ?? "";
-      const body = res.body;
       try {
-        if (sink.taken) await sink.read(body);
-        else await readStream(body, res.headers, onChunk, (f) => (stopReading = f));
+        if (sink.taken) await sink.read();
+        else await readStream(res.body as ReadableStream<Uint8Array>, res.headers, onChunk, (f) => (stopReading = f));
         parser.end();
       } finally {
         clearTimeout(doneTimer);

@@ -20,7 +20,8 @@
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { BodySink, Connect, TransportConn } from "./types.ts";
+import type { BodySink, Connect, TransportConn, TransportHandlers } from "./types.ts";
+import { Pool } from "./pool.ts";
 import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
 
 /** The fetch signature (a URL string and an init; resolves at the response head). */
@@ -36,8 +37,6 @@ export interface H1Fetch extends H1FetchFn {
 
 /** Statuses whose response has no body (a Response built with one throws). */
 const NULL_BODY = new Set([204, 205, 304]);
-/** Idle connections kept per host (a closed loop of N streams reuses N). */
-const MAX_IDLE_PER_HOST = 4096;
 /** Body bytes queued ahead of the reader before the socket is paused (the rest waits in the kernel). */
 const QUEUED_BYTES = 64 * 1024;
 
@@ -56,7 +55,7 @@ interface Exchange {
   pendingError: { e: unknown } | null;
   /** The init's body sink, offered at the head. */
   offer: BodySink | null;
-  /** The sink that took the body (then the stream carries nothing), or null. */
+  /** The sink that took the body (then the Response has none), or null. */
   sink: BodySink | null;
 }
 
@@ -69,6 +68,15 @@ function erroredWith(c: ReadableStreamDefaultController<Uint8Array> | null, e: u
   }
 }
 
+/** The Response for a head; a head no Response can carry (an odd reason phrase, say) is a protocol error. */
+function responseOf(head: ResponseHead, headers: Headers, body: ReadableStream<Uint8Array> | null): Response {
+  try {
+    return new Response(body, { status: head.status, statusText: head.reason, headers });
+  } catch (e) {
+    throw new H1ProtocolError(`unusable response: HTTP ${head.status}: ${(e as Error).message}`);
+  }
+}
+
 /** A pooled connection: its transport, its parser and the exchange it carries. */
 class Conn implements ResponseSink {
   t: TransportConn | null = null;
@@ -77,7 +85,7 @@ class Conn implements ResponseSink {
   keep = false;
   paused = false;
   dead = false;
-  constructor(readonly pool: Pool, readonly target: Target) {
+  constructor(readonly pool: Pool<Conn>, readonly target: Target) {
     this.parser = new ResponseParser(this);
   }
 
@@ -90,8 +98,26 @@ class Conn implements ResponseSink {
     } catch (e) {
       throw new H1ProtocolError(`malformed header field: ${(e as Error).message}`);
     }
+    const hasBody = framing !== "none" && !NULL_BODY.has(head.status);
+    if (hasBody && ex.offer !== null) {
+      // Built before the sink is asked: a head no Response can carry fails as before any body.
+      const bare = responseOf(head, headers, null);
+      let taken = false;
+      try {
+        taken = ex.offer.accepts(head.status, headers, () => this.abandon(ex)) === true;
+      } catch {
+        // a sink that cannot decide gets nothing: the stream carries the body
+      }
+      if (taken) {
+        // The sink takes the body: the Response has none (no stream, no queue).
+        ex.sink = ex.offer;
+        ex.answered = true;
+        ex.resolve(bare);
+        return;
+      }
+    }
     let body: ReadableStream<Uint8Array> | null = null;
-    if (framing !== "none" && !NULL_BODY.has(head.status)) {
+    if (hasBody) {
       body = new ReadableStream<Uint8Array>({
         start: (c) => {
           ex.ctrl = c;
@@ -104,33 +130,21 @@ class Conn implements ResponseSink {
             this.t?.resume();
           }
         },
-        cancel: () => {
-          // The reader stopped early: the rest of this response would arrive on the connection.
-          if (!ex.finished) {
-            ex.finished = true;
-            this.drop(ex);
-          }
-        },
+        cancel: () => this.abandon(ex),
       }, { highWaterMark: QUEUED_BYTES, size: (c) => c.byteLength });
     }
-    let res: Response;
-    try {
-      res = new Response(body, { status: head.status, statusText: head.reason, headers });
-    } catch (e) {
-      throw new H1ProtocolError(`unusable response: HTTP ${head.status}: ${(e as Error).message}`);
-    }
-    if (body !== null && ex.offer !== null) {
-      let taken = false;
-      try {
-        taken = ex.offer.accepts(head.status, headers) === true;
-      } catch {
-        // a sink that cannot decide gets nothing: the stream carries the body
-      }
-      if (taken) ex.sink = ex.offer;
-    }
+    const res = responseOf(head, headers, body);
     ex.answered = true;
     ex.resolve(res);
     if (body === null) ex.finished = true;
+  }
+
+  /** The reader stopped early (cancelled the stream, or the sink's cancel): the rest of this response would arrive on the connection. */
+  private abandon(ex: Exchange): void {
+    if (!ex.finished) {
+      ex.finished = true;
+      this.drop(ex);
+    }
   }
 
   onData(bytes: Uint8Array): void {
@@ -156,6 +170,29 @@ class Conn implements ResponseSink {
       if (ex.sink !== null) ex.sink.end(null);
       else ex.ctrl?.close();
     }
+  }
+
+  /**
+   * Connects and sends the first request. Its closures (the transport's handlers among them) are
+   * made here, so that they hold the connection and nothing of the exchange that opened it: a
+   * closure made beside that exchange would keep its whole response, and the caller's state
+   * behind its body sink, alive as long as the connection lives.
+   */
+  open(connect: Connect, request: Uint8Array): void {
+    const handlers: TransportHandlers = { data: (b) => this.data(b), close: (err) => this.closed(err) };
+    connect(this.target.host, this.target.port, handlers).then((tc) => {
+      if (this.dead || this.ex === null || this.ex.finished) {
+        // Aborted while connecting.
+        tc.destroy();
+        return;
+      }
+      this.t = tc;
+      tc.write(request);
+    }, (e) => {
+      this.dead = true;
+      this.pool.forget(this);
+      if (this.ex !== null) this.failWith(this.ex, e);
+    });
   }
 
   /** Bytes from the socket. */
@@ -251,66 +288,13 @@ class Conn implements ResponseSink {
   }
 }
 
-/** Idle connections per host, newest first out. */
-class Pool {
-  private idle = new Map<string, Conn[]>();
-  busy = 0;
-  readonly all = new Set<Conn>();
-
-  take(key: string): Conn | null {
-    const list = this.idle.get(key);
-    while (list && list.length) {
-      const c = list.pop() as Conn;
-      if (!c.dead && c.t !== null) return c;
-    }
-    return null;
-  }
-
-  release(c: Conn): void {
-    c.parser.reset();
-    c.keep = false;
-    let list = this.idle.get(c.target.key);
-    if (!list) this.idle.set(c.target.key, list = []);
-    if (list.length >= MAX_IDLE_PER_HOST) {
-      c.destroy();
-      return;
-    }
-    c.t?.setRef(false);
-    list.push(c);
-    if (c.paused) {
-      // Paused while the last body's chunks waited for their reader: the next response must be read.
-      // (In the pool first: bytes an idle connection gets now destroy it, and it leaves the pool.)
-      c.paused = false;
-      c.t?.resume();
-    }
-  }
-
-  forget(c: Conn): void {
-    const list = this.idle.get(c.target.key);
-    if (list) {
-      const i = list.indexOf(c);
-      if (i >= 0) list.splice(i, 1);
-    }
-    this.all.delete(c);
-  }
-
-  closeIdle(): void {
-    for (const list of this.idle.values()) for (const c of list.splice(0)) c.destroy();
-  }
-
-  counts(): { busy: number; idle: number } {
-    let idle = 0;
-    for (const list of this.idle.values()) idle += list.length;
-    return { busy: this.all.size - idle, idle };
-  }
-}
 
 /**
  * Creates the client. `connect` opens a transport; `fallback` serves what this client does not
  * (see the module note).
  */
 export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
-  const pool = new Pool();
+  const pool = new Pool<Conn>();
   const f = ((input: string, init: RequestInit = {}) => {
     const body = init.body;
     const t = body !== null && body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array)
@@ -356,19 +340,7 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
         c.t?.write(bytes);
         return;
       }
-      connect(t.host, t.port, { data: (b) => c.data(b), close: (err) => c.closed(err) }).then((tc) => {
-        if (c.dead || ex.finished) {
-          // Aborted while connecting.
-          tc.destroy();
-          return;
-        }
-        c.t = tc;
-        tc.write(bytes);
-      }, (e) => {
-        c.dead = true;
-        pool.forget(c);
-        c.failWith(ex, e);
-      });
+      c.open(connect, bytes);
     });
   }) as H1Fetch;
   f.closeIdle = () => pool.closeIdle();

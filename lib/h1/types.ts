@@ -33,17 +33,19 @@ export interface TransportConn {
 export type Connect = (host: string, port: number, handlers: TransportHandlers) => Promise<TransportConn>;
 
 /**
- * A response body taken by callbacks instead of through the Response's stream: an init field
- * (`bodySink`) ik's HTTP/1.1 client understands and other fetches ignore. At the response head the
- * client asks {@link BodySink.accepts}; when the sink says yes, every body chunk goes to
- * {@link BodySink.data} in the socket's own turn (no stream queue, no promise per chunk) and
- * {@link BodySink.end} is called once, unless the reader cancels first. The Response's body stream
- * then carries nothing; cancelling it abandons the response (and the connection under it), and
- * the sink hears nothing more.
+ * A response body taken by callbacks instead of through a stream: an init field (`bodySink`) ik's
+ * HTTP/1.1 client understands and other fetches ignore. At the response head the client asks
+ * {@link BodySink.accepts}; when the sink says yes, the Response comes with no body (`body` null),
+ * every body chunk goes to {@link BodySink.data} in the socket's own turn (no stream, no queue, no
+ * promise per chunk) and {@link BodySink.end} is called once, unless the sink cancels first.
  */
 export interface BodySink {
-  /** Whether this response's body should come here; called once, when its head has arrived. */
-  accepts(status: number, headers: Headers): boolean;
+  /**
+   * Whether this response's body should come here; called once, when its head has arrived (a
+   * response that has a body). `cancel` abandons the response (and the connection under it); the
+   * sink hears nothing after it.
+   */
+  accepts(status: number, headers: Headers, cancel: () => void): boolean;
   /** Body bytes, as they arrive (the client does not reuse the buffer). A throw fails the response. */
   data(bytes: Uint8Array): void;
   /** The body ended: whole (`null`), or with the error a stream reader would have seen (network, protocol, abort reason). */

@@ -1,6 +1,6 @@
 /**
  * The streaming loop takes a body from ik's HTTP/1.1 client chunk by chunk (the client's body
- * sink: no stream queue, no promise per chunk) and reads any other fetch's body through its
+ * sink: no stream, no queue, no promise per chunk) and reads any other fetch's body through its
  * stream. Both paths give the same result for the same bytes, and the sink path keeps what the
  * stream path guarantees: the line cap stops the body (also when the line came with the head),
  * [DONE] on a body kept open stops reading soon, a gzip body and an error status still go through
@@ -27,8 +27,8 @@ function spied(): { fetch: Fetch; took: boolean[] } {
     const sink = (i as { bodySink?: BodySink }).bodySink;
     if (!sink) return h1(u, i);
     const wrapped: BodySink = {
-      accepts: (s, h) => {
-        const yes = sink.accepts(s, h);
+      accepts: (s, h, cancel) => {
+        const yes = sink.accepts(s, h, cancel);
         took.push(yes);
         return yes;
       },

@@ -14,6 +14,8 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { closedPort, type RawServer, rawServer, type Step } from "../client/_raw_server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A forced full collection where the runtime offers one to tests (Bun), else null. */
+const forceGc = (globalThis as { Bun?: { gc(full: boolean): void } }).Bun?.gc ?? null;
 const dec = new TextDecoder();
 
 /** Reads a body to its end, optionally pausing between reads (a slow reader). */
@@ -136,10 +138,11 @@ for (const [name, f] of transports) {
 
     /** A body sink that records what it is given; `take` decides at the head. */
     const recorder = (take: (status: number, h: Headers) => boolean = () => true) => {
-      const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[] };
+      const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[], cancel: null as (() => void) | null };
       const sink: BodySink = {
-        accepts: (status, h) => {
+        accepts: (status, h, cancel) => {
           got.heads.push(status);
+          got.cancel = cancel;
           return take(status, h);
         },
         data: (b) => {
@@ -154,7 +157,7 @@ for (const [name, f] of transports) {
       return { got, sink, ended };
     };
 
-    test("a body sink that accepts gets every chunk in order and one clean end; the stream carries nothing; the connection is reused", async () => {
+    test("a body sink that accepts gets every chunk in order and one clean end; the Response has no body; the connection is reused", async () => {
       h1.closeIdle();
       const c0 = srv.connections();
       for (let i = 0; i < 2; i++) {
@@ -166,10 +169,7 @@ for (const [name, f] of transports) {
         assert.deepEqual(got.ends, [null], "end(null) once");
         assert.equal(got.text.split("\n").length - 1, 300);
         assert.ok(got.text.startsWith("000000") && got.text.endsWith(`000299${"x".repeat(200)}\n`), "whole and in order");
-        const rd = (res.body as ReadableStream<Uint8Array>).getReader();
-        const r = await Promise.race([rd.read(), sleep(100).then(() => "nothing")]);
-        assert.equal(r, "nothing", "the Response's own stream got no chunk");
-        rd.releaseLock();
+        assert.equal(res.body, null, "the body went to the sink, not to a stream");
       }
       assert.equal(srv.connections() - c0, 1, "one connection for both");
       assert.deepEqual(h1.connections(), { busy: 0, idle: 1 });
@@ -192,7 +192,7 @@ for (const [name, f] of transports) {
       assert.equal(got.chunks, 0);
     });
 
-    test("a sink's body: an abort mid-body ends it with the signal's reason; cancelling the stream drops the connection and tells the sink nothing", async () => {
+    test("a sink's body: an abort mid-body ends it with the signal's reason; the sink's cancel drops the connection and tells the sink nothing", async () => {
       const ac = new AbortController();
       const a = recorder();
       await h1(url("/slow-body"), { ...post("{}", { signal: ac.signal }), bodySink: a.sink } as RequestInit);
@@ -203,8 +203,10 @@ for (const [name, f] of transports) {
       assert.match(String(a.got.ends[0]), /cut/);
       const c0 = srv.connections();
       const b = recorder();
-      const res = await h1(url("/slow-body"), { ...post("{}"), bodySink: b.sink } as RequestInit);
-      await (res.body as ReadableStream<Uint8Array>).cancel();
+      await h1(url("/slow-body"), { ...post("{}"), bodySink: b.sink } as RequestInit);
+      for (let i = 0; i < 200 && b.got.text !== "a"; i++) await sleep(5);
+      assert.equal(b.got.text, "a");
+      (b.got.cancel as () => void)();
       await sleep(100);
       assert.deepEqual(b.got.ends, []);
       assert.equal(h1.connections().busy, 0, "the cancelled exchange holds no connection");
@@ -212,6 +214,30 @@ for (const [name, f] of transports) {
       assert.equal(ok.status, 200);
       await readAll(ok);
       assert.ok(srv.connections() - c0 >= 2, "the cancelled connection was not reused");
+    });
+
+    test("an idle pooled connection keeps nothing of the exchange that opened it (its sink, and what the sink holds, can be collected)", {
+      skip: !forceGc ? "needs a forced full GC (Bun)" : name === "node:net"
+        ? "node:net on Bun keeps the first exchange until its socket closes, for a reason outside lib/h1 not yet found; the binary measures over Bun's own sockets"
+        : false,
+    }, async () => {
+      h1.closeIdle();
+      const refs: WeakRef<object>[] = [];
+      const once = async () => {
+        const r = recorder();
+        const sink = Object.assign(r.sink, { held: new Uint8Array(1 << 20) });
+        refs.push(new WeakRef(sink));
+        await h1(url("/long"), { ...post("{}"), bodySink: sink } as RequestInit);
+        await r.ended();
+        assert.deepEqual(r.got.ends, [null]);
+      };
+      await once();
+      assert.deepEqual(h1.connections(), { busy: 0, idle: 1 }, "the connection waits in the pool");
+      for (let i = 0; i < 20 && refs[0].deref() !== undefined; i++) {
+        (forceGc as (full: boolean) => void)(true);
+        await sleep(10);
+      }
+      assert.equal(refs[0].deref(), undefined, "the pooled connection still holds the first exchange's sink");
     });
 
     test("a sink that throws on a chunk fails the response: end(error), the connection dropped", async () => {
