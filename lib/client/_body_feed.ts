@@ -42,9 +42,11 @@ export class SinkFeed implements BodySink {
   /** {@link BodySink}: a 2xx body without content-encoding. */
   accepts(status: number, headers: Headers, cancel: () => void): boolean {
     if (status < 200 || status > 299 || !isPlainBody(headers)) return false;
-    this.taken = true;
-    this.#cancel = cancel;
+    // Taken only once the head is recorded: a throw here leaves the body to the stream, and the
+    // loop then reads the stream (a sink that says yes and is not used would wait forever).
     this.onHead();
+    this.#cancel = cancel;
+    this.taken = true;
     return true;
   }
 

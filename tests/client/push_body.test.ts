@@ -12,6 +12,7 @@ import { type BodySink, h1Fetch, type H1Fetch, netConnect } from "../../lib/h1/m
 import { type Endpoint, parseEndpoint, type RequestResult, requestRow, streamCompletion } from "../../lib/client/mod.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { chatChunk, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
+import { SinkFeed } from "../../lib/client/_body_feed.ts";
 
 type Fetch = (u: string, i: RequestInit) => Promise<Response>;
 
@@ -122,4 +123,22 @@ describe("the body sink path against the stream path, on one socket client", () 
     assert.equal(r.nTokens, 2);
     assert.ok(performance.now() - t0 < 2500, `took ${performance.now() - t0} ms`);
   });
+});
+
+test("the loop's sink takes only a 2xx body that needs no decoding, and only once its head is recorded", () => {
+  const h = (ce?: string) => new Headers(ce ? { "content-encoding": ce } : {});
+  const yes = new SinkFeed(() => {}, () => true);
+  assert.equal(yes.accepts(200, h(), () => {}), true);
+  assert.equal(yes.taken, true);
+  for (const [status, ce] of [[404, undefined], [301, undefined], [200, "gzip"], [200, "deflate"]] as const) {
+    const s = new SinkFeed(() => {}, () => true);
+    assert.equal(s.accepts(status, h(ce), () => {}), false, `${status} ${ce ?? ""}`);
+    assert.equal(s.taken, false);
+  }
+  assert.equal(new SinkFeed(() => {}, () => true).accepts(206, h(" Identity "), () => {}), true);
+  const broken = new SinkFeed(() => {
+    throw new Error("no clock");
+  }, () => true);
+  assert.throws(() => broken.accepts(200, h(), () => {}), /no clock/);
+  assert.equal(broken.taken, false, "a head that could not be recorded leaves the body to the stream");
 });
