@@ -4,7 +4,10 @@
  * @module
  */
 
-/** What a connection reports. Each is called on the event loop, never re-entrantly. */
+/**
+ * What a connection reports, on the event loop. `close` may come from within a call into the
+ * transport: Bun's reports it from within {@link TransportConn.destroy}.
+ */
 export interface TransportHandlers {
   /** Bytes received (the transport does not reuse the buffer). */
   data(bytes: Uint8Array): void;
@@ -20,7 +23,7 @@ export interface TransportConn {
   pause(): void;
   /** Reads again after {@link pause}. */
   resume(): void;
-  /** Closes at once; `close` follows. */
+  /** Closes at once; `close` follows (possibly before this returns). */
   destroy(): void;
   /** Whether the connection keeps the process alive (an idle pooled one does not). */
   setRef(ref: boolean): void;
