@@ -8,16 +8,10 @@
  * @module
  */
 import type { BodySink } from "../h1/types.ts";
-import { decodedBody } from "./body_decode.ts";
+import { compressionOf, decodedBody } from "./body_decode.ts";
 
 /** The per-chunk function: false when reading should stop. */
 export type OnChunk = (bytes: Uint8Array) => boolean;
-
-/** Whether a body needs no decoding (no content-encoding, or identity): only such a body goes to the sink. */
-export function isPlainBody(headers: Headers): boolean {
-  const ce = headers.get("content-encoding")?.trim().toLowerCase();
-  return ce === undefined || ce === "" || ce === "identity";
-}
 
 /**
  * The loop's body sink (offered to the fetch as `init.bodySink`). It takes a 2xx body that needs
@@ -39,9 +33,9 @@ export class SinkFeed implements BodySink {
    */
   constructor(private readonly onHead: () => void, private readonly onChunk: OnChunk) {}
 
-  /** {@link BodySink}: a 2xx body without content-encoding. */
+  /** {@link BodySink}: a 2xx body that {@link decodedBody} would pass through as it came (nothing to decompress). */
   accepts(status: number, headers: Headers, cancel: () => void): boolean {
-    if (status < 200 || status > 299 || !isPlainBody(headers)) return false;
+    if (status < 200 || status > 299 || compressionOf(headers) !== null) return false;
     // Taken only once the head is recorded: a throw here leaves the body to the stream, and the
     // loop then reads the stream (a sink that says yes and is not used would wait forever).
     this.onHead();

@@ -14,6 +14,15 @@ export class BodyDecodeError extends Error {
 }
 
 /**
+ * The compression ik decodes that a response's content-encoding names (gzip, x-gzip, deflate), or
+ * null: no content-encoding, identity, or one ik passes through as it came.
+ */
+export function compressionOf(headers: Headers): "gzip" | "deflate" | null {
+  const ce = headers.get("content-encoding")?.trim().toLowerCase();
+  return ce === "gzip" || ce === "x-gzip" ? "gzip" : ce === "deflate" ? "deflate" : null;
+}
+
+/**
  * The body, decompressed when the server compressed it although the request asked for
  * `identity` and the runtime left it compressed (Deno does not decode when the caller set
  * Accept-Encoding; Bun does not when asked `decompress: false`). Decided once per response from
@@ -22,9 +31,7 @@ export class BodyDecodeError extends Error {
  * failed read of the wire as itself, so the two end as `protocol` and `network`.
  */
 export function decodedBody(body: ReadableStream<Uint8Array>, headers: Headers): ReadableStream<Uint8Array> {
-  const ce = headers.get("content-encoding")?.trim().toLowerCase();
-  if (!ce || ce === "identity") return body;
-  const format = ce === "gzip" || ce === "x-gzip" ? "gzip" : ce === "deflate" ? "deflate" : null;
+  const format = compressionOf(headers);
   if (format === null) return body;
   const src = body.getReader();
   let first: Uint8Array | null = null;

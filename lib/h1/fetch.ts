@@ -15,8 +15,9 @@
  * asks `redirect: "manual"`), the body never decoded (the caller decodes), errors that carry the
  * OS code (ECONNREFUSED, ENOTFOUND, ECONNRESET). It calls the init's `onSend` when the request is
  * handed to its connection, and gives the body to the init's `bodySink` when that accepts it
- * (types.ts: the streaming loop reads each chunk in the socket's turn, with no stream between). Anything else goes to `fallback` (the runtime's fetch): https, a
- * streamed request body, `redirect: "follow"`, credentials in the URL.
+ * (types.ts: the streaming loop reads each chunk in the socket's turn, with no stream between).
+ * Anything else goes to `fallback` (the runtime's fetch): https, a streamed request body,
+ * `redirect: "follow"`, credentials in the URL.
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";

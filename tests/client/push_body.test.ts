@@ -130,12 +130,14 @@ test("the loop's sink takes only a 2xx body that needs no decoding, and only onc
   const yes = new SinkFeed(() => {}, () => true);
   assert.equal(yes.accepts(200, h(), () => {}), true);
   assert.equal(yes.taken, true);
-  for (const [status, ce] of [[404, undefined], [301, undefined], [200, "gzip"], [200, "deflate"]] as const) {
+  for (const [status, ce] of [[404, undefined], [301, undefined], [200, "gzip"], [200, " X-Gzip"], [200, "deflate"]] as const) {
     const s = new SinkFeed(() => {}, () => true);
     assert.equal(s.accepts(status, h(ce), () => {}), false, `${status} ${ce ?? ""}`);
     assert.equal(s.taken, false);
   }
   assert.equal(new SinkFeed(() => {}, () => true).accepts(206, h(" Identity "), () => {}), true);
+  // An encoding ik does not decode is passed through as it came on either path: the sink may take it.
+  assert.equal(new SinkFeed(() => {}, () => true).accepts(200, h("br"), () => {}), true);
   const broken = new SinkFeed(() => {
     throw new Error("no clock");
   }, () => true);
