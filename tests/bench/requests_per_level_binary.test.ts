@@ -105,7 +105,7 @@ describe("load mode: the schedule's rate is warned about, and --requests N is ex
 
   test("sharded --requests 6: two shards slice one 6-arrival schedule; the merge has every seq once; level 2 starts after level 1's span + gap", async () => {
     const slices = join(dir, "slices");
-    const start = Math.round(performance.timeOrigin + performance.now() + 2000);
+    const start = Date.now() + 2000; // the system clock now, as a fresh ik process reads it (see tests/shard/_sharded.ts startAt)
     const args = load("--rates", "8,16", "--requests", "6", "--start-at", String(start), "--level-gap-s", "1", "--gpu-name", "NVIDIA H100 80GB HBM3", "--gpu-count", "1");
     const shards = await Promise.all([0, 1].map((k) => ik([...args, "--shard", `${k}/2`], slices)));
     for (const s of shards) assert.equal(s.code, 0, s.stderr);

@@ -21,9 +21,14 @@ export async function shardEnv(dir: string): Promise<Record<string, string>> {
   return { IK_KEY_FILE: key, IK_RUNS_DIR: join(dir, "runs") };
 }
 
-/** The wall-clock start `leadMs` from now, in ms since the epoch. */
+/**
+ * The wall-clock start `leadMs` from now, in ms since the epoch, read from the system clock now
+ * (Date.now, as `date +%s%3N` would give it). Not this test process's timeOrigin + now(): that axis
+ * is fixed at the process's start, and a long `bun test` run on a host whose wall clock is stepped or
+ * slewed against its monotonic clock (CI's was, by seconds) ends up behind the fresh ik process's.
+ */
 export function startAt(leadMs: number): number {
-  return Math.round(performance.timeOrigin + performance.now() + leadMs);
+  return Date.now() + Math.round(leadMs);
 }
 
 /** `bench serve --mode load` argv for one shard (the shard flags come from the caller). */
