@@ -180,8 +180,7 @@ class Conn implements ResponseSink {
    * behind its body sink, alive as long as the connection lives.
    */
   open(connect: Connect, request: Uint8Array): void {
-    const handlers: TransportHandlers = { data: (b) => this.data(b), close: (err) => this.closed(err) };
-    connect(this.target.host, this.target.port, handlers).then((tc) => {
+    connect(this.target.host, this.target.port, this.handlers()).then((tc) => {
       if (this.dead || this.ex === null || this.ex.finished) {
         // Aborted while connecting.
         tc.destroy();
@@ -194,6 +193,14 @@ class Conn implements ResponseSink {
       this.pool.forget(this);
       if (this.ex !== null) this.failWith(this.ex, e);
     });
+  }
+
+  /**
+   * The transport's handlers, made in a scope of their own: made in {@link open}, they would share
+   * its scope, and so keep the first request's bytes alive as long as the connection lives.
+   */
+  private handlers(): TransportHandlers {
+    return { data: (b) => this.data(b), close: (err) => this.closed(err) };
   }
 
   /** Bytes from the socket. */
@@ -291,6 +298,16 @@ class Conn implements ResponseSink {
 
 
 /**
+ * Fails the exchange when its signal aborts. The listener is made here, in a scope of its own: made
+ * beside the request, it would keep the request's bytes and init (the prompt, twice) alive for the
+ * whole response.
+ */
+function listenForAbort(c: Conn, ex: Exchange, signal: AbortSignal): void {
+  ex.onAbort = () => c.failWith(ex, signal.reason ?? new DOMException("The operation was aborted.", "AbortError"));
+  signal.addEventListener("abort", ex.onAbort, { once: true });
+}
+
+/**
  * Creates the client. `connect` opens a transport; `fallback` serves what this client does not
  * (see the module note).
  */
@@ -326,10 +343,7 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
       const c = conn;
       c.ex = ex;
       c.parser.reset(method === "HEAD");
-      if (signal) {
-        ex.onAbort = () => c.failWith(ex, signal.reason ?? new DOMException("The operation was aborted.", "AbortError"));
-        signal.addEventListener("abort", ex.onAbort, { once: true });
-      }
+      if (signal) listenForAbort(c, ex, signal);
       // The request is handed to its connection now (a new one: its connect counts in TTFT, as with fetch).
       try {
         onSend?.();

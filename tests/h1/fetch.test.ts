@@ -240,6 +240,29 @@ for (const [name, f] of transports) {
       assert.equal(refs[0].deref(), undefined, "the pooled connection still holds the first exchange's sink");
     });
 
+    test("a request whose response is still streaming keeps nothing of its init (the prompt is not held while tokens arrive)", {
+      skip: !forceGc ? "needs a forced full GC (Bun)" : false,
+    }, async () => {
+      const refs: WeakRef<object>[] = [];
+      const ac = new AbortController();
+      const r = recorder();
+      await (async () => {
+        const init = { ...post("x".repeat(1 << 16)), signal: ac.signal, bodySink: r.sink, held: new Uint8Array(1 << 20) };
+        refs.push(new WeakRef(init));
+        await h1(url("/slow-body"), init as RequestInit);
+      })();
+      for (let i = 0; i < 200 && r.got.text !== "a"; i++) await sleep(5);
+      assert.equal(r.got.text, "a");
+      for (let i = 0; i < 20 && refs[0].deref() !== undefined; i++) {
+        (forceGc as (full: boolean) => void)(true);
+        await sleep(10);
+      }
+      const held = refs[0].deref() !== undefined;
+      ac.abort(new Error("done"));
+      assert.deepEqual(r.got.ends.length, 1);
+      assert.equal(held, false, "the exchange in flight still holds its init (and with it the request body)");
+    });
+
     test("a sink that throws on a chunk fails the response: end(error), the connection dropped", async () => {
       let n = 0;
       const ends: unknown[] = [];
