@@ -26,6 +26,7 @@ export function makeRuntime(
     args,
     execPath: () => proc.execPath,
     selfArgv,
+    runtimeFlags: () => [...(proc.execArgv ?? [])],
     env: (k) => proc.env[k],
     envAll: () => ({ ...proc.env }) as Record<string, string>,
     cwd: () => proc.cwd(),

@@ -156,6 +156,11 @@ export interface Runtime {
   execPath(): string;
   /** The program's own argv prefix that re-runs this ik (binary alone, or runtime + script). */
   selfArgv(): string[];
+  /**
+   * The runtime's own flags this process runs with (the compiled binary's built-in `--smol`, or a
+   * script's runtime flags); empty when there are none or the runtime does not say.
+   */
+  runtimeFlags(): string[];
   /** Reads an environment variable. */
   env(name: string): string | undefined;
   /** A copy of the whole environment. */

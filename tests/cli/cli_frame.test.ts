@@ -12,13 +12,16 @@ for (const v of ikVariants()) {
     test("--version prints version, revision, target and runtime; --json gives the same", async () => {
       const r = await ik(["--version"]);
       assert.equal(r.code, 0);
-      assert.match(r.stdout, /^ik \d+\.\d+\.\d+ \(rev [\w-]+, target [\w-]+, runtime (bun|deno|node) [\d.]+\)\n$/);
+      assert.match(r.stdout, /^ik \d+\.\d+\.\d+ \(rev [\w-]+, target [\w-]+, runtime (bun|deno|node) [\d.]+(, flags [^)]+)?\)\n$/);
       const j = await ik(["--version", "--json"]);
       assert.equal(j.code, 0);
       const info = JSON.parse(j.stdout);
-      assert.deepEqual(Object.keys(info).sort(), ["git_rev", "name", "runtime", "target", "version"]);
+      assert.deepEqual(Object.keys(info).sort(), ["git_rev", "name", "runtime", "runtime_flags", "target", "version"]);
       assert.ok(r.stdout.includes(`rev ${info.git_rev}`) && r.stdout.includes(`runtime ${info.runtime}`));
       if (v.name === "binary") assert.match(info.target, /^(bun|node)-linux-(x64|arm64)/);
+      // The Bun binary carries --smol (its memory figures depend on it); the Node build has no flags.
+      if (v.name === "binary") assert.equal(info.runtime_flags, info.target.startsWith("bun-") ? "--smol" : "");
+      if (info.runtime_flags) assert.ok(r.stdout.includes(`, flags ${info.runtime_flags})`), r.stdout);
     });
 
     test("--help lists every command and exits 0", async () => {

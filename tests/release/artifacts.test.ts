@@ -52,7 +52,10 @@ function checkVersion(file: string, v: { line: string; info: Record<string, stri
   assert.match(v.info.runtime, e.runtime);
   if (e.runtime.source.startsWith("^bun") && bunVersion) assert.equal(v.info.runtime, `bun ${bunVersion}`);
   assert.match(v.info.git_rev, /^([0-9a-f]{12}(-dirty)?|unknown)$/);
-  assert.equal(v.line, `ik ${v.info.version} (rev ${v.info.git_rev}, target ${v.info.target}, runtime ${v.info.runtime})\n`);
+  // The Bun builds run with --smol built in (scripts/build.sh); the Node builds with no runtime flag.
+  assert.equal(v.info.runtime_flags, e.target.startsWith("bun-") ? "--smol" : "");
+  const flags = v.info.runtime_flags ? `, flags ${v.info.runtime_flags}` : "";
+  assert.equal(v.line, `ik ${v.info.version} (rev ${v.info.git_rev}, target ${v.info.target}, runtime ${v.info.runtime}${flags})\n`);
 }
 
 describe("release files in dist/", () => {
