@@ -1,7 +1,7 @@
 /** lib/metrics: level summaries (with failure-adjusted percentiles), SLO checks, N*, cost, bucket tables. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { bucketMetrics, Column, type SloCheck, failureAdjusted, LevelAccumulator, type LevelRow, meetsSlo, nStar, roundRows, sloChecks, usdPer1mTokens } from "../../lib/metrics/mod.ts";
+import { bucketMetrics, CHUNK_VALUES, Column, type SloCheck, failureAdjusted, LevelAccumulator, type LevelRow, meetsSlo, nStar, roundRows, sloChecks, usdPer1mTokens } from "../../lib/metrics/mod.ts";
 
 function row(i: number, over: Partial<LevelRow> = {}): LevelRow {
   return { ok: true, error_kind: null, ttft_ms: 100 + i, tpot_ms: 10, e2e_ms: 500 + i, n_tokens: 50, send_lag_ms: 0.1, t_send_ns: i * 1e8, t_end_ns: i * 1e8 + 5e8, ...over };
@@ -134,6 +134,36 @@ test("renderSingleRecord: p95/p99 and req/s where the bucket has them, '-' where
   assert.match(big, /10\.00/);
   const small = out.split("\n").find((l) => l.includes("small")) as string;
   assert.doesNotMatch(small, /\d\/\d/);
+});
+
+test("Column past one chunk: values kept in push order across chunk edges (single pushes and batches), sorted copies and the in-place sort agree with a plain sort, pushes after it go on", () => {
+  const c = new Column(3);
+  const ref: number[] = [];
+  let x = 12345;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 1e5;
+  // Batches of awkward sizes so that they straddle the doubling steps and the chunk edges.
+  while (ref.length < CHUNK_VALUES * 3 + 17) {
+    const n = ref.length % 5 === 0 ? 1 : 997 + (ref.length % 7);
+    if (n === 1) {
+      const v = next();
+      c.push(v);
+      ref.push(v);
+    } else {
+      const vs = Array.from({ length: n }, next);
+      c.pushAll(vs);
+      ref.push(...vs);
+    }
+  }
+  assert.equal(c.length, ref.length);
+  assert.deepEqual(c.toArray(), ref, "push order");
+  const sortedRef = Float64Array.from(ref).sort();
+  assert.deepEqual(c.sorted(), sortedRef);
+  assert.deepEqual(c.sortedInPlace(), sortedRef);
+  const more = Array.from({ length: CHUNK_VALUES + 5 }, next);
+  c.pushAll(more);
+  c.push(-1);
+  assert.equal(c.length, ref.length + more.length + 1);
+  assert.deepEqual(c.sortedInPlace(), Float64Array.from([...ref, ...more, -1]).sort());
 });
 
 test("Column.sortedInPlace: the sorted values without a copy; later pushes are sorted in on the next call; ITL percentiles match a sorted copy", () => {
