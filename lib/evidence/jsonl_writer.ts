@@ -28,6 +28,10 @@ export const SLICE_BUDGET_MS = 2;
 export const MAX_PENDING = 2048;
 
 const encoder = new TextEncoder();
+const NEWLINE = 10;
+/** Bounds of a batch buffer's starting size (it grows when a batch needs more). */
+const MIN_START_BYTES = 4096;
+const MAX_START_BYTES = 1 << 20;
 
 /** A row built only when it is encoded (see {@link JsonlWriter.writeLazy}). */
 class Lazy {
@@ -53,6 +57,8 @@ export class JsonlWriter {
   /** Rows written but not yet encoded (values, or Lazy builders). */
   #pending: unknown[] = [];
   #scheduled = false;
+  /** Starting size of the next batch's buffer. */
+  #batchBytes = MIN_START_BYTES;
 
   private constructor(fh: FileHandle, readonly path: string, size: number, opts: JsonlWriterOptions) {
     this.#fh = fh;
@@ -108,24 +114,49 @@ export class JsonlWriter {
     }, 0);
   }
 
-  /** Encodes queued rows for at most `budgetMs` (at least one) and queues their write. */
+  /**
+   * Encodes queued rows for at most `budgetMs` (at least one) and queues their write. The lines go
+   * straight into one buffer for the batch (UTF-8, each with its newline): no array per line and no
+   * joining copy, which at thousands of rows a second was most of what the writer allocated.
+   */
   #encode(budgetMs: number): void {
     if (!this.#pending.length) return;
     const t0 = performance.now();
-    const lines: Uint8Array[] = [];
+    let buf = new Uint8Array(this.#batchBytes);
+    let used = 0;
+    const ends: number[] = [];
     let i = 0;
     do {
       const v = this.#pending[i++];
-      lines.push(encoder.encode(scrubJsonLine(v instanceof Lazy ? v.make() : v) + "\n"));
+      const line = scrubJsonLine(v instanceof Lazy ? v.make() : v);
+      let from = 0;
+      for (;;) {
+        const r = encoder.encodeInto(from === 0 ? line : line.slice(from), buf.subarray(used));
+        used += r.written;
+        from += r.read;
+        // The newline needs a byte of its own after the line.
+        if (from === line.length && used < buf.length) break;
+        // Out of room: a bigger buffer (a UTF-16 unit is at most 3 bytes), and the line goes on.
+        const next = new Uint8Array(Math.max(buf.length * 2, used + (line.length - from) * 3 + 1));
+        next.set(buf.subarray(0, used));
+        buf = next;
+      }
+      buf[used++] = NEWLINE;
+      ends.push(used);
     } while (i < this.#pending.length && performance.now() - t0 < budgetMs);
     this.#pending = i === this.#pending.length ? [] : this.#pending.slice(i);
-    this.#chain = this.#chain.then(() => this.#append(lines));
+    // The next batch starts at about this one's size (within bounds), so most batches never grow.
+    this.#batchBytes = Math.min(MAX_START_BYTES, Math.max(MIN_START_BYTES, used));
+    const bytes = buf.subarray(0, used);
+    this.#chain = this.#chain.then(() => this.#append(bytes, ends));
   }
 
-  /** Writes whole lines, or cuts a partial one back to the last whole line and records the failure. */
-  async #append(lines: Uint8Array[]): Promise<void> {
+  /**
+   * Writes whole lines (`ends`: the byte offset after each line), or cuts a partial one back to the
+   * last whole line and records the failure.
+   */
+  async #append(buf: Uint8Array, ends: number[]): Promise<void> {
     if (this.#error !== null) return;
-    const buf = lines.length === 1 ? lines[0] : concat(lines);
     let off = 0;
     try {
       // One write of the lines; a short write (the kernel took what fitted) is continued, and if
@@ -136,16 +167,16 @@ export class JsonlWriter {
         off += bytesWritten;
       }
       this.#size += buf.length;
-      this.lines += lines.length;
+      this.lines += ends.length;
     } catch (e) {
       // The lines that reached the file whole stay; a torn one is cut off. A runtime may throw
       // without saying what it wrote first (Deno's write loops until done): the file's size says.
       const onDisk = await this.#fh.stat().then((st) => st.size - this.#size, () => off);
       if (onDisk > off) off = Math.min(onDisk, buf.length);
       let whole = 0;
-      for (const l of lines) {
-        if (whole + l.length > off) break;
-        whole += l.length;
+      for (const end of ends) {
+        if (end > off) break;
+        whole = end;
         this.lines++;
       }
       this.#size += whole;
@@ -170,16 +201,4 @@ export class JsonlWriter {
     });
     if (this.#error !== null) throw this.#error;
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

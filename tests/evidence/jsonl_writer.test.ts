@@ -70,3 +70,32 @@ test("secret-looking keys are still redacted on the deferred path", async () => 
   await w.close();
   assert.deepEqual(lines(path), [{ body: { api_key: "***" }, ok: true }]);
 });
+
+test("lines of every size and script land whole: multi-byte text, a line far past the batch buffer, one that ends exactly where the buffer does", async () => {
+  const path = join(dir, "utf8.jsonl");
+  const w = await JsonlWriter.open(path);
+  const rows: { seq: number; text: string }[] = [];
+  const pieces = ["naïve café ", "日本語のテキスト ", "🙂🚀 ", "plain ascii "];
+  for (let i = 0; i < 300; i++) {
+    // Lengths that straddle the buffer's 4 KB start and its doublings (up to ~200 KB in one line).
+    const n = i % 50 === 7 ? 9000 : (i * 37) % 400;
+    rows.push({ seq: i, text: Array.from({ length: n }, (_, k) => pieces[(i + k) % pieces.length]).join("") });
+  }
+  for (const r of rows) w.write(r);
+  await w.close();
+  assert.ok(readFileSync(path, "utf8").endsWith("\n"));
+  assert.deepEqual(lines(path), rows);
+  assert.equal(w.lines, rows.length);
+  // The first batch's buffer is 4 KB: a first line of exactly 4096 bytes leaves no byte for its
+  // newline, and one of 4095 fills it with the newline.
+  for (const size of [4095, 4096, 4097]) {
+    const p2 = join(dir, `fit-${size}.jsonl`);
+    const w2 = await JsonlWriter.open(p2);
+    const first = { seq: 0, text: "x".repeat(size - JSON.stringify({ seq: 0, text: "" }).length) };
+    assert.equal(JSON.stringify(first).length, size);
+    w2.write(first);
+    w2.write({ seq: 1, text: "é" });
+    await w2.close();
+    assert.equal(readFileSync(p2, "utf8"), JSON.stringify(first) + "\n" + JSON.stringify({ seq: 1, text: "é" }) + "\n", `a first line of ${size} bytes`);
+  }
+});
