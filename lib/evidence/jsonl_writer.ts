@@ -30,7 +30,7 @@ export const MAX_PENDING = 2048;
 const encoder = new TextEncoder();
 const NEWLINE = 10;
 /** Bounds of a batch buffer's starting size (it grows when a batch needs more). */
-const MIN_START_BYTES = 4096;
+export const MIN_START_BYTES = 4096;
 const MAX_START_BYTES = 1 << 20;
 
 /** A row built only when it is encoded (see {@link JsonlWriter.writeLazy}). */
@@ -147,7 +147,8 @@ export class JsonlWriter {
     this.#pending = i === this.#pending.length ? [] : this.#pending.slice(i);
     // The next batch starts at about this one's size (within bounds), so most batches never grow.
     this.#batchBytes = Math.min(MAX_START_BYTES, Math.max(MIN_START_BYTES, used));
-    const bytes = buf.subarray(0, used);
+    // A buffer that grew for one long line can be far larger than the batch: only the batch waits.
+    const bytes = used * 2 < buf.length ? buf.slice(0, used) : buf.subarray(0, used);
     this.#chain = this.#chain.then(() => this.#append(bytes, ends));
   }
 

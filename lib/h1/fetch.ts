@@ -174,10 +174,11 @@ class Conn implements ResponseSink {
   }
 
   /**
-   * Connects and sends the first request. Its closures (the transport's handlers among them) are
-   * made here, so that they hold the connection and nothing of the exchange that opened it: a
-   * closure made beside that exchange would keep its whole response, and the caller's state
-   * behind its body sink, alive as long as the connection lives.
+   * Connects and sends the first request. The closures made here hold the connection and nothing
+   * of the exchange that opened it (a closure made beside that exchange would keep its whole
+   * response, and the caller's state behind its body sink, alive as long as the connection lives);
+   * the request's bytes are held only until the connect settles, the transport's handlers being
+   * made in {@link handlers}.
    */
   open(connect: Connect, request: Uint8Array): void {
     connect(this.target.host, this.target.port, this.handlers()).then((tc) => {

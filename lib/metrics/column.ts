@@ -7,7 +7,7 @@
  * its values, and three times while it copies into the next size: a level's 1.4 million gaps
  * after 200,000 requests of 8 tokens were 16.8 MB of capacity and a 25 MB moment, for 11 MB).
  */
-import { nearestRankSorted } from "../stats/mod.ts";
+import { nearestRankIndex, nearestRankSorted } from "../stats/mod.ts";
 
 /** Values per chunk once a column is past one chunk (256 KB). */
 export const CHUNK_VALUES = 1 << 15;
@@ -54,9 +54,10 @@ export class Column {
   }
 
   /**
-   * The values sorted where they are (no copy while they fit one chunk; past that they are gathered
-   * into one array first, and the chunks let go), as a view valid until the next push: for a column
-   * whose order means nothing, as a level's inter-token gaps.
+   * The values sorted where they are, as a view valid until the next push: for a column whose
+   * order means nothing. No copy while they fit one chunk; past that they are gathered into one
+   * array first (twice the values for a moment) and the chunks let go. For percentiles alone,
+   * {@link percentilesInPlace} needs no copy at any size.
    */
   sortedInPlace(): Float64Array {
     if (this.#full.length !== 0) {
@@ -65,6 +66,21 @@ export class Column {
       this.#inFull = 0;
     }
     return this.#cur.subarray(0, this.length).sort();
+  }
+
+  /**
+   * Nearest-rank p50/p90/p95/p99 and the count, found with no copy of the values: each chunk is
+   * sorted where it is (the order is lost, as with {@link sortedInPlace}) and each rank is found
+   * across the sorted chunks by a search over the values. A level's 1.4 million inter-token gaps after 200,000 requests of 8
+   * tokens need no second 11 MB at the level's end.
+   */
+  percentilesInPlace(): Percentiles {
+    const n = this.length;
+    if (this.#full.length === 0) return percentilesOfSorted(this.#cur.subarray(0, n).sort());
+    const runs = [...this.#full, this.#cur.subarray(0, n - this.#inFull)];
+    for (const r of runs) r.sort();
+    const at = (p: number) => kthOfSortedRuns(runs, nearestRankIndex(n, p));
+    return { n, p50: at(50), p90: at(90), p95: at(95), p99: at(99) };
   }
 
   /** The values as a plain array (for small columns and tests). */
@@ -98,6 +114,60 @@ export class Column {
     this.#cur = new Float64Array(CHUNK_VALUES);
     return 0;
   }
+}
+
+/** How many values of an ascending run are <= x. */
+function countAtMost(run: Float64Array, x: number): number {
+  let lo = 0, hi = run.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (run[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// A double's bits as an unsigned key that sorts as the numbers do (negatives flipped, the sign
+// bit set on the rest), so that a binary search over keys walks the numbers in order.
+const F64 = new Float64Array(1);
+const U64 = new BigUint64Array(F64.buffer);
+const SIGN = 1n << 63n;
+const ALL = (1n << 64n) - 1n;
+
+function keyOf(x: number): bigint {
+  F64[0] = x;
+  const b = U64[0];
+  return (b & SIGN) !== 0n ? ~b & ALL : b | SIGN;
+}
+
+function valueOf(key: bigint): number {
+  U64[0] = (key & SIGN) !== 0n ? key ^ SIGN : ~key & ALL;
+  return F64[0];
+}
+
+/**
+ * The k-th smallest value (0-based) of the union of ascending runs: the least v with at least k + 1
+ * values <= v, found by a binary search over the doubles between the least and the greatest value
+ * (at most 64 steps, each a binary search in every run); that least v is always one of the values.
+ */
+function kthOfSortedRuns(runs: Float64Array[], k: number): number {
+  let lo = Infinity, hi = -Infinity;
+  for (const r of runs) {
+    if (r.length === 0) continue;
+    if (r[0] < lo) lo = r[0];
+    if (r[r.length - 1] > hi) hi = r[r.length - 1];
+  }
+  let a = keyOf(lo), b = keyOf(hi);
+  while (a < b) {
+    const mid = (a + b) >> 1n;
+    let c = 0;
+    const v = valueOf(mid);
+    for (const r of runs) c += countAtMost(r, v);
+    if (c >= k + 1) b = mid;
+    else a = mid + 1n;
+  }
+  // + 0: a zero found through -0's key is the +0 the values hold.
+  return valueOf(a) + 0;
 }
 
 /** Nearest-rank percentile of an ascending typed array, or null when empty. */

@@ -169,7 +169,7 @@ export class LevelAccumulator {
       ttft_ms: ttft,
       tpot_ms: tpot,
       e2e_ms: e2e,
-      itl_ms: percentilesOfSorted(this.#itl.sortedInPlace()),
+      itl_ms: this.#itl.percentilesInPlace(),
       ttft_ms_failure_adjusted: failureAdjustedSorted(ttftSorted, this.#n - ttftSorted.length),
       e2e_ms_failure_adjusted: failureAdjustedSorted(e2eSorted, this.#n - e2eSorted.length),
       output_tokens: this.#tokens,

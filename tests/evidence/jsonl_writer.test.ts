@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { JsonlWriter, MAX_PENDING } from "../../lib/evidence/jsonl_writer.ts";
+import { JsonlWriter, MAX_PENDING, MIN_START_BYTES } from "../../lib/evidence/jsonl_writer.ts";
 
 let dir = "";
 before(async () => {
@@ -86,9 +86,9 @@ test("lines of every size and script land whole: multi-byte text, a line far pas
   assert.ok(readFileSync(path, "utf8").endsWith("\n"));
   assert.deepEqual(lines(path), rows);
   assert.equal(w.lines, rows.length);
-  // The first batch's buffer is 4 KB: a first line of exactly 4096 bytes leaves no byte for its
-  // newline, and one of 4095 fills it with the newline.
-  for (const size of [4095, 4096, 4097]) {
+  // The first batch's buffer is MIN_START_BYTES: a first line of exactly that many bytes leaves no
+  // byte for its newline, and one a byte shorter fills it with the newline.
+  for (const size of [MIN_START_BYTES - 1, MIN_START_BYTES, MIN_START_BYTES + 1]) {
     const p2 = join(dir, `fit-${size}.jsonl`);
     const w2 = await JsonlWriter.open(p2);
     const first = { seq: 0, text: "x".repeat(size - JSON.stringify({ seq: 0, text: "" }).length) };
@@ -97,5 +97,15 @@ test("lines of every size and script land whole: multi-byte text, a line far pas
     w2.write({ seq: 1, text: "é" });
     await w2.close();
     assert.equal(readFileSync(p2, "utf8"), JSON.stringify(first) + "\n" + JSON.stringify({ seq: 1, text: "é" }) + "\n", `a first line of ${size} bytes`);
+  }
+  // A 4-byte character (a surrogate pair) across the end of the first buffer, at each offset.
+  for (const shift of [0, 1, 2, 3, 4]) {
+    const p3 = join(dir, `pair-${shift}.jsonl`);
+    const w3 = await JsonlWriter.open(p3);
+    const head = JSON.stringify({ text: "" }).length - 2; // {"text":"
+    const row = { text: "x".repeat(MIN_START_BYTES - head - 4 - 2 + shift) + "🙂tail" };
+    w3.write(row);
+    await w3.close();
+    assert.equal(readFileSync(p3, "utf8"), JSON.stringify(row) + "\n", `emoji shifted ${shift}`);
   }
 });

@@ -166,6 +166,33 @@ test("Column past one chunk: values kept in push order across chunk edges (singl
   assert.deepEqual(c.sortedInPlace(), Float64Array.from([...ref, ...more, -1]).sort());
 });
 
+test("Column.percentilesInPlace: the same nearest-rank p50/p90/p95/p99 as a sorted copy, past one chunk (ties, zeros, negatives, a huge outlier) and after more pushes", () => {
+  const check = (c: Column, all: number[], why: string) => {
+    const sorted = Float64Array.from(all).sort();
+    const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+    assert.deepEqual(c.percentilesInPlace(), { n: all.length, p50: at(50), p90: at(90), p95: at(95), p99: at(99) }, why);
+  };
+  let x = 7;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  for (const n of [1, 5, 1000, CHUNK_VALUES, CHUNK_VALUES + 1, CHUNK_VALUES * 3 + 123]) {
+    const c = new Column(4);
+    const all: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = next() % 1000;
+      // Many ties, some zeros and negatives, one enormous value.
+      const v = i === 3 ? 1e12 : r < 50 ? 0 : r < 80 ? -(r / 7) : Math.floor(r / 10) / 4;
+      c.push(v);
+      all.push(v);
+    }
+    check(c, all, `n ${n}`);
+    const more = Array.from({ length: 777 }, () => (next() % 5000) / 3);
+    c.pushAll(more);
+    all.push(...more);
+    check(c, all, `n ${n} + 777`);
+  }
+  assert.deepEqual(new Column().percentilesInPlace(), { n: 0, p50: null, p90: null, p95: null, p99: null });
+});
+
 test("Column.sortedInPlace: the sorted values without a copy; later pushes are sorted in on the next call; ITL percentiles match a sorted copy", () => {
   const c = new Column(2);
   const vals = [5, 1, 4, 1, 9, 2, 6];
