@@ -54,25 +54,11 @@ export class Column {
   }
 
   /**
-   * The values sorted where they are, as a view valid until the next push: for a column whose
-   * order means nothing. No copy while they fit one chunk; past that they are gathered into one
-   * array first (twice the values for a moment) and the chunks let go. For percentiles alone,
-   * {@link percentilesInPlace} needs no copy at any size.
-   */
-  sortedInPlace(): Float64Array {
-    if (this.#full.length !== 0) {
-      this.#cur = this.#gather();
-      this.#full = [];
-      this.#inFull = 0;
-    }
-    return this.#cur.subarray(0, this.length).sort();
-  }
-
-  /**
    * Nearest-rank p50/p90/p95/p99 and the count, found with no copy of the values: each chunk is
-   * sorted where it is (the order is lost, as with {@link sortedInPlace}) and each rank is found
-   * across the sorted chunks by a search over the values. A level's 1.4 million inter-token gaps after 200,000 requests of 8
-   * tokens need no second 11 MB at the level's end.
+   * sorted where it is (the push order is lost: for a column whose order means nothing, as a
+   * level's inter-token gaps) and each rank is found across the sorted chunks by a search over
+   * the values. A level's 1.4 million gaps after 200,000 requests of 8 tokens need no second 11 MB
+   * at the level's end.
    */
   percentilesInPlace(): Percentiles {
     const n = this.length;
