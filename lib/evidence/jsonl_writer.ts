@@ -26,10 +26,11 @@ import { scrubJsonLine } from "./scrub.ts";
 /** Most time spent encoding queued rows in one timer turn. */
 export const SLICE_BUDGET_MS = 2;
 /**
- * How long a row may wait to be encoded and written with the rows that follow it, ms. Rows are
- * written in batches: at 3,000 req/s a timer of 0 (1 ms on Bun) made about a thousand writes a
- * second per file, each a hand-off to the runtime's file threads that cost the loop's thread about
- * 10 µs and woke another thread on the client's cores.
+ * How long an encoded row may wait to be written with the rows after it, ms. Rows are still encoded
+ * a few at a time on each timer turn (small blocks of the loop), but written in batches: at 3,000
+ * req/s a write per turn (1 ms on Bun) was about a thousand writes a second per file, each a hand-off
+ * to the runtime's file threads that cost the loop's thread about 10 µs and woke another thread on
+ * the client's cores.
  */
 export const FLUSH_MS = 10;
 /** Queued rows past which write() encodes at once (bounded memory when the producer outruns the timer). */
@@ -65,6 +66,10 @@ export class JsonlWriter {
   /** Rows written but not yet encoded (values, or Lazy builders). */
   #pending: unknown[] = [];
   #scheduled = false;
+  /** Encoded lines not yet handed to a write: the buffer, bytes used, each line's end offset. */
+  #batch: { buf: Uint8Array; used: number; ends: number[] } | null = null;
+  /** The open batch's write, due {@link FLUSH_MS} after its first line. */
+  #sealTimer: ReturnType<typeof setTimeout> | null = null;
   /** Starting size of the next batch's buffer. */
   #batchBytes = MIN_START_BYTES;
 
@@ -111,53 +116,63 @@ export class JsonlWriter {
     this.#queued();
   }
 
-  /** Schedules the encoding of what is queued: after {@link FLUSH_MS} for a new batch, at once for the rest of a backlog. */
-  #queued(delayMs = FLUSH_MS): void {
+  #queued(): void {
     if (this.#pending.length >= MAX_PENDING) return this.#encode(Infinity);
     if (this.#scheduled) return;
     this.#scheduled = true;
     setTimeout(() => {
       this.#scheduled = false;
       this.#encode(SLICE_BUDGET_MS);
-      if (this.#pending.length && !this.#scheduled) this.#queued(0);
-    }, delayMs);
+      if (this.#pending.length && !this.#scheduled) this.#queued();
+    }, 0);
   }
 
   /**
-   * Encodes queued rows for at most `budgetMs` (at least one) and queues their write. The lines go
-   * straight into one buffer for the batch (UTF-8, each with its newline): no array per line and no
-   * joining copy, which at thousands of rows a second was most of what the writer allocated.
+   * Encodes queued rows for at most `budgetMs` (at least one) into the open batch. The lines go
+   * straight into the batch's one buffer (UTF-8, each with its newline): no array per line and no
+   * joining copy, which at thousands of rows a second was most of what the writer allocated. The
+   * batch is written {@link FLUSH_MS} after its first line (or at once when it has grown large).
    */
   #encode(budgetMs: number): void {
     if (!this.#pending.length) return;
     const t0 = performance.now();
-    let buf = new Uint8Array(this.#batchBytes);
-    let used = 0;
-    const ends: number[] = [];
+    const b = this.#batch ??= { buf: new Uint8Array(this.#batchBytes), used: 0, ends: [] };
     let i = 0;
     do {
       const v = this.#pending[i++];
       const line = scrubJsonLine(v instanceof Lazy ? v.make() : v);
       let from = 0;
       for (;;) {
-        const r = encoder.encodeInto(from === 0 ? line : line.slice(from), buf.subarray(used));
-        used += r.written;
+        const r = encoder.encodeInto(from === 0 ? line : line.slice(from), b.buf.subarray(b.used));
+        b.used += r.written;
         from += r.read;
         // The newline needs a byte of its own after the line.
-        if (from === line.length && used < buf.length) break;
+        if (from === line.length && b.used < b.buf.length) break;
         // Out of room: a bigger buffer (a UTF-16 unit is at most 3 bytes), and the line goes on.
-        const next = new Uint8Array(Math.max(buf.length * 2, used + (line.length - from) * 3 + 1));
-        next.set(buf.subarray(0, used));
-        buf = next;
+        const next = new Uint8Array(Math.max(b.buf.length * 2, b.used + (line.length - from) * 3 + 1));
+        next.set(b.buf.subarray(0, b.used));
+        b.buf = next;
       }
-      buf[used++] = NEWLINE;
-      ends.push(used);
+      b.buf[b.used++] = NEWLINE;
+      b.ends.push(b.used);
     } while (i < this.#pending.length && performance.now() - t0 < budgetMs);
     this.#pending = i === this.#pending.length ? [] : this.#pending.slice(i);
+    if (b.used >= MAX_START_BYTES || !Number.isFinite(budgetMs)) this.#seal();
+    else if (this.#sealTimer === null) this.#sealTimer = setTimeout(() => this.#seal(), FLUSH_MS);
+  }
+
+  /** Queues the open batch's write. */
+  #seal(): void {
+    if (this.#sealTimer !== null) clearTimeout(this.#sealTimer);
+    this.#sealTimer = null;
+    const b = this.#batch;
+    this.#batch = null;
+    if (b === null || b.used === 0) return;
     // The next batch starts at about this one's size (within bounds), so most batches never grow.
-    this.#batchBytes = Math.min(MAX_START_BYTES, Math.max(MIN_START_BYTES, used));
+    this.#batchBytes = Math.min(MAX_START_BYTES, Math.max(MIN_START_BYTES, b.used));
     // A buffer that grew for one long line can be far larger than the batch: only the batch waits.
-    const bytes = used * 2 < buf.length ? buf.slice(0, used) : buf.subarray(0, used);
+    const bytes = b.used * 2 < b.buf.length ? b.buf.slice(0, b.used) : b.buf.subarray(0, b.used);
+    const ends = b.ends;
     this.#chain = this.#chain.then(() => this.#append(bytes, ends));
   }
 
@@ -199,12 +214,14 @@ export class JsonlWriter {
   /** Encodes every queued row now and waits until all are written. */
   flush(): Promise<void> {
     this.#encode(Infinity);
+    this.#seal();
     return this.#chain;
   }
 
   /** Writes what is queued and closes the file; raises the first write failure (exit 74). */
   async close(): Promise<void> {
     this.#encode(Infinity);
+    this.#seal();
     await this.#chain;
     await this.#fh.close().catch((e) => {
       this.#error ??= outputError(e, this.path);
