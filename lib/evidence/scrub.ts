@@ -249,7 +249,13 @@ export function scrubJsonLine(value: unknown): string {
 function hasSecretKey(v: unknown, depth: number): boolean {
   if (v === null || typeof v !== "object" || depth > 64) return false;
   if (Array.isArray(v)) {
-    for (const x of v) if (x !== null && typeof x === "object" && hasSecretKey(x, depth + 1)) return true;
+    // Indexed, not for-of: rows carry arrays of hundreds of numbers (event_ms), walked here for every
+    // row; the iterator took twice as long on Bun and Node (0.4 against 0.2 µs a row of 512 numbers)
+    // and, in a V8 sampling profile of the Node build, allocated a result object per element.
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x !== null && typeof x === "object" && hasSecretKey(x, depth + 1)) return true;
+    }
     return false;
   }
   for (const k in v as Record<string, unknown>) {

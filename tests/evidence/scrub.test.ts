@@ -89,6 +89,11 @@ describe("scrubValue and JSON", () => {
     const line = scrubJsonLine({ body: { api_key: "sk-X", max_tokens: 4, token_ids: [1, 2] }, text: `a${KEY}b`, list: ["token", "key"] });
     assert.deepEqual(JSON.parse(line), { body: { api_key: "***", max_tokens: 4, token_ids: [1, 2] }, text: "a***b", list: ["token", "key"] });
   });
+  test("scrubJsonLine: a secret key inside an object inside arrays (past a long run of numbers) is found", () => {
+    const event_ms = Array.from({ length: 300 }, (_, i) => i / 4);
+    const line = scrubJsonLine({ event_ms, calls: [null, 3, [{ headers: { password: "pw1", n: 2 } }]] });
+    assert.deepEqual(JSON.parse(line), { event_ms, calls: [null, 3, [{ headers: { password: "***", n: 2 } }]] });
+  });
 });
 
 describe("JSON inside text and argv", () => {
