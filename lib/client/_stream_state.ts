@@ -25,41 +25,71 @@ import { TextParts } from "./_text_parts.ts";
 import { errorInfoFromJson } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
 
+/** Rows an event log starts with when the caller gives no expected count. */
 const INITIAL_EVENTS = 128;
+/**
+ * The most rows an event log reserves up front from the caller's expected count: a request that
+ * asks for 32k tokens and stops at 100 must not hold 256 KB per stream while it streams.
+ */
+export const MAX_RESERVED_EVENTS = 1024;
 
-/** A growable pair of columns: arrival time (ms) and streamed ids, one row per token event. */
-class EventLog {
-  private times = new Float64Array(INITIAL_EVENTS);
-  private ids = new Uint32Array(INITIAL_EVENTS);
+/**
+ * A growable pair of columns: arrival time (ms) and streamed ids, one row per token event.
+ *
+ * Reserved for the events the request asked for (its max_tokens, up to {@link MAX_RESERVED_EVENTS})
+ * and handed over without a copy when it filled at least half of that, so a request of 256 tokens
+ * allocates one 2 KB column instead of three (128, grown to 256, then the trimmed copy): these live
+ * as long as the request, so every one is promoted by the collector and freed only by a full
+ * collection. The ids column is made only when an event carries ids (most streams carry none).
+ */
+export class EventLog {
+  private times: Float64Array;
+  private ids: Uint32Array | null = null;
   /** Rows written. */
   length = 0;
+
+  /** @param expected events the request may bring (its max_tokens), if known */
+  constructor(expected?: number | null) {
+    const n = expected !== undefined && expected !== null && Number.isFinite(expected) && expected > 0
+      ? Math.min(Math.ceil(expected) + 1, MAX_RESERVED_EVENTS)
+      : INITIAL_EVENTS;
+    this.times = new Float64Array(n);
+  }
 
   /** Appends one token event. */
   push(tMs: number, nIds: number): void {
     if (this.length === this.times.length) this.grow();
     this.times[this.length] = tMs;
-    this.ids[this.length] = nIds;
+    if (nIds !== 0) (this.ids ??= new Uint32Array(this.times.length))[this.length] = nIds;
     this.length++;
   }
 
-  /** The arrival times, trimmed to length (a copy the caller owns). */
+  /** The arrival times, trimmed to length (the caller owns it; the log writes no more). */
   timesMs(): Float64Array {
-    return this.times.slice(0, this.length);
+    return trimmed(this.times, this.length);
   }
 
-  /** Ids per event, trimmed to length (a copy the caller owns). */
+  /** Ids per event, trimmed to length (zeros where an event carried none; the caller owns it). */
   idsPerEvent(): Uint32Array {
-    return this.ids.slice(0, this.length);
+    return this.ids === null ? new Uint32Array(this.length) : trimmed(this.ids, this.length);
   }
 
   private grow(): void {
     const times = new Float64Array(this.times.length * 2);
     times.set(this.times);
     this.times = times;
-    const ids = new Uint32Array(this.ids.length * 2);
-    ids.set(this.ids);
-    this.ids = ids;
+    if (this.ids !== null) {
+      const ids = new Uint32Array(times.length);
+      ids.set(this.ids);
+      this.ids = ids;
+    }
   }
+}
+
+/** The first `n` values: a view when they fill at least half the column, else a copy (a view would keep the rest). */
+function trimmed<T extends Float64Array | Uint32Array>(col: T, n: number): T {
+  if (n === col.length) return col;
+  return (n * 2 >= col.length ? col.subarray(0, n) : col.slice(0, n)) as T;
 }
 
 const OPEN_BRACKET = 91;
@@ -77,7 +107,7 @@ function snippet(s: string): string {
 export class StreamState implements SseSink {
   /** Arrival time of the read being parsed; the loop sets it before each push. */
   tRead = 0;
-  readonly log = new EventLog();
+  readonly log: EventLog;
   nSseEvents = 0;
   sawDone = false;
   tDone: number | null = null;
@@ -105,6 +135,11 @@ export class StreamState implements SseSink {
    * the caller scrubs the final text, reasoning and message too.
    */
   secret: string | null = null;
+
+  /** @param expectedEvents token events the request may bring (its max_tokens), if known */
+  constructor(expectedEvents?: number | null) {
+    this.log = new EventLog(expectedEvents);
+  }
 
   /** Records the first failure; later ones are ignored. */
   fail(kind: FailureKind, message: string): void {

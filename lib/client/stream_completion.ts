@@ -141,7 +141,7 @@ async function attemptOnce(
   const secret = opts.apiKey || null;
   const scrub = (text: string) => secret !== null && text.includes(secret) ? scrubSecret(text, secret) : text;
 
-  const st = new StreamState();
+  const st = new StreamState(askedTokens(body));
   st.secret = secret;
   const ac = new AbortController();
   let stop: Stopped | null = null;
@@ -273,6 +273,14 @@ async function attemptOnce(
   }
   const tEnd = clock();
   return buildResult(st, api, opts, { status, tSend, tHeaders, tEnd, streamed }, secret);
+}
+
+/** The tokens a JSON body asks for (`max_tokens`, or chat's `max_completion_tokens`), or null (a serialized body, or none). */
+function askedTokens(body: unknown): number | null {
+  if (body === null || typeof body !== "object") return null;
+  const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown };
+  const n = typeof b.max_tokens === "number" ? b.max_tokens : b.max_completion_tokens;
+  return typeof n === "number" ? n : null;
 }
 
 /**
