@@ -15,7 +15,7 @@ import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
-import { HTTP_CLIENT_ENV, httpClientEnvProblem, runtime } from "./lib/runtime/mod.ts";
+import { BUN_FETCH_LIMIT_ENV, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -25,8 +25,8 @@ const EXIT_SENTINEL = Symbol("exit");
 /** Signals closer together than this are one interrupt. */
 const DUPLICATE_SIGNAL_MS = 500;
 
-/** Bun's cap on concurrent fetches (default 256), raised for the commands that open many streams. */
-const BUN_FETCH_LIMIT = { env: "BUN_CONFIG_MAX_HTTP_REQUESTS", value: "65336", commands: new Set(["bench", "selftest", "load-trial"]) };
+/** The commands that open many streams: on Bun they measure in a process started with {@link measuringStartEnv}. */
+const MANY_STREAMS = new Set(["bench", "selftest", "load-trial"]);
 const GRACE_MS = 10_000;
 
 /** Runs ik with `argv` (without the program name) and returns the exit code. */
@@ -101,20 +101,22 @@ export async function main(argvIn: string[]): Promise<number> {
     runtime.writeStderr(scrubText(formatErrorLine(`env ${HTTP_CLIENT_ENV}`, clientProblem, "set it to h1 (ik's HTTP/1.1 client, the default) or fetch (the runtime's fetch), or unset it")) + "\n");
     return ExitCode.USAGE;
   }
-  const manyStreams = BUN_FETCH_LIMIT.commands.has(argv[0] ?? "");
-  if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT.env)) {
+  const manyStreams = MANY_STREAMS.has(argv[0] ?? "");
+  if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT_ENV)) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
-    // starts: request 257 would wait inside fetch and its wait would be counted as TTFT.
-    // One process: ik becomes itself again with the setting (execve; same pid, nothing waits).
+    // starts: request 257 would wait inside fetch and its wait would be counted as TTFT. The
+    // collector's setting, read at start too, keeps the heap near what is live (_start_env.ts).
+    // One process: ik becomes itself again with the settings (execve; same pid, nothing waits).
     // IK_LAUNCHER=1 keeps a launcher waiting on a worker instead (~55 MB more), which can say what
     // happened and where the journal is if the worker is SIGKILLed; it is also the fallback where
     // execve cannot be called.
-    const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version);
+    const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv(startEnv);
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
     // What the worker leaves when it is killed reparents here, not to init (see stopLeftovers).
     runtime.childSubreaper();
-    const worker = await runtime.reexecWorker({ [BUN_FETCH_LIMIT.env]: BUN_FETCH_LIMIT.value });
+    const worker = await runtime.reexecWorker(startEnv);
     // A worker killed by a signal it was not handed (SIGKILL: the OOM killer, kill -9) said
     // nothing: say what happened and where its journal is. The code stays 128 + n.
     if (workerWasKilled(worker.signal)) {
@@ -140,7 +142,7 @@ export async function main(argvIn: string[]): Promise<number> {
     setTimeout(() => runtime.exit(ExitCode.INTERRUPTED), GRACE_MS);
   };
   const offs = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => runtime.onSignal(s, onSig));
-  // Re-executed by a parent ik (see BUN_FETCH_LIMIT): if it dies without passing a signal on
+  // Re-executed by a parent ik (see MANY_STREAMS): if it dies without passing a signal on
   // (SIGKILL, OOM), end as if interrupted, and leave within 1.5 s whatever is still running.
   const parentPid = Number(runtime.env("IK_REEXEC_PARENT") ?? "");
   const watch = parentPid > 0

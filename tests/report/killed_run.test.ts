@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type IkProcess, ikBin, runArgv, runIk, startArgv } from "../_helpers/ik.ts";
 import { freePorts } from "../_helpers/ports.ts";
-import { runtime } from "../../lib/runtime/mod.ts";
+import { COLLECTOR_ENV, COLLECTOR_VALUE, runtime } from "../../lib/runtime/mod.ts";
 import { processTable } from "../../lib/engines_host/proc_table.ts";
 
 const BUN = runtime.name === "bun";
@@ -79,6 +79,8 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
     await until(() => rows() >= 3, 20_000, serve);
     const environ = readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
     if (!NODE_BUILD) assert.ok(environ.includes("BUN_CONFIG_MAX_HTTP_REQUESTS=65336"), "the measuring process started with the raised limit");
+    // The collector setting (lib/runtime/_start_env.ts): the binary's JSC took it (it refuses an unknown option at start).
+    if (!NODE_BUILD) assert.ok(environ.includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`), "the measuring process started with the collector setting");
     const kids = processTable().filter((p) => p.ppid === serve.pid && p.state !== "Z" && readCmd(p.pid).includes("bench serve"));
     assert.deepEqual(kids.map((k) => readCmd(k.pid)), [], "no second ik process");
     process.kill(serve.pid, "SIGKILL");
