@@ -15,7 +15,7 @@ import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
-import { BUN_FETCH_LIMIT_ENV, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
+import { BUN_FETCH_LIMIT_ENV, closedLoopStreams, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -105,12 +105,12 @@ export async function main(argvIn: string[]): Promise<number> {
   if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT_ENV)) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT. The
-    // collector's setting, read at start too, keeps the heap near what is live (_start_env.ts).
+    // collector's setting for a closed loop of many streams, read at start too (_start_env.ts).
     // One process: ik becomes itself again with the settings (execve; same pid, nothing waits).
     // IK_LAUNCHER=1 keeps a launcher waiting on a worker instead (~55 MB more), which can say what
     // happened and where the journal is if the worker is SIGKILLed; it is also the fallback where
     // execve cannot be called.
-    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version);
+    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version, closedLoopStreams(argv));
     const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv(startEnv);
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());

@@ -5,15 +5,16 @@
  *
  * - `BUN_CONFIG_MAX_HTTP_REQUESTS`: Bun's fetch opens at most 256 connections at once unless this
  *   is set at start; request 257 would wait inside fetch and its wait would count as TTFT.
- * - `BUN_JSC_minEdenToOldGenerationRatio` 0.7 (JSC's default 1/3): after each young-generation
- *   collection JSC plans a full one once the room left for new objects falls below this share of
- *   its heap limit. Every request's state outlives a young collection (a request lasts seconds,
- *   collections come every ~100 ms), so it is promoted and freed only by a full collection; with
- *   the default the old generation grew to 3-4× the live heap between full collections. At 1,000
- *   streams of 256 tokens (8 ms a token, client pinned to a core), peak RSS 186-216 MB at the default
- *   against 156-162 MB at 0.7 (three rounds of 0.33, 0.6, 0.7, 0.8; 0.6: 163-168, 0.8: 161-167),
- *   client CPU unchanged within the runs' noise; the 256-stream client lag p99 was lower in 7 of
- *   10 interleaved pairs (median 1.44 against 2.29 ms).
+ * - `BUN_JSC_minEdenToOldGenerationRatio` 0.7 (JSC's default 1/3), for a closed loop of
+ *   {@link COLLECTOR_MIN_STREAMS} or more streams only: after each young-generation collection JSC
+ *   plans a full one once the room left for new objects falls below this share of its heap limit.
+ *   Every request's state outlives a young collection (a request lasts seconds, collections come
+ *   every ~100 ms), so it is promoted and freed only by a full collection; with the default the old
+ *   generation grew to 3-4x the live heap between full collections. `bench:memory` in one hour:
+ *   peak RSS 196.7 -> 160.9 MB at 1,000 streams, 126.8 -> 108.8 MB at 256. Not for fewer streams:
+ *   a small heap then gets a full collection almost every time, and one stream's client lag p99 went
+ *   from 0.34-0.45 to 1.57-2.00 ms (`bench:headroom`, three interleaved pairs), the send lag p99 at
+ *   500 req/s from 1.22-1.42 to 1.29-1.56 ms with 4 % more CPU.
  *
  * A value the user set themselves is kept. JSC refuses to start on an option it does not know,
  * so the collector setting is given only to the Bun line it was measured on.
@@ -28,18 +29,40 @@ export const BUN_FETCH_LIMIT_VALUE = "65336";
 export const COLLECTOR_ENV = "BUN_JSC_minEdenToOldGenerationRatio";
 /** The value ik starts a measuring process with. */
 export const COLLECTOR_VALUE = "0.7";
+/** The closed-loop streams from which the collector setting is given. */
+export const COLLECTOR_MIN_STREAMS = 256;
 /** Bun versions (major.minor) whose JavaScriptCore has the option and where it was measured. */
 const COLLECTOR_BUN_LINES = new Set(["1.4"]);
 
 /**
- * The variables a measuring Bun process is started with, given the current environment and Bun's
- * version: the fetch cap always, the collector setting unless the user set it or this Bun line was
- * not measured.
+ * The most streams a command line keeps in flight at once as a closed loop (`bench serve
+ * --closed-loop --concurrency N[,M...]`, the largest level), else 0 (single mode, an open loop, any
+ * other command: nothing there says how many will be in flight).
  */
-export function measuringStartEnv(env: (name: string) => string | undefined, bunVersion: string): Record<string, string> {
+export function closedLoopStreams(argv: readonly string[]): number {
+  if (argv[0] !== "bench" || argv[1] !== "serve" || !argv.includes("--closed-loop")) return 0;
+  let most = 0;
+  for (let i = 2; i < argv.length; i++) {
+    const a = argv[i];
+    const v = a === "--concurrency" ? argv[i + 1] : a.startsWith("--concurrency=") ? a.slice("--concurrency=".length) : undefined;
+    for (const part of (v ?? "").split(",")) {
+      const n = Number(part.trim());
+      if (Number.isInteger(n) && n > most) most = n;
+    }
+  }
+  return most;
+}
+
+/**
+ * The variables a measuring Bun process is started with, given the current environment, Bun's
+ * version and the closed-loop streams it will run ({@link closedLoopStreams}): the fetch cap always;
+ * the collector setting from {@link COLLECTOR_MIN_STREAMS} streams, unless the user set it or this
+ * Bun line was not measured.
+ */
+export function measuringStartEnv(env: (name: string) => string | undefined, bunVersion: string, streams: number): Record<string, string> {
   const out: Record<string, string> = { [BUN_FETCH_LIMIT_ENV]: BUN_FETCH_LIMIT_VALUE };
   const line = /^(\d+)\.(\d+)\./.exec(bunVersion);
-  if (env(COLLECTOR_ENV) === undefined && line !== null && COLLECTOR_BUN_LINES.has(`${line[1]}.${line[2]}`)) {
+  if (streams >= COLLECTOR_MIN_STREAMS && env(COLLECTOR_ENV) === undefined && line !== null && COLLECTOR_BUN_LINES.has(`${line[1]}.${line[2]}`)) {
     out[COLLECTOR_ENV] = COLLECTOR_VALUE;
   }
   return out;

@@ -79,8 +79,8 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
     await until(() => rows() >= 3, 20_000, serve);
     const environ = readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
     if (!NODE_BUILD) assert.ok(environ.includes("BUN_CONFIG_MAX_HTTP_REQUESTS=65336"), "the measuring process started with the raised limit");
-    // The collector setting (lib/runtime/_start_env.ts): the binary's JSC took it (it refuses an unknown option at start).
-    if (!NODE_BUILD) assert.ok(environ.includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`), "the measuring process started with the collector setting");
+    // Single mode keeps JSC's default collector (lib/runtime/_start_env.ts: a closed loop of many streams only).
+    if (!process.env[COLLECTOR_ENV]) assert.ok(!environ.some((e) => e.startsWith(`${COLLECTOR_ENV}=`)), "single mode: no collector setting");
     const kids = processTable().filter((p) => p.ppid === serve.pid && p.state !== "Z" && readCmd(p.pid).includes("bench serve"));
     assert.deepEqual(kids.map((k) => readCmd(k.pid)), [], "no second ik process");
     process.kill(serve.pid, "SIGKILL");
@@ -92,6 +92,41 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^# ik report: INCOMPLETE journal serve_benchmark-/);
     assert.match(r.stdout, new RegExp(`rows journaled:\\*\\* ${n} \\(`));
+  });
+});
+
+describe("the collector setting of a closed loop of many streams", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build's V8 has no such setting" : false }, () => {
+  test("bench serve --closed-loop --concurrency 256: the measuring process starts with it, and its JSC takes it (~3 s)", async () => {
+    const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
+    mocks.push(m);
+    const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
+    const env = { IK_RUNS_DIR: join(dir, "runs-gc"), IK_KEY_FILE: join(dir, "key") };
+    const args = ["bench", "serve", "--base-url", base, "--model", "mock-model", "--mode", "load", "--closed-loop", "--concurrency", "256", "--duration-s", "60", "--max-requests-per-level", "20000", "--max-tokens", "64", "--warmup", "0"];
+    const serve = startArgv([ikBin()], args, { env });
+    const environ = () => {
+      try {
+        return readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
+      } catch {
+        return [];
+      }
+    };
+    // After the execve the process's environ is the measuring one; rows follow once the first requests end.
+    const staging = join(dir, "runs-gc", ".staging");
+    const rows = () => {
+      const ids = existsSync(staging) ? readdirSync(staging) : [];
+      return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
+    };
+    let taken: boolean;
+    try {
+      await until(() => rows() >= 1, 30_000, serve);
+      taken = environ().includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`);
+    } finally {
+      process.kill(serve.pid, "SIGINT");
+    }
+    const end = await serve.exited;
+    if (!process.env[COLLECTOR_ENV]) assert.ok(taken, "the measuring process started with the collector setting");
+    assert.equal(end.code, 130, serve.stderr().slice(-800));
+    assert.doesNotMatch(serve.stderr(), /invalid JSC environment variable/);
   });
 });
 

@@ -1,24 +1,43 @@
 /**
  * The settings a measuring Bun process starts with (lib/runtime/_start_env.ts): the fetch cap, and
- * the collector's full-collection trigger only where it was measured and not set by the user.
+ * the collector's full-collection trigger only for a closed loop of many streams, on the Bun line it
+ * was measured on, and never over the user's own value.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { BUN_FETCH_LIMIT_ENV, COLLECTOR_ENV, COLLECTOR_VALUE, measuringStartEnv } from "../../lib/runtime/mod.ts";
+import { BUN_FETCH_LIMIT_ENV, closedLoopStreams, COLLECTOR_ENV, COLLECTOR_MIN_STREAMS, COLLECTOR_VALUE, measuringStartEnv } from "../../lib/runtime/mod.ts";
 
 const none = () => undefined;
+const CAP = { [BUN_FETCH_LIMIT_ENV]: "65336" };
 
-test("a measuring Bun 1.4 process starts with the fetch cap and the collector setting", () => {
-  assert.deepEqual(measuringStartEnv(none, "1.4.5"), { [BUN_FETCH_LIMIT_ENV]: "65336", [COLLECTOR_ENV]: COLLECTOR_VALUE });
+test("a closed loop of many streams on Bun 1.4 starts with the fetch cap and the collector setting", () => {
+  assert.deepEqual(measuringStartEnv(none, "1.4.5", 1000), { ...CAP, [COLLECTOR_ENV]: COLLECTOR_VALUE });
+  assert.deepEqual(measuringStartEnv(none, "1.4.5", COLLECTOR_MIN_STREAMS), { ...CAP, [COLLECTOR_ENV]: COLLECTOR_VALUE });
   assert.equal(COLLECTOR_ENV, "BUN_JSC_minEdenToOldGenerationRatio");
   assert.ok(Number(COLLECTOR_VALUE) > 1 / 3 && Number(COLLECTOR_VALUE) < 1, "a trigger above JSC's default and below 1");
 });
 
+test("fewer streams (single mode, an open loop, selftest) keep JSC's default collector", () => {
+  for (const n of [0, 1, 64, COLLECTOR_MIN_STREAMS - 1]) assert.deepEqual(measuringStartEnv(none, "1.4.5", n), CAP, `${n} streams`);
+});
+
 test("the user's own collector value is kept (not overridden, not added again)", () => {
   const env = (n: string) => (n === COLLECTOR_ENV ? "0.5" : undefined);
-  assert.deepEqual(measuringStartEnv(env, "1.4.5"), { [BUN_FETCH_LIMIT_ENV]: "65336" });
+  assert.deepEqual(measuringStartEnv(env, "1.4.5", 1000), CAP);
 });
 
 test("a Bun line the collector option was not measured on gets only the fetch cap (JSC refuses an option it lacks)", () => {
-  for (const v of ["1.5.0", "2.0.1", "1.3.9", "weird"]) assert.deepEqual(measuringStartEnv(none, v), { [BUN_FETCH_LIMIT_ENV]: "65336" }, v);
+  for (const v of ["1.5.0", "2.0.1", "1.3.9", "weird"]) assert.deepEqual(measuringStartEnv(none, v, 1000), CAP, v);
+});
+
+test("closedLoopStreams reads the largest closed-loop level from bench serve's argv, else 0", () => {
+  const serve = ["bench", "serve", "--base-url", "http://h", "--mode", "load"];
+  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency", "1000"]), 1000);
+  assert.equal(closedLoopStreams([...serve, "--concurrency", "64,512, 256", "--closed-loop"]), 512);
+  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency=300", "--concurrency", "16"]), 300);
+  assert.equal(closedLoopStreams([...serve, "--concurrency", "1000"]), 0, "an open loop: no closed loop");
+  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency", "auto"]), 0);
+  assert.equal(closedLoopStreams(["bench", "rounds", "--closed-loop", "--concurrency", "1000"]), 0, "another command");
+  assert.equal(closedLoopStreams(["selftest"]), 0);
+  assert.equal(closedLoopStreams([]), 0);
 });
