@@ -1,7 +1,7 @@
 /** Executors on a manual clock: open loop sends on absolute deadlines, never early, catches up; closed loop keeps N in flight. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type PacerTimers, runClosedLoop, runOpenLoop, waitUntil } from "../../lib/executors/mod.ts";
+import { type PacerTimers, REAL_TIMERS, runClosedLoop, runOpenLoop, waitUntil } from "../../lib/executors/mod.ts";
 import { START_SLICE } from "../../lib/executors/closed_loop.ts";
 
 /** A clock whose sleeps wake `lateMs` late, as real timers do, and whose yields take 0.01 ms. */
@@ -42,6 +42,52 @@ describe("waitUntil", () => {
     ac.abort();
     await waitUntil(1e6, t, { signal: ac.signal });
     assert.equal(t.now, 0);
+  });
+});
+
+describe("the real timers' spin", () => {
+  test("waitUntil's last stretch is one spinUntil on the given clock, not a yield per turn", async () => {
+    const t = manual(0);
+    const spins: [number, number][] = [];
+    const spinning = {
+      ...t,
+      clock: t.clock,
+      spinUntil: async (deadline: number, clock: () => number) => {
+        spins.push([deadline, clock()]);
+        t.now = deadline;
+      },
+    };
+    await waitUntil(10, spinning, { spinMarginMs: 0.5 });
+    assert.deepEqual(spins, [[10, 9.5]], "one spin, from the margin to the deadline");
+    assert.equal(t.yields, 0);
+  });
+  test("REAL_TIMERS.spinUntil resolves at the deadline on its clock (never early), and at once when aborted", async () => {
+    const spin = REAL_TIMERS.spinUntil!;
+    const start = performance.now();
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return performance.now();
+    };
+    await spin(start + 3, clock);
+    assert.ok(performance.now() >= start + 3, "not before the deadline");
+    assert.ok(reads > 1, "the clock is read on each turn until the deadline");
+    const ac = new AbortController();
+    const far = spin(performance.now() + 60_000, clock, ac.signal);
+    ac.abort();
+    const t0 = performance.now();
+    await far;
+    assert.ok(performance.now() - t0 < 1000, "an abort ends the spin within a turn");
+  });
+  test("the spin leaves the event loop free: timers and I/O callbacks run while it waits", async () => {
+    let ticks = 0;
+    const iv = setInterval(() => ticks++, 1);
+    try {
+      await REAL_TIMERS.spinUntil!(performance.now() + 30, () => performance.now());
+    } finally {
+      clearInterval(iv);
+    }
+    assert.ok(ticks >= 5, `a 1 ms interval ran ${ticks} times during a 30 ms spin`);
   });
 });
 
