@@ -11,11 +11,12 @@ import { formatErrorLine, IkError } from "./lib/cli/errors.ts";
 import { ExitCode } from "./lib/cli/exit_codes.ts";
 import { makeContext } from "./lib/commands/context.ts";
 import { cliParser, dispatch } from "./lib/commands/mod.ts";
+import { closedLoopStreams } from "./lib/commands/bench_serve_modes.ts";
 import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
-import { BUN_FETCH_LIMIT_ENV, closedLoopStreams, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
+import { BUN_FETCH_LIMIT_ENV, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -110,7 +111,7 @@ export async function main(argvIn: string[]): Promise<number> {
     // IK_LAUNCHER=1 keeps a launcher waiting on a worker instead (~55 MB more), which can say what
     // happened and where the journal is if the worker is SIGKILLed; it is also the fallback where
     // execve cannot be called.
-    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version, closedLoopStreams(argv));
+    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version, closedLoopStreams(parsed as Record<string, unknown>));
     const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv(startEnv);
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());

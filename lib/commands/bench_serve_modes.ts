@@ -12,6 +12,22 @@ export function list(values: readonly string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
+/**
+ * The most streams a parsed command keeps in flight at once as a closed loop (`bench serve
+ * --closed-loop`, its largest `--concurrency` level), else 0 (single mode, an open loop, `auto`,
+ * any other command: nothing there says how many will be in flight). Read before the flags' own
+ * checks, so anything that is not a whole number counts as nothing.
+ */
+export function closedLoopStreams(args: { cmd?: unknown; closedLoop?: unknown; concurrency?: unknown }): number {
+  if (args.cmd !== "bench-serve" || args.closedLoop !== true || !Array.isArray(args.concurrency)) return 0;
+  let most = 0;
+  for (const v of list(args.concurrency as string[])) {
+    const n = Number(v);
+    if (Number.isInteger(n) && n > most) most = n;
+  }
+  return most;
+}
+
 function numbers(values: readonly string[], flag: string, integer: boolean): number[] {
   const out = list(values).map((v) => Number(v));
   for (const [i, v] of out.entries()) {

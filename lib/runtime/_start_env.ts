@@ -35,27 +35,9 @@ export const COLLECTOR_MIN_STREAMS = 256;
 const COLLECTOR_BUN_LINES = new Set(["1.4"]);
 
 /**
- * The most streams a command line keeps in flight at once as a closed loop (`bench serve
- * --closed-loop --concurrency N[,M...]`, the largest level), else 0 (single mode, an open loop, any
- * other command: nothing there says how many will be in flight).
- */
-export function closedLoopStreams(argv: readonly string[]): number {
-  if (argv[0] !== "bench" || argv[1] !== "serve" || !argv.includes("--closed-loop")) return 0;
-  let most = 0;
-  for (let i = 2; i < argv.length; i++) {
-    const a = argv[i];
-    const v = a === "--concurrency" ? argv[i + 1] : a.startsWith("--concurrency=") ? a.slice("--concurrency=".length) : undefined;
-    for (const part of (v ?? "").split(",")) {
-      const n = Number(part.trim());
-      if (Number.isInteger(n) && n > most) most = n;
-    }
-  }
-  return most;
-}
-
-/**
  * The variables a measuring Bun process is started with, given the current environment, Bun's
- * version and the closed-loop streams it will run ({@link closedLoopStreams}): the fetch cap always;
+ * version and the closed-loop streams it will run (the command's largest closed-loop level, else 0):
+ * the fetch cap always;
  * the collector setting from {@link COLLECTOR_MIN_STREAMS} streams, unless the user set it or this
  * Bun line was not measured.
  */

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { BUN_FETCH_LIMIT_ENV, closedLoopStreams, COLLECTOR_ENV, COLLECTOR_MIN_STREAMS, COLLECTOR_VALUE, measuringStartEnv } from "../../lib/runtime/mod.ts";
+import { BUN_FETCH_LIMIT_ENV, COLLECTOR_ENV, COLLECTOR_MIN_STREAMS, COLLECTOR_VALUE, measuringStartEnv } from "../../lib/runtime/mod.ts";
+import { closedLoopStreams } from "../../lib/commands/bench_serve_modes.ts";
 
 const none = () => undefined;
 const CAP = { [BUN_FETCH_LIMIT_ENV]: "65336" };
@@ -30,14 +31,13 @@ test("a Bun line the collector option was not measured on gets only the fetch ca
   for (const v of ["1.5.0", "2.0.1", "1.3.9", "weird"]) assert.deepEqual(measuringStartEnv(none, v, 1000), CAP, v);
 });
 
-test("closedLoopStreams reads the largest closed-loop level from bench serve's argv, else 0", () => {
-  const serve = ["bench", "serve", "--base-url", "http://h", "--mode", "load"];
-  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency", "1000"]), 1000);
-  assert.equal(closedLoopStreams([...serve, "--concurrency", "64,512, 256", "--closed-loop"]), 512);
-  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency=300", "--concurrency", "16"]), 300);
-  assert.equal(closedLoopStreams([...serve, "--concurrency", "1000"]), 0, "an open loop: no closed loop");
-  assert.equal(closedLoopStreams([...serve, "--closed-loop", "--concurrency", "auto"]), 0);
-  assert.equal(closedLoopStreams(["bench", "rounds", "--closed-loop", "--concurrency", "1000"]), 0, "another command");
-  assert.equal(closedLoopStreams(["selftest"]), 0);
-  assert.equal(closedLoopStreams([]), 0);
+test("closedLoopStreams reads the largest closed-loop level from bench serve's parsed flags, else 0", () => {
+  const serve = { cmd: "bench-serve", mode: "load" };
+  assert.equal(closedLoopStreams({ ...serve, closedLoop: true, concurrency: ["1000"] }), 1000);
+  assert.equal(closedLoopStreams({ ...serve, closedLoop: true, concurrency: ["64,512", " 256"] }), 512, "every level, flags given more than once");
+  assert.equal(closedLoopStreams({ ...serve, closedLoop: false, concurrency: ["1000"] }), 0, "an open loop");
+  assert.equal(closedLoopStreams({ ...serve, closedLoop: true, concurrency: ["auto"] }), 0);
+  assert.equal(closedLoopStreams({ ...serve, closedLoop: true, concurrency: [] }), 0);
+  assert.equal(closedLoopStreams({ cmd: "bench-rounds", closedLoop: true, concurrency: ["1000"] }), 0, "another command");
+  assert.equal(closedLoopStreams({ cmd: "selftest" }), 0);
 });
