@@ -71,7 +71,8 @@ describe("the real timers' spin", () => {
     };
     await spin(start + 3, clock);
     assert.ok(performance.now() >= start + 3, "not before the deadline");
-    assert.ok(reads > 1, "the clock is read on each turn until the deadline");
+    // (Not "more than one read": a host that deschedules this process for 3 ms makes the first turn the last.)
+    assert.ok(reads >= 1, "the deadline is judged on the given clock");
     const ac = new AbortController();
     const far = spin(performance.now() + 60_000, clock, ac.signal);
     ac.abort();
@@ -80,14 +81,16 @@ describe("the real timers' spin", () => {
     assert.ok(performance.now() - t0 < 1000, "an abort ends the spin within a turn");
   });
   test("the spin leaves the event loop free: timers and I/O callbacks run while it waits", async () => {
+    // A spin that blocks (a busy-wait) lets no timer run at all; any tick proves the loop turned.
+    // One tick is enough: a loaded host may deschedule this process for most of the spin.
     let ticks = 0;
     const iv = setInterval(() => ticks++, 1);
     try {
-      await REAL_TIMERS.spinUntil!(performance.now() + 30, () => performance.now());
+      await REAL_TIMERS.spinUntil!(performance.now() + 50, () => performance.now());
     } finally {
       clearInterval(iv);
     }
-    assert.ok(ticks >= 5, `a 1 ms interval ran ${ticks} times during a 30 ms spin`);
+    assert.ok(ticks >= 1, `a 1 ms interval ran ${ticks} times during a 50 ms spin`);
   });
 });
 
