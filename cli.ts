@@ -16,7 +16,7 @@ import { commandOptions, optionHint } from "./lib/cli/option_hints.ts";
 import { examplesBlock, helpPageOf } from "./lib/cli/help_examples.ts";
 import { registerArgvSecrets, scrubArgv, scrubKnown, scrubText } from "./lib/evidence/scrub.ts";
 import { isUnhandledWriteFailure, outputError } from "./lib/evidence/output_error.ts";
-import { BUN_FETCH_LIMIT_ENV, HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
+import { HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } from "./lib/runtime/mod.ts";
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
@@ -102,8 +102,12 @@ export async function main(argvIn: string[]): Promise<number> {
     runtime.writeStderr(scrubText(formatErrorLine(`env ${HTTP_CLIENT_ENV}`, clientProblem, "set it to h1 (ik's HTTP/1.1 client, the default) or fetch (the runtime's fetch), or unset it")) + "\n");
     return ExitCode.USAGE;
   }
-  const manyStreams = MANY_STREAMS.has(argv[0] ?? "");
-  if (runtime.name === "bun" && manyStreams && !runtime.env(BUN_FETCH_LIMIT_ENV)) {
+  // What a measuring process must start with and this one did not (a `bench rounds` cell inherits
+  // the fetch cap from its parent, but not a closed loop's collector setting).
+  const startEnv = runtime.name === "bun" && MANY_STREAMS.has(argv[0] ?? "")
+    ? measuringStartEnv((n) => runtime.env(n), runtime.version, closedLoopStreams(parsed as Record<string, unknown>))
+    : {};
+  if (Object.keys(startEnv).length > 0) {
     // Bun's fetch opens at most 256 connections at once unless this is set when the process
     // starts: request 257 would wait inside fetch and its wait would be counted as TTFT. The
     // collector's setting for a closed loop of many streams, read at start too (_start_env.ts).
@@ -111,7 +115,6 @@ export async function main(argvIn: string[]): Promise<number> {
     // IK_LAUNCHER=1 keeps a launcher waiting on a worker instead (~55 MB more), which can say what
     // happened and where the journal is if the worker is SIGKILLed; it is also the fallback where
     // execve cannot be called.
-    const startEnv = measuringStartEnv((n) => runtime.env(n), runtime.version, closedLoopStreams(parsed as Record<string, unknown>));
     const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv(startEnv);
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());

@@ -35,14 +35,16 @@ export const COLLECTOR_MIN_STREAMS = 256;
 const COLLECTOR_BUN_LINES = new Set(["1.4"]);
 
 /**
- * The variables a measuring Bun process is started with, given the current environment, Bun's
- * version and the closed-loop streams it will run (the command's largest closed-loop level, else 0):
- * the fetch cap always;
- * the collector setting from {@link COLLECTOR_MIN_STREAMS} streams, unless the user set it or this
- * Bun line was not measured.
+ * The variables a measuring Bun process still has to be started with, given the current
+ * environment, Bun's version and the closed-loop streams it will run (the command's largest
+ * closed-loop level, else 0): the fetch cap, and the collector setting from
+ * {@link COLLECTOR_MIN_STREAMS} streams on a Bun line it was measured on. A variable already set
+ * (by the user, or inherited from a parent ik: a `bench rounds` cell) is left out and so kept. An
+ * empty result means this process already starts as it should: no execve.
  */
 export function measuringStartEnv(env: (name: string) => string | undefined, bunVersion: string, streams: number): Record<string, string> {
-  const out: Record<string, string> = { [BUN_FETCH_LIMIT_ENV]: BUN_FETCH_LIMIT_VALUE };
+  const out: Record<string, string> = {};
+  if (env(BUN_FETCH_LIMIT_ENV) === undefined) out[BUN_FETCH_LIMIT_ENV] = BUN_FETCH_LIMIT_VALUE;
   const line = /^(\d+)\.(\d+)\./.exec(bunVersion);
   if (streams >= COLLECTOR_MIN_STREAMS && env(COLLECTOR_ENV) === undefined && line !== null && COLLECTOR_BUN_LINES.has(`${line[1]}.${line[2]}`)) {
     out[COLLECTOR_ENV] = COLLECTOR_VALUE;

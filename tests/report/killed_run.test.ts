@@ -96,38 +96,42 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
 });
 
 describe("the collector setting of a closed loop of many streams", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build's V8 has no such setting" : false }, () => {
-  test("bench serve --closed-loop --concurrency 256: the measuring process starts with it, and its JSC takes it (~3 s)", async () => {
-    const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
-    mocks.push(m);
-    const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
-    const env = { IK_RUNS_DIR: join(dir, "runs-gc"), IK_KEY_FILE: join(dir, "key") };
-    const args = ["bench", "serve", "--base-url", base, "--model", "mock-model", "--mode", "load", "--closed-loop", "--concurrency", "256", "--duration-s", "60", "--max-requests-per-level", "20000", "--max-tokens", "64", "--warmup", "0"];
-    const serve = startArgv([ikBin()], args, { env });
-    const environ = () => {
+  // As a `bench rounds` cell starts: its parent ik already raised the fetch cap, and it inherits that.
+  for (const [what, inherited] of [["", {}], [", also when the fetch cap is inherited (a rounds cell)", { BUN_CONFIG_MAX_HTTP_REQUESTS: "65336" }]] as const) {
+    test(`bench serve --closed-loop --concurrency 256: the measuring process starts with it, and its JSC takes it${what} (~3 s)`, async () => {
+      const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
+      mocks.push(m);
+      const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
+      const runs = join(dir, `runs-gc${Object.keys(inherited).length}`);
+      const env = { ...inherited, IK_RUNS_DIR: runs, IK_KEY_FILE: join(dir, "key") };
+      const args = ["bench", "serve", "--base-url", base, "--model", "mock-model", "--mode", "load", "--closed-loop", "--concurrency", "256", "--duration-s", "60", "--max-requests-per-level", "20000", "--max-tokens", "64", "--warmup", "0"];
+      const serve = startArgv([ikBin()], args, { env });
+      const environ = () => {
+        try {
+          return readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
+        } catch {
+          return [];
+        }
+      };
+      // After the execve the process's environ is the measuring one; rows follow once the first requests end.
+      const staging = join(runs, ".staging");
+      const rows = () => {
+        const ids = existsSync(staging) ? readdirSync(staging) : [];
+        return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
+      };
+      let taken: boolean;
       try {
-        return readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
-      } catch {
-        return [];
+        await until(() => rows() >= 1, 30_000, serve);
+        taken = environ().includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`);
+      } finally {
+        process.kill(serve.pid, "SIGINT");
       }
-    };
-    // After the execve the process's environ is the measuring one; rows follow once the first requests end.
-    const staging = join(dir, "runs-gc", ".staging");
-    const rows = () => {
-      const ids = existsSync(staging) ? readdirSync(staging) : [];
-      return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
-    };
-    let taken: boolean;
-    try {
-      await until(() => rows() >= 1, 30_000, serve);
-      taken = environ().includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`);
-    } finally {
-      process.kill(serve.pid, "SIGINT");
-    }
-    const end = await serve.exited;
-    if (!process.env[COLLECTOR_ENV]) assert.ok(taken, "the measuring process started with the collector setting");
-    assert.equal(end.code, 130, serve.stderr().slice(-800));
-    assert.doesNotMatch(serve.stderr(), /invalid JSC environment variable/);
-  });
+      const end = await serve.exited;
+      if (!process.env[COLLECTOR_ENV]) assert.ok(taken, "the measuring process started with the collector setting");
+      assert.equal(end.code, 130, serve.stderr().slice(-800));
+      assert.doesNotMatch(serve.stderr(), /invalid JSC environment variable/);
+    });
+  }
 });
 
 describe("a SIGKILLed worker (IK_LAUNCHER=1)", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build has no launcher and worker (one process)" : false }, () => {

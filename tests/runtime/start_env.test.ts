@@ -27,6 +27,16 @@ test("the user's own collector value is kept (not overridden, not added again)",
   assert.deepEqual(measuringStartEnv(env, "1.4.5", 1000), CAP);
 });
 
+test("what is already set is left out: a rounds cell (fetch cap inherited) still gets the collector setting; nothing missing is no execve", () => {
+  const cell = (n: string) => (n === BUN_FETCH_LIMIT_ENV ? "65336" : undefined);
+  assert.deepEqual(measuringStartEnv(cell, "1.4.5", 1000), { [COLLECTOR_ENV]: COLLECTOR_VALUE }, "a 1,000-stream closed loop in a cell");
+  assert.deepEqual(measuringStartEnv(cell, "1.4.5", 64), {}, "fewer streams: nothing to start with, so no execve");
+  const user = (n: string) => (n === BUN_FETCH_LIMIT_ENV ? "300" : undefined);
+  assert.deepEqual(measuringStartEnv(user, "1.4.5", 1000), { [COLLECTOR_ENV]: COLLECTOR_VALUE }, "the user's own fetch cap is not overridden");
+  const both = (n: string) => (n === BUN_FETCH_LIMIT_ENV ? "65336" : n === COLLECTOR_ENV ? "0.7" : undefined);
+  assert.deepEqual(measuringStartEnv(both, "1.4.5", 1000), {}, "after the execve: nothing left, so no second one");
+});
+
 test("a Bun line the collector option was not measured on gets only the fetch cap (JSC refuses an option it lacks)", () => {
   for (const v of ["1.5.0", "2.0.1", "1.3.9", "weird"]) assert.deepEqual(measuringStartEnv(none, v, 1000), CAP, v);
 });
