@@ -1,7 +1,7 @@
 /**
  * `npm run bench:headroom`: the client lag (mock wrote the first token → the client parsed it) and
  * TTFT − the mock's own first_ms at 1, 64 and 256 streams, each wave of streams started at once
- * against a mock in its own process, for both builds: the Bun build (this Bun, dist/ik's mock) and
+ * against a mock in its own process, for both builds: the Bun build (this Bun with dist/ik's flags, dist/ik's mock) and
  * the Node build (the same client bundled for the Node that dist/ik-node embeds, dist/ik-node's
  * mock). Prints the tables and writes benchmarks/headroom/RESULTS.md (with the host's CPU name) for the
  * README. Goals: client lag p50 ≤ 1 ms and p99 ≤ 3 ms at 1 and 64 streams, p99 ≤ 1 ms at 256:
@@ -12,7 +12,8 @@
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runtime } from "../../lib/runtime/mod.ts";
+import { execFileSync } from "node:child_process";
+import { measuringStartEnv, runtime } from "../../lib/runtime/mod.ts";
 import { setDefaultFetch } from "../../lib/client/mod.ts";
 import { HEADROOM_MOCK_ARGS, type LevelResult, measureLevels } from "../../lib/selftest/headroom.ts";
 import { cpuShare } from "../../lib/selftest/cpu_share.ts";
@@ -84,9 +85,9 @@ async function measureHere(): Promise<void> {
   runtime.writeStdout(JSON.stringify({ rows, share }) + "\n");
 }
 
-/** Runs one build's client in its own process and reads its rows back. */
-async function runBuild(build: string, argv: string[], mock: string): Promise<BuildRun & { share: number }> {
-  const child = runtime.spawn(argv, { env: { IK_HEADROOM_CHILD: "1", IK_BIN: mock }, pipeStdout: true });
+/** Runs one build's client in its own process (with `env` added) and reads its rows back. */
+async function runBuild(build: string, argv: string[], mock: string, env: Record<string, string> = {}): Promise<BuildRun & { share: number }> {
+  const child = runtime.spawn(argv, { env: { ...env, IK_HEADROOM_CHILD: "1", IK_BIN: mock }, pipeStdout: true });
   const text = child.stdout ? await new Response(child.stdout).text() : "";
   const st = await child.exited;
   const last = text.trim().split("\n").pop() ?? "";
@@ -96,6 +97,17 @@ async function runBuild(build: string, argv: string[], mock: string): Promise<Bu
   } catch {
     return { build, client: argv[0], mock, rows: null, note: `client exited ${st.code ?? st.signal}: ${last.slice(0, 200)}`, share: 0 };
   }
+}
+
+/**
+ * The Bun flags dist/ik runs with (`--version --json`'s runtime_flags, built in with
+ * --compile-exec-argv) and the environment its `ik selftest` measures in: what the measuring process
+ * starts with that this one lacks.
+ */
+function binaryRuntime(bin: string): { flags: string[]; env: Record<string, string> } {
+  const out = execFileSync(bin, ["--version", "--json"], { encoding: "utf8" });
+  const flags = String((JSON.parse(out) as { runtime_flags?: string }).runtime_flags ?? "").split(" ").filter(Boolean);
+  return { flags, env: measuringStartEnv((n) => runtime.env(n), runtime.version, 0) };
 }
 
 /** The cached Node the Node build embeds (release.ts puts it under .bun-cache), or null. */
@@ -113,8 +125,13 @@ async function main(): Promise<void> {
   const bunBin = join(ROOT, "dist", "ik");
   const nodeBin = join(ROOT, "dist", "ik-node");
   const { existsSync } = await import("node:fs");
-  // Bun build: ik's client on this Bun against dist/ik's mock (as `ik selftest` of dist/ik runs).
-  if (existsSync(bunBin)) runs.push(await runBuild("Bun build", [runtime.execPath(), join(HERE, "run.ts")], bunBin));
+  // Bun build: ik's client on this Bun against dist/ik's mock, as `ik selftest` of dist/ik runs:
+  // with the binary's own runtime flags (--smol: JSC's heap sizing, so its collections) and the
+  // environment its measuring process starts with (lib/runtime/_start_env.ts).
+  if (existsSync(bunBin)) {
+    const { flags, env } = binaryRuntime(bunBin);
+    runs.push(await runBuild(`Bun build (${["bun", ...flags].join(" ")})`, [runtime.execPath(), ...flags, join(HERE, "run.ts")], bunBin, env));
+  }
   else runs.push({ build: "Bun build", client: "-", mock: bunBin, rows: null, note: "dist/ik missing: npm run build", share: 0 });
   // Node build: the same code bundled for Node, on the Node the Node build embeds, against dist/ik-node's mock.
   const node = await cachedNode();
@@ -176,7 +193,8 @@ async function main(): Promise<void> {
     "clock). TTFT − first_ms = the send leg (client send → the mock has read the request) + the",
     "client lag: what `ik selftest` judges. The mock (a separate process) answers after 50 ms, then",
     "streams 5 ms per token; each wave of streams starts at once, after one unmeasured warm-up wave.",
-    "Bun build: ik's client on Bun against dist/ik's mock. Node build: the same client bundled for",
+    "Bun build: ik's client on Bun with dist/ik's own runtime flags (--smol) and the environment",
+    "its measuring process starts with, against dist/ik's mock. Node build: the same client bundled for",
     "Node, on the Node dist/ik-node embeds, against dist/ik-node's mock (what `ik selftest` of the",
     "Node build measures). At 64 and 256 streams the send leg is the mock reading the requests one",
     "after another, not the client. The floor is what this host and the mock cost before any client",
