@@ -44,9 +44,10 @@ const COLLECTOR_BUN_LINES = new Set(["1.4"]);
  */
 export function measuringStartEnv(env: (name: string) => string | undefined, bunVersion: string, streams: number): Record<string, string> {
   const out: Record<string, string> = {};
-  if (env(BUN_FETCH_LIMIT_ENV) === undefined) out[BUN_FETCH_LIMIT_ENV] = BUN_FETCH_LIMIT_VALUE;
+  // An empty value counts as unset, as Bun reads it.
+  if (!env(BUN_FETCH_LIMIT_ENV)) out[BUN_FETCH_LIMIT_ENV] = BUN_FETCH_LIMIT_VALUE;
   const line = /^(\d+)\.(\d+)\./.exec(bunVersion);
-  if (streams >= COLLECTOR_MIN_STREAMS && env(COLLECTOR_ENV) === undefined && line !== null && COLLECTOR_BUN_LINES.has(`${line[1]}.${line[2]}`)) {
+  if (streams >= COLLECTOR_MIN_STREAMS && !env(COLLECTOR_ENV) && line !== null && COLLECTOR_BUN_LINES.has(`${line[1]}.${line[2]}`)) {
     out[COLLECTOR_ENV] = COLLECTOR_VALUE;
   }
   return out;

@@ -35,6 +35,7 @@ test("what is already set is left out: a rounds cell (fetch cap inherited) still
   assert.deepEqual(measuringStartEnv(user, "1.4.5", 1000), { [COLLECTOR_ENV]: COLLECTOR_VALUE }, "the user's own fetch cap is not overridden");
   const both = (n: string) => (n === BUN_FETCH_LIMIT_ENV ? "65336" : n === COLLECTOR_ENV ? "0.7" : undefined);
   assert.deepEqual(measuringStartEnv(both, "1.4.5", 1000), {}, "after the execve: nothing left, so no second one");
+  assert.deepEqual(measuringStartEnv((n) => (n === BUN_FETCH_LIMIT_ENV ? "" : undefined), "1.4.5", 64), CAP, "an empty value is no value");
 });
 
 test("a Bun line the collector option was not measured on gets only the fetch cap (JSC refuses an option it lacks)", () => {
