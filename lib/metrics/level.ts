@@ -83,7 +83,8 @@ export class LevelAccumulator {
   readonly #ttft = new Column();
   readonly #tpot = new Column();
   readonly #e2e = new Column();
-  readonly #itl = new Column(4096);
+  // 32-bit floats: one value per token gap, the column that grows with every token (column.ts).
+  readonly #itl = new Column(4096, "f32");
   readonly #lag = new Column();
   readonly #failures: Record<string, number> = {};
   readonly #recentTtft = new Recent();

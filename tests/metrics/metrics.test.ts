@@ -1,6 +1,7 @@
 /** lib/metrics: level summaries (with failure-adjusted percentiles), SLO checks, N*, cost, bucket tables. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { shortestF32 } from "../../lib/metrics/column.ts";
 import { bucketMetrics, CHUNK_VALUES, Column, type SloCheck, failureAdjusted, LevelAccumulator, type LevelRow, meetsSlo, nStar, roundRows, sloChecks, usdPer1mTokens } from "../../lib/metrics/mod.ts";
 
 function row(i: number, over: Partial<LevelRow> = {}): LevelRow {
@@ -190,6 +191,43 @@ test("Column.percentilesInPlace: the same nearest-rank p50/p90/p95/p99 as a sort
     check(c, all, `n ${n} + 777`);
   }
   assert.deepEqual(new Column().percentilesInPlace(), { n: 0, p50: null, p90: null, p95: null, p99: null });
+});
+
+test("shortestF32: the shortest decimal that is the same float32 (50.1, not 50.099998474121094); it always reads back", () => {
+  assert.equal(shortestF32(Math.fround(50.1)), 50.1);
+  assert.equal(shortestF32(Math.fround(0.1)), 0.1);
+  assert.equal(shortestF32(Math.fround(1 / 3)), 0.33333334);
+  assert.equal(shortestF32(Math.fround(-2.5)), -2.5);
+  for (const v of [0, -0, Infinity, -Infinity]) assert.ok(Object.is(shortestF32(v), v));
+  assert.ok(Number.isNaN(shortestF32(NaN)));
+  let x = 99;
+  for (let i = 0; i < 5000; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const f = Math.fround((x / 2147483648) * 10 ** ((x % 13) - 5));
+    const d = shortestF32(f);
+    assert.equal(Math.fround(d), f, `${f} -> ${d}`);
+    assert.ok(String(d).replace(/^0\.0*|[.-]|e.*$/g, "").length <= 9, `${d}: at most 9 significant digits`);
+  }
+});
+
+test("a Column of 32-bit floats (a level's ITL): values rounded to float32, read out as their shortest decimals, the same through every path", () => {
+  let x = 3;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 1e7;
+  for (const n of [7, CHUNK_VALUES * 2 + 3]) {
+    const c = new Column(4, "f32");
+    const vals = Array.from({ length: n }, next);
+    c.pushAll(vals);
+    const want = Float64Array.from(vals, (v) => shortestF32(Math.fround(v))).sort();
+    const at = (p: number) => want[Math.ceil((p / 100) * n) - 1];
+    assert.deepEqual(c.sorted(), want, `n ${n}: sorted`);
+    assert.deepEqual(c.percentilesInPlace(), { n, p50: at(50), p90: at(90), p95: at(95), p99: at(99) }, `n ${n}: percentiles`);
+    for (const p of [50, 99]) assert.ok(Math.abs(at(p) / Float64Array.from(vals).sort()[Math.ceil((p / 100) * n) - 1] - 1) < 6e-8, `p${p} within float32's rounding`);
+  }
+  // The level's ITL is such a column: a gap with many digits reads as its float32's decimal.
+  const acc = new LevelAccumulator({ ttftMs: null, tpotMs: null, e2eMs: null } as never);
+  acc.addItl([8.010617278431372]);
+  assert.equal(acc.summary().itl_ms.p50, shortestF32(Math.fround(8.010617278431372)));
+  assert.notEqual(acc.summary().itl_ms.p50, 8.010617278431372);
 });
 
 test("Column.sorted: the sorted values; later pushes are sorted in on the next call; ITL percentiles match a sorted copy", () => {

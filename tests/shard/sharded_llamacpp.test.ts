@@ -60,8 +60,9 @@ describe("sharded load against a real llama-server", { skip }, () => {
         const gaps = rows.filter((r) => r.level === l.name).reduce((acc, r) => acc + (r.n_token_events as number) - 1, 0);
         assert.equal(s.itl_ms.n, gaps, `${l.name}: one ITL per gap between token events`);
         assert.ok(s.itl_ms.p50 > 0 && s.n_failed === 0);
-        // The very gaps of the merged outputs files, as the record's ITL percentiles.
-        const col = new Column();
+        // The very gaps of the merged outputs files, as the record's ITL percentiles (a level keeps
+        // its ITL as 32-bit floats: lib/metrics/column.ts).
+        const col = new Column(256, "f32");
         for (const d of jsonl(await readFile(join(x.dir, "outputs", "llamacpp", `load-${l.name}.jsonl`), "utf8"))) {
           const ev = (d.timings as { event_ms: number[] }).event_ms;
           for (let i = 1; i < ev.length; i++) col.push(ev[i] - ev[i - 1]);
