@@ -4,8 +4,8 @@
  * value) by default; a column made with `"f32"` keeps 32-bit floats (4 bytes): its percentiles are
  * exact over the values rounded to float32, a relative error under 6e-8 (under 0.1 µs for a value
  * under 1.6 s), and are read out as the shortest decimal that is the same float32 (a gap of 50.1
- * reads 50.1, not 50.099998474121094). A level's ITL column is one (see level.ts): one value per token gap, the column
- * that grows with every token, so the one that sets a long level's memory.
+ * reads 50.1, not 50.099998474121094). A level's ITL column is one (see level.ts): one value per
+ * token gap, the column that grows with every token, so the one that sets a long level's memory.
  *
  * Up to {@link CHUNK_VALUES} values it is one array that doubles; past that it grows a chunk at a
  * time, so a long level holds its values plus at most one chunk (a doubling array holds up to twice
@@ -31,9 +31,8 @@ export class Column {
   #inFull = 0;
   /** The chunk being filled. */
   #cur: Run;
-  readonly #make: (n: number) => Run;
-  /** How a stored value is read out: itself, or a float32's shortest decimal. */
-  readonly #read: (v: number) => number;
+  /** 32-bit floats, read out as their shortest decimals ({@link shortestF32}). */
+  readonly #f32: boolean;
   /** Values held. */
   length = 0;
 
@@ -42,8 +41,7 @@ export class Column {
    * @param kind "f64" (the default) or "f32" (half the memory; values rounded to float32)
    */
   constructor(initial = 256, kind: ColumnKind = "f64") {
-    this.#make = kind === "f32" ? (n) => new Float32Array(n) : (n) => new Float64Array(n);
-    this.#read = kind === "f32" ? shortestF32 : (v) => v;
+    this.#f32 = kind === "f32";
     this.#cur = this.#make(Math.min(CHUNK_VALUES, Math.max(1, initial)));
   }
 
@@ -70,9 +68,8 @@ export class Column {
   /** A sorted copy of the values (as doubles). */
   sorted(): Float64Array {
     const s = this.#gather().sort();
-    if (this.#read !== shortestF32) return s;
     // The mapping keeps the order: each float32 has its own shortest decimal.
-    for (let i = 0; i < s.length; i++) s[i] = shortestF32(s[i]);
+    if (this.#f32) for (let i = 0; i < s.length; i++) s[i] = shortestF32(s[i]);
     return s;
   }
 
@@ -85,15 +82,14 @@ export class Column {
    */
   percentilesInPlace(): Percentiles {
     const n = this.length;
-    const read = this.#read;
-    if (this.#full.length === 0) {
-      const s = this.#cur.subarray(0, n).sort();
-      const at = (p: number) => (n > 0 ? read(s[nearestRankIndex(n, p)]) : null);
-      return { n, p50: at(50), p90: at(90), p95: at(95), p99: at(99) };
-    }
     const runs = [...this.#full, this.#cur.subarray(0, n - this.#inFull)];
     for (const r of runs) r.sort();
-    const at = (p: number) => read(kthOfSortedRuns(runs, nearestRankIndex(n, p)));
+    const at = (p: number) => {
+      if (n === 0) return null;
+      const k = nearestRankIndex(n, p);
+      const v = runs.length === 1 ? runs[0][k] : kthOfSortedRuns(runs, k);
+      return this.#f32 ? shortestF32(v) : v;
+    };
     return { n, p50: at(50), p90: at(90), p95: at(95), p99: at(99) };
   }
 
@@ -112,6 +108,11 @@ export class Column {
     }
     out.set(this.#cur.subarray(0, this.length - at), at);
     return out;
+  }
+
+  /** A new chunk of `n` values of this column's type. */
+  #make(n: number): Run {
+    return this.#f32 ? new Float32Array(n) : new Float64Array(n);
   }
 
   /** Makes room for the next value (the current chunk is full); returns its index in #cur. */
