@@ -7,15 +7,23 @@
  *    IK_LAUNCHER=1), the largest process's alone, and the tree's PSS at the peak sample
  *    (/proc/<pid>/smaps_rollup: shared pages split); what the parts hold, from the level record's
  *    `client_memory` (ik's own peaks of JS heap in use, external, ArrayBuffers) and the sockets
- *    open at the peak (/proc/<pid>/fd);
- * 2. 200,000 requests at 2,000 req/s: the worker's RSS at every 10,000th request (the mock's log
+ *    open at the peak (/proc/<pid>/fd); beside it the runtime's floor at the same streams
+ *    (floor_client.ts, compiled with dist/ik's runtime flags: a socket per stream and nothing of
+ *    ik's), so what is above that floor is ik's own;
+ * 2. what is live per open stream: ik and the floor at 1 and at 1,000 streams, each with
+ *    live_probe.ts preloaded (a full collection mid-level, then JavaScriptCore's heap size and object
+ *    counts): the difference over 999 streams is what one open stream holds, and by which types;
+ * 3. 200,000 requests at 2,000 req/s: the worker's RSS at every 10,000th request (the mock's log
  *    counts them), and the growth from request 10,000 to 200,000 (the goal: within 10 %).
  *
  * Prints the tables (host CPU, date, load average) and writes benchmarks/memory/RESULTS.md. Env: IK_BIN
- * (default dist/ik), BENCH_MEMORY_QUICK=1 (small sizes, to try the script).
+ * (default dist/ik), BENCH_MEMORY_QUICK=1 (small sizes, to try the script), BENCH_MEMORY_STREAMS=1000
+ * (only these stream counts, comma-separated), BENCH_MEMORY_CURVE=0 (no 200,000-request curve),
+ * BENCH_MEMORY_PROBE=0 (no per-stream probe); a run with any of the last three writes
+ * RESULTS-partial.md instead.
  * @module
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -27,12 +35,17 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
 const QUICK = process.env.BENCH_MEMORY_QUICK === "1";
 const IK = resolve(ROOT, process.env.IK_BIN ?? "dist/ik");
-const STREAMS = [64, 256, 1000];
+const STREAMS = process.env.BENCH_MEMORY_STREAMS ? process.env.BENCH_MEMORY_STREAMS.split(",").map(Number) : [64, 256, 1000];
+const CURVE = process.env.BENCH_MEMORY_CURVE !== "0";
+const PARTIAL = CURVE === false || process.env.BENCH_MEMORY_STREAMS !== undefined || process.env.BENCH_MEMORY_PROBE === "0";
 const TOKENS = 256;
 const STREAM_S = QUICK ? 3 : 8;
 const CURVE_RATE = 2000;
 const CURVE_N = QUICK ? 20_000 : 200_000;
 const GOAL_MB = 100;
+/** The many-streams side of the per-stream probe. */
+const N_PROBE = QUICK ? 256 : 1000;
+const PROBE = process.env.BENCH_MEMORY_PROBE !== "0";
 
 const mb = (kb: number | null | undefined) => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(1));
 const log = (s: string) => process.stderr.write(`bench:memory: ${s}\n`);
@@ -122,9 +135,9 @@ function treeSockets(pid: number): number | null {
   return any ? n : null;
 }
 
-/** Runs ik with `args`, sampling its tree every 100 ms (RSS, PSS, `done()`; sockets every second), bounded by `limitS`. */
-async function sampled(args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string; stdout: string }> {
-  const c = spawn(IK, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+/** Runs `cmd` (ik) with `args`, sampling its tree every 100 ms (RSS, PSS, `done()`; sockets every second), bounded by `limitS`. */
+async function sampled(cmd: string, args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string; stdout: string }> {
+  const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   track(c);
   let stderr = "", stdout = "";
   c.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-4000)));
@@ -154,39 +167,74 @@ function levelOf(stdout: string, runsDir: string): { mem: Record<string, number 
   }
 }
 
+/**
+ * Compiles floor_client.ts as dist/ik is compiled (`bun build --compile`, minified, bytecode, ESM,
+ * with the binary's built-in runtime flags from `--version --json`), into `dir`.
+ */
+function buildFloor(dir: string): string {
+  const flags = String((JSON.parse(execFileSync(IK, ["--version", "--json"], { encoding: "utf8" })) as { runtime_flags?: string }).runtime_flags ?? "").trim();
+  const outfile = join(dir, "floor_client");
+  execFileSync(process.execPath, ["build", "--compile", "--minify", "--bytecode", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
+    ...(flags ? [`--compile-exec-argv=${flags}`] : []), join(HERE, "floor_client.ts"), "--outfile", outfile], { stdio: ["ignore", "ignore", "inherit"] });
+  return outfile;
+}
+
 const f1 = (v: number | null | undefined) => (typeof v === "number" ? v.toFixed(1) : "n/a");
 
-async function main(): Promise<void> {
-  if (!existsSync(IK)) throw new Error(`${IK} missing: npm run build first`);
-  const tmp = mkdtempSync(join(tmpdir(), "ik-bench-mem-"));
-  const env = { IK_RUNS_DIR: join(tmp, "runs"), IK_KEY_FILE: join(tmp, "key") };
-  out(`# bench:memory — ${cpuName()}, ${new Date().toISOString()}, load average at start ${loadavg()}`);
-  out();
-  out(`Goal (issue 21): the whole tree's peak RSS <= ${GOAL_MB} MB at 1,000 streams; the worker's RSS flat within 10 % from request 10,000 to ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s.`);
-  out();
-  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | ik's own block p99 / max ms | goal |`);
-  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-  for (const n of QUICK ? [64, 256] : STREAMS) {
-    const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
-    try {
-      const r = await sampled(["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--closed-loop",
-        "--concurrency", String(n), "--duration-s", String(STREAM_S), "--max-tokens", String(TOKENS), "--warmup", "1", "--json"], env, STREAM_S + 120, () => 0);
-      const peak = r.points.reduce<Point | null>((a, p) => (a === null || p.treeRssKb > a.treeRssKb ? p : a), null);
-      const worker = r.points.reduce((a, p) => Math.max(a, p.workerRssKb), 0);
-      const goal = n === 1000 ? (peak && peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met") : "";
-      const { mem: cm, lag } = levelOf(r.stdout, env.IK_RUNS_DIR);
-      const sockets = r.points.reduce((a, p) => Math.max(a, p.sockets ?? 0), 0);
-      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${f1(cm?.heap_used_peak_mib)} | ${f1(cm?.external_peak_mib)} (${f1(cm?.array_buffers_peak_mib)}) | ${sockets} | ${f1(lag?.p99_ms)} / ${f1(lag?.max_ms)} | ${f1(lag?.own_p99_ms)} / ${f1(lag?.own_max_ms)} | ${goal} |`);
-      if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
-    } finally {
-      await mock.stop();
-    }
+interface Probe {
+  heap_bytes: number;
+  objects: number;
+  types: Record<string, number>;
+  rss_kb: number;
+}
+
+/** Runs `cmd` with live_probe.ts preloaded, firing `atMs` after start; its reading, or null. */
+async function probed(cmd: string, args: string[], env: Record<string, string>, atMs: number): Promise<Probe | null> {
+  const preload = `--preload=${join(HERE, "live_probe.ts")}`;
+  const r = await sampled(cmd, args, { ...env, BUN_OPTIONS: [process.env.BUN_OPTIONS, preload].filter(Boolean).join(" "), LIVE_PROBE_AT_MS: String(atMs) }, STREAM_S + 60, () => 0);
+  const line = r.stderr.split("\n").find((l) => l.startsWith("[live-probe] "));
+  if (!line) {
+    log(`probe of ${cmd}: no reading (exit ${r.rc})`);
+    return null;
   }
-  out();
+  return JSON.parse(line.slice("[live-probe] ".length)) as Probe;
+}
+
+/** What one open stream holds: ik and the floor at 1 and 1,000 streams, a full collection mid-level. */
+async function perStream(tmp: string, env: Record<string, string>, floor: string): Promise<void> {
+  const mock = await startMock(IK, tmp, "mock-probe", ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
+  try {
+    const port = new URL(mock.baseUrl).port;
+    // ik's level starts after its start-up and one warm-up request (256 tokens, ~2.1 s): probe 3.5 s into it.
+    const ikAt = (n: number) => probed(IK, ["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--closed-loop",
+      "--concurrency", String(n), "--duration-s", String(STREAM_S), "--max-tokens", String(TOKENS), "--warmup", "1", "--json"], env, QUICK ? 3800 : 6000);
+    const floorAt = (n: number) => probed(floor, [port, String(n), String(STREAM_S), String(TOKENS)], {}, QUICK ? 1500 : 3000);
+    const rows: [string, Probe | null, Probe | null][] = [["ik", await ikAt(1), await ikAt(N_PROBE)], ["runtime floor", await floorAt(1), await floorAt(N_PROBE)]];
+    out(`What one open stream holds: a full collection mid-level, then the live JavaScript heap (objects and the memory they report) at 1 and at ${N_PROBE.toLocaleString("en")} streams; per stream = the difference over ${N_PROBE - 1}.`);
+    out();
+    out(`| process | live heap at 1 stream MB | at ${N_PROBE.toLocaleString("en")} MB | objects at 1 / ${N_PROBE.toLocaleString("en")} | per stream KB | objects per stream | RSS at the probe, 1 / ${N_PROBE.toLocaleString("en")} MB | the types that grew most (per stream) |`);
+    out("|---|---:|---:|---:|---:|---:|---:|---|");
+    for (const [name, one, many] of rows) {
+      if (one === null || many === null) {
+        out(`| ${name} | n/a | n/a | n/a | n/a | n/a | n/a | |`);
+        continue;
+      }
+      const grew = Object.entries(many.types).map(([t, c]) => [t, (c - (one.types[t] ?? 0)) / (N_PROBE - 1)] as const)
+        .filter(([, d]) => d >= 0.5).sort((a, b) => b[1] - a[1]).slice(0, 8).map(([t, d]) => `${t} ${d.toFixed(1)}`).join(", ");
+      out(`| ${name} | ${(one.heap_bytes / 1048576).toFixed(2)} | ${(many.heap_bytes / 1048576).toFixed(2)} | ${one.objects.toLocaleString("en")} / ${many.objects.toLocaleString("en")} | ${((many.heap_bytes - one.heap_bytes) / 1024 / (N_PROBE - 1)).toFixed(2)} | ${((many.objects - one.objects) / (N_PROBE - 1)).toFixed(1)} | ${mb(one.rss_kb)} / ${mb(many.rss_kb)} | ${grew} |`);
+    }
+    out();
+  } finally {
+    await mock.stop();
+  }
+}
+
+/** The 200,000-request curve at 2,000 req/s: the worker's RSS every 20,000 requests, and its growth. */
+async function curve(tmp: string, env: Record<string, string>): Promise<void> {
   const mock = await startMock(IK, tmp, "mock-curve", ["--tpot-ms", "0", "--ttft-ms", "0"]);
   try {
     const count = lineCounter(mock.logPath);
-    const r = await sampled(["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--rates", String(CURVE_RATE),
+    const r = await sampled(IK, ["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--rates", String(CURVE_RATE),
       "--requests", String(CURVE_N), "--max-tokens", "8", "--warmup", "1", "--json"], env, CURVE_N / CURVE_RATE + 180, count);
     // RSS under a collector is a sawtooth: beside the reading at request k, the lowest and highest
     // readings since the previous row (every 100 ms) show the floor (what is held) and the peaks.
@@ -217,8 +265,47 @@ async function main(): Promise<void> {
     await mock.stop();
   }
   out();
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(IK)) throw new Error(`${IK} missing: npm run build first`);
+  const tmp = mkdtempSync(join(tmpdir(), "ik-bench-mem-"));
+  const env = { IK_RUNS_DIR: join(tmp, "runs"), IK_KEY_FILE: join(tmp, "key") };
+  out(`# bench:memory — ${cpuName()}, ${new Date().toISOString()}, load average at start ${loadavg()}`);
+  out();
+  out(`Goal (issue 21): the whole tree's peak RSS <= ${GOAL_MB} MB at 1,000 streams; the worker's RSS flat within 10 % from request 10,000 to ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s.`);
+  out();
+  const floor = buildFloor(tmp);
+  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | ik's own block p99 / max ms | runtime floor peak RSS MB | ik above the floor MB | goal |`);
+  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+  for (const n of QUICK && process.env.BENCH_MEMORY_STREAMS === undefined ? [64, 256] : STREAMS) {
+    const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
+    try {
+      const r = await sampled(IK, ["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--closed-loop",
+        "--concurrency", String(n), "--duration-s", String(STREAM_S), "--max-tokens", String(TOKENS), "--warmup", "1", "--json"], env, STREAM_S + 120, () => 0);
+      const peak = r.points.reduce<Point | null>((a, p) => (a === null || p.treeRssKb > a.treeRssKb ? p : a), null);
+      const worker = r.points.reduce((a, p) => Math.max(a, p.workerRssKb), 0);
+      const goal = n === 1000 ? (peak && peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met") : "";
+      const { mem: cm, lag } = levelOf(r.stdout, env.IK_RUNS_DIR);
+      const sockets = r.points.reduce((a, p) => Math.max(a, p.sockets ?? 0), 0);
+      if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+      // The same streams, the same mock, the same length, with nothing of ik's.
+      const port = new URL(mock.baseUrl).port;
+      const fl = await sampled(floor, [port, String(n), String(STREAM_S), String(TOKENS)], {}, STREAM_S + 60, () => 0);
+      const flPeak = fl.points.reduce((a, p) => Math.max(a, p.treeRssKb), 0);
+      if (fl.rc !== 0) log(`floor ${n}: exit ${fl.rc}: ${fl.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+      const above = peak && fl.rc === 0 && flPeak > 0 ? mb(peak.treeRssKb - flPeak) : "n/a";
+      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${f1(cm?.heap_used_peak_mib)} | ${f1(cm?.external_peak_mib)} (${f1(cm?.array_buffers_peak_mib)}) | ${sockets} | ${f1(lag?.p99_ms)} / ${f1(lag?.max_ms)} | ${f1(lag?.own_p99_ms)} / ${f1(lag?.own_max_ms)} | ${fl.rc === 0 ? mb(flPeak) : "n/a"} | ${above} | ${goal} |`);
+    } finally {
+      await mock.stop();
+    }
+  }
+  out();
+  if (PROBE) await perStream(tmp, env, floor);
+  if (CURVE) await curve(tmp, env);
+  out();
   out(`Load average at the end: ${loadavg()}.`);
-  writeFileSync(join(HERE, "RESULTS.md"), md.join("\n") + "\n");
+  writeFileSync(join(HERE, PARTIAL ? "RESULTS-partial.md" : "RESULTS.md"), md.join("\n") + "\n");
   rmSync(tmp, { recursive: true, force: true });
 }
 

@@ -1,0 +1,88 @@
+/**
+ * The runtime's memory floor for `bench:memory`: the least a Bun program can hold while it keeps N
+ * streams open against `ik mock`, compiled the way dist/ik is (`bun build --compile --smol`). It is
+ * not a benchmark client: one `Bun.connect` socket per stream, one fixed request (the same body
+ * shape ik sends), and per read only a look at the last bytes for the chunked body's end (no HTTP
+ * parsing, no SSE, no JSON, no rows). What ik holds above this figure at the same streams is ik's
+ * own; what this holds is the runtime's (its code pages, JSC's heap, a socket each).
+ *
+ * Usage: floor_client PORT STREAMS SECONDS MAX_TOKENS. Prints one JSON line: requests ended, bytes
+ * read, the process's peak RSS (VmHWM, kB).
+ * @module
+ */
+import { readFileSync } from "node:fs";
+
+interface Sock {
+  write(d: Uint8Array): number;
+  end(): void;
+  setNoDelay(on: boolean): boolean;
+}
+interface BunApi {
+  connect(o: {
+    hostname: string;
+    port: number;
+    socket: { binaryType: "uint8array"; data(s: Sock, d: Uint8Array): void; close(s: Sock): void; error(s: Sock, e: Error): void };
+  }): Promise<Sock>;
+}
+
+const [port, streams, seconds, maxTokens] = process.argv.slice(2).map(Number);
+if (!(port > 0 && streams > 0 && seconds > 0 && maxTokens > 0)) {
+  process.stderr.write("usage: floor_client PORT STREAMS SECONDS MAX_TOKENS\n");
+  process.exit(64);
+}
+const body = JSON.stringify({
+  model: "mock-model",
+  messages: [{ role: "user", content: "hello ".repeat(32) }],
+  max_tokens: maxTokens,
+  stream: true,
+  stream_options: { include_usage: true },
+});
+const req = new TextEncoder().encode(
+  `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+);
+// The chunked body ends with "0\r\n\r\n"; a read may split it, so the last 5 bytes seen are kept as a number.
+const END = [48, 13, 10, 13, 10];
+const bun = (globalThis as unknown as { Bun: BunApi }).Bun;
+const stopAt = performance.now() + seconds * 1000;
+let ended = 0, bytes = 0, open = 0;
+let resolveAll: () => void;
+const allDone = new Promise<void>((r) => (resolveAll = r));
+
+function stream(): Promise<void> {
+  const tail = new Uint8Array(5);
+  return bun.connect({
+    hostname: "127.0.0.1",
+    port,
+    socket: {
+      binaryType: "uint8array",
+      data(s, d) {
+        bytes += d.length;
+        for (let i = Math.max(0, d.length - 5); i < d.length; i++) {
+          tail.copyWithin(0, 1);
+          tail[4] = d[i];
+        }
+        if (tail[0] === END[0] && tail[1] === END[1] && tail[2] === END[2] && tail[3] === END[3] && tail[4] === END[4]) {
+          ended++;
+          tail.fill(0);
+          if (performance.now() < stopAt) s.write(req);
+          else {
+            s.end();
+            if (--open === 0) resolveAll();
+          }
+        }
+      },
+      close() {},
+      error() {},
+    },
+  }).then((s) => {
+    open++;
+    s.setNoDelay(true);
+    s.write(req);
+  });
+}
+
+await Promise.all(Array.from({ length: streams }, stream));
+await allDone;
+const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? NaN);
+process.stdout.write(JSON.stringify({ streams, ended, bytes, peak_rss_kb: hwm }) + "\n");
+process.exit(0);
