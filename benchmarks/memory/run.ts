@@ -140,7 +140,8 @@ async function sampled(cmd: string, args: string[], env: Record<string, string>,
   const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   track(c);
   let stderr = "", stdout = "";
-  c.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-4000)));
+  // Enough for the probe's line (every object type's count) with progress lines after it.
+  c.stderr?.on("data", (d) => (stderr = (stderr + String(d)).slice(-65536)));
   c.stdout?.on("data", (d) => (stdout += String(d)));
   let tick = 0;
   const points: Point[] = [];
