@@ -2,8 +2,8 @@
  * `bench:memory`'s probe of what a process holds, preloaded into it (`BUN_OPTIONS=--preload=<this
  * file>`, which dist/ik and the compiled floor client honour): `LIVE_PROBE_AT_MS` after start it
  * runs a full collection and prints one line on stderr, `[live-probe] {json}`, with JavaScriptCore's
- * heap size (live objects and the memory they report), the object count and the object types that
- * grew most, and the RSS. Bun only (`bun:jsc`).
+ * heap size (live objects and the memory they report), the object count, the count of every object
+ * type (run.ts compares two readings) and the RSS. Bun only (`bun:jsc`).
  * @module
  */
 import { readFileSync } from "node:fs";
