@@ -12,7 +12,6 @@
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execFileSync } from "node:child_process";
 import { measuringStartEnv, runtime } from "../../lib/runtime/mod.ts";
 import { setDefaultFetch } from "../../lib/client/mod.ts";
 import { HEADROOM_MOCK_ARGS, type LevelResult, measureLevels } from "../../lib/selftest/headroom.ts";
@@ -21,6 +20,7 @@ import { startMockProcess } from "../../lib/selftest/mock_process.ts";
 import { makeSender } from "../../lib/selftest/send.ts";
 import { floorTable, measureFloor } from "./floor.ts";
 import { cpuName } from "../_host_cpu.ts";
+import { runtimeFlagsOf } from "../_runtime_flags.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -105,9 +105,7 @@ async function runBuild(build: string, argv: string[], mock: string, env: Record
  * starts with that this one lacks.
  */
 function binaryRuntime(bin: string): { flags: string[]; env: Record<string, string> } {
-  const out = execFileSync(bin, ["--version", "--json"], { encoding: "utf8" });
-  const flags = String((JSON.parse(out) as { runtime_flags?: string }).runtime_flags ?? "").split(" ").filter(Boolean);
-  return { flags, env: measuringStartEnv((n) => runtime.env(n), runtime.version, 0) };
+  return { flags: runtimeFlagsOf(bin), env: measuringStartEnv((n) => runtime.env(n), runtime.version, 0) };
 }
 
 /** The cached Node the Node build embeds (release.ts puts it under .bun-cache), or null. */

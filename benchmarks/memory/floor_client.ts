@@ -48,8 +48,14 @@ let ended = 0, bytes = 0, open = 0;
 let resolveAll: () => void;
 const allDone = new Promise<void>((r) => (resolveAll = r));
 
+/** One stream is over: the last one to end lets the program report. */
+function streamOver(): void {
+  if (--open === 0) resolveAll();
+}
+
 function stream(): Promise<void> {
   const tail = new Uint8Array(5);
+  let over = false;
   return bun.connect({
     hostname: "127.0.0.1",
     port,
@@ -66,12 +72,19 @@ function stream(): Promise<void> {
           tail.fill(0);
           if (performance.now() < stopAt) s.write(req);
           else {
+            over = true;
             s.end();
-            if (--open === 0) resolveAll();
+            streamOver();
           }
         }
       },
-      close() {},
+      // A connection the server dropped ends its stream too (else the program would wait for it).
+      close() {
+        if (!over) {
+          over = true;
+          streamOver();
+        }
+      },
       error() {},
     },
   }).then((s) => {

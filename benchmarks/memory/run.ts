@@ -29,13 +29,14 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpuName } from "../_host_cpu.ts";
+import { runtimeFlagsOf } from "../_runtime_flags.ts";
 import { exited, killAll, sampleProc, startMock, track } from "../load/procs.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
 const QUICK = process.env.BENCH_MEMORY_QUICK === "1";
 const IK = resolve(ROOT, process.env.IK_BIN ?? "dist/ik");
-const STREAMS = process.env.BENCH_MEMORY_STREAMS ? process.env.BENCH_MEMORY_STREAMS.split(",").map(Number) : [64, 256, 1000];
+const STREAMS = process.env.BENCH_MEMORY_STREAMS !== undefined ? streamCounts(process.env.BENCH_MEMORY_STREAMS) : QUICK ? [64, 256] : [64, 256, 1000];
 const CURVE = process.env.BENCH_MEMORY_CURVE !== "0";
 const PARTIAL = CURVE === false || process.env.BENCH_MEMORY_STREAMS !== undefined || process.env.BENCH_MEMORY_PROBE === "0";
 const TOKENS = 256;
@@ -46,6 +47,16 @@ const GOAL_MB = 100;
 /** The many-streams side of the per-stream probe. */
 const N_PROBE = QUICK ? 256 : 1000;
 const PROBE = process.env.BENCH_MEMORY_PROBE !== "0";
+
+/** BENCH_MEMORY_STREAMS as stream counts; anything but positive integers stops the bench with a line naming it. */
+function streamCounts(text: string): number[] {
+  const out = text.split(",").map((w) => Number(w.trim()));
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n < 1)) {
+    process.stderr.write(`bench:memory: BENCH_MEMORY_STREAMS '${text}': give positive integers separated by commas, e.g. 64,1000\n`);
+    process.exit(64);
+  }
+  return out;
+}
 
 const mb = (kb: number | null | undefined) => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(1));
 const log = (s: string) => process.stderr.write(`bench:memory: ${s}\n`);
@@ -173,7 +184,7 @@ function levelOf(stdout: string, runsDir: string): { mem: Record<string, number 
  * with the binary's built-in runtime flags from `--version --json`), into `dir`.
  */
 function buildFloor(dir: string): string {
-  const flags = String((JSON.parse(execFileSync(IK, ["--version", "--json"], { encoding: "utf8" })) as { runtime_flags?: string }).runtime_flags ?? "").trim();
+  const flags = runtimeFlagsOf(IK).join(" ");
   const outfile = join(dir, "floor_client");
   execFileSync(process.execPath, ["build", "--compile", "--minify", "--bytecode", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig",
     ...(flags ? [`--compile-exec-argv=${flags}`] : []), join(HERE, "floor_client.ts"), "--outfile", outfile], { stdio: ["ignore", "ignore", "inherit"] });
@@ -279,14 +290,15 @@ async function main(): Promise<void> {
   const floor = buildFloor(tmp);
   out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | ik's own block p99 / max ms | runtime floor peak RSS MB | ik above the floor MB | goal |`);
   out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-  for (const n of QUICK && process.env.BENCH_MEMORY_STREAMS === undefined ? [64, 256] : STREAMS) {
+  for (const n of STREAMS) {
     const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
     try {
       const r = await sampled(IK, ["bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--closed-loop",
         "--concurrency", String(n), "--duration-s", String(STREAM_S), "--max-tokens", String(TOKENS), "--warmup", "1", "--json"], env, STREAM_S + 120, () => 0);
       const peak = r.points.reduce<Point | null>((a, p) => (a === null || p.treeRssKb > a.treeRssKb ? p : a), null);
       const worker = r.points.reduce((a, p) => Math.max(a, p.workerRssKb), 0);
-      const goal = n === 1000 ? (peak && peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met") : "";
+      // A verdict only where a peak was read.
+      const goal = n !== 1000 ? "" : peak === null ? "n/a" : peak.treeRssKb / 1024 <= GOAL_MB ? "met" : "not met";
       const { mem: cm, lag } = levelOf(r.stdout, env.IK_RUNS_DIR);
       const sockets = r.points.reduce((a, p) => Math.max(a, p.sockets ?? 0), 0);
       if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
