@@ -40,11 +40,13 @@ export const MAX_RESERVED_EVENTS = 1024;
  * and handed over without a copy when it filled at least half of that, so a request of 256 tokens
  * allocates one 2 KB column instead of three (128, grown to 256, then the trimmed copy): these live
  * as long as the request, so every one is promoted by the collector and freed only by a full
- * collection. The ids column is made only when an event carries ids (most streams carry none).
+ * collection. The ids column is made only when an event carries ids (most streams carry none), one
+ * byte a row until an event carries more than 255 (then four): a quarter of the memory while the
+ * request streams, and {@link idsPerEvent} widens it once, at the end.
  */
 export class EventLog {
   private times: Float64Array;
-  private ids: Uint32Array | null = null;
+  private ids: Uint8Array | Uint32Array | null = null;
   /** Rows written. */
   length = 0;
 
@@ -56,11 +58,20 @@ export class EventLog {
     this.times = new Float64Array(n);
   }
 
+  /** Bytes the columns hold now (their reservations, not only the rows written). */
+  get bytesHeld(): number {
+    return this.times.byteLength + (this.ids?.byteLength ?? 0);
+  }
+
   /** Appends one token event. */
   push(tMs: number, nIds: number): void {
     if (this.length === this.times.length) this.grow();
     this.times[this.length] = tMs;
-    if (nIds !== 0) (this.ids ??= new Uint32Array(this.times.length))[this.length] = nIds;
+    if (nIds !== 0) {
+      let ids = this.ids ??= new Uint8Array(this.times.length);
+      if (nIds > 255 && ids instanceof Uint8Array) this.ids = ids = Uint32Array.from(ids);
+      ids[this.length] = nIds;
+    }
     this.length++;
   }
 
@@ -71,7 +82,8 @@ export class EventLog {
 
   /** Ids per event, trimmed to length (zeros where an event carried none; the caller owns it). */
   idsPerEvent(): Uint32Array {
-    return this.ids === null ? new Uint32Array(this.length) : trimmed(this.ids, this.length);
+    if (this.ids === null) return new Uint32Array(this.length);
+    return this.ids instanceof Uint32Array ? trimmed(this.ids, this.length) : Uint32Array.from(this.ids.subarray(0, this.length));
   }
 
   private grow(): void {
@@ -79,7 +91,7 @@ export class EventLog {
     times.set(this.times);
     this.times = times;
     if (this.ids !== null) {
-      const ids = new Uint32Array(times.length);
+      const ids = this.ids instanceof Uint8Array ? new Uint8Array(times.length) : new Uint32Array(times.length);
       ids.set(this.ids);
       this.ids = ids;
     }

@@ -38,12 +38,29 @@ test("EventLog: a stream without ids reads as zeros; ids that start mid-stream k
   assert.deepEqual([...late.idsPerEvent()], [...new Array(30).fill(0), ...new Array(10).fill(2)]);
 });
 
+test("EventLog: an event of more than 255 ids widens the ids column and keeps every count before it", () => {
+  for (const at of [0, 1, 100, 256, 300]) {
+    const log = new EventLog(256);
+    fill(log, 400, (i) => (i === at ? 70_000 : i === at + 1 ? 256 : i % 5));
+    const ids = log.idsPerEvent();
+    assert.equal(ids.length, 400);
+    for (let i = 0; i < 400; i++) assert.equal(ids[i], i === at ? 70_000 : i === at + 1 ? 256 : i % 5, `ids ${i} (wide at ${at})`);
+    assert.equal(log.bytesHeld, 514 * 8 + 514 * 4, "four bytes a row from the wide event on");
+  }
+  const narrow = new EventLog(256);
+  fill(narrow, 400, () => 255);
+  assert.equal(narrow.bytesHeld, 514 * 8 + 514, "255 still fits one byte");
+  assert.deepEqual([...narrow.idsPerEvent()], new Array(400).fill(255));
+});
+
 test("EventLog reserves the request's max_tokens (capped) and hands a mostly full column over without a copy", () => {
   const full = new EventLog(256);
   fill(full, 256, () => 1);
-  // One column of 257 rows, reserved at once: no growth, no trimmed copy.
+  // One column of 257 rows, reserved at once: no growth, no trimmed copy; the ids column one byte a
+  // row while the request streams, widened to four once, when it is read.
+  assert.equal(full.bytesHeld, 257 * 8 + 257);
   assert.equal(full.timesMs().buffer.byteLength, 257 * 8);
-  assert.equal(full.idsPerEvent().buffer.byteLength, 257 * 4);
+  assert.equal(full.idsPerEvent().buffer.byteLength, 256 * 4);
   assert.equal(full.timesMs().buffer, full.timesMs().buffer, "a view of the one column");
 
   // A request that stopped early gets a copy of its rows (a view would keep the whole reservation).
