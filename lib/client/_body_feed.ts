@@ -13,6 +13,14 @@ import { compressionOf, decodedBody } from "./body_decode.ts";
 /** The per-chunk function: false when reading should stop. */
 export type OnChunk = (bytes: Uint8Array) => boolean;
 
+/** What a {@link SinkFeed} reports to: the loop's request (methods, not closures: one object a request). */
+export interface FeedOwner {
+  /** Called once when the body is taken, at the head's arrival (the loop stamps it). */
+  headArrived(): void;
+  /** The loop's per-chunk function: false when reading should stop. */
+  chunk(bytes: Uint8Array): boolean;
+}
+
 /**
  * The loop's body sink (offered to the fetch as `init.bodySink`). It takes a 2xx body that needs
  * no decoding (the Response then has none); chunks that came with the head reach `onChunk` before
@@ -27,18 +35,15 @@ export class SinkFeed implements BodySink {
   #reading = false;
   #stopWanted = false;
 
-  /**
-   * @param onHead called once when the body is taken, at the head's arrival (the loop stamps it)
-   * @param onChunk the loop's per-chunk function
-   */
-  constructor(private readonly onHead: () => void, private readonly onChunk: OnChunk) {}
+  /** @param owner what the head and every chunk are reported to */
+  constructor(private readonly owner: FeedOwner) {}
 
   /** {@link BodySink}: a 2xx body that {@link decodedBody} would pass through as it came (nothing to decompress). */
   accepts(status: number, headers: Headers, cancel: () => void): boolean {
     if (status < 200 || status > 299 || compressionOf(headers) !== null) return false;
     // Taken only once the head is recorded: a throw here leaves the body to the stream, and the
     // loop then reads the stream (a sink that says yes and is not used would wait forever).
-    this.onHead();
+    this.owner.headArrived();
     this.#cancel = cancel;
     this.taken = true;
     return true;
@@ -46,7 +51,7 @@ export class SinkFeed implements BodySink {
 
   /** {@link BodySink}: one chunk, unless reading has stopped. */
   data(bytes: Uint8Array): void {
-    if (this.#ended === null && !this.#stopWanted && !this.onChunk(bytes)) this.stop();
+    if (this.#ended === null && !this.#stopWanted && !this.owner.chunk(bytes)) this.stop();
   }
 
   /** {@link BodySink}: the body ended (null) or failed. */

@@ -14,6 +14,7 @@ import { ENGINES_DIR, fakeFetch } from "./_replay.ts";
 import { runScripted } from "./_manual.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
 import { CLIENTS } from "./_clients.ts";
+import { deadlines } from "../../lib/client/_deadlines.ts";
 
 
 const ep0 = parseEndpoint("http://127.0.0.1:9");
@@ -218,6 +219,21 @@ describe(`over a loopback socket (${client})`, () => {
     assert.match(r.error ?? "", /longer than 0\.3 s/);
     assert.ok(r.nTokenEvents > 2 && r.nTokenEvents < 60, `${r.nTokenEvents} events`);
     assert.ok(took >= 290 && took < 1500, `took ${took} ms`);
+  });
+  test("one timer watches every request: a short limit fires on time beside a longer one armed first, and nothing stays watched", async () => {
+    const long = streamCompletion(at("trickle"), "chat", {}, { idleTimeoutMs: 60_000, timeoutMs: 900, fetch });
+    await new Promise((r) => setTimeout(r, 30));
+    assert.ok(deadlines.size >= 1, "the first request is watched");
+    const t0 = performance.now();
+    const short = await streamCompletion(at("stall"), "chat", {}, { idleTimeoutMs: 150, timeoutMs: 60_000, fetch });
+    const took = performance.now() - t0;
+    assert.equal(short.errorKind, "timeout");
+    assert.match(short.error ?? "", /no data for 0\.15 s/);
+    assert.ok(took >= 140 && took < 700, `the short limit took ${took} ms (the long one's timer was due at 900)`);
+    const l = await long;
+    assert.equal(l.errorKind, "timeout");
+    assert.match(l.error ?? "", /longer than 0\.9 s/);
+    assert.equal(deadlines.size, 0, "no ended request stays watched");
   });
   test("aborted: the caller's signal fires mid-stream", async () => {
     const ac = new AbortController();

@@ -125,22 +125,28 @@ describe("the body sink path against the stream path, on one socket client", () 
   });
 });
 
+/** A sink owner that records nothing and reads on. */
+const feedOwner = () => ({ headArrived() {}, chunk: () => true });
+
 test("the loop's sink takes only a 2xx body that needs no decoding, and only once its head is recorded", () => {
   const h = (ce?: string) => new Headers(ce ? { "content-encoding": ce } : {});
-  const yes = new SinkFeed(() => {}, () => true);
+  const yes = new SinkFeed(feedOwner());
   assert.equal(yes.accepts(200, h(), () => {}), true);
   assert.equal(yes.taken, true);
   for (const [status, ce] of [[404, undefined], [301, undefined], [200, "gzip"], [200, " X-Gzip"], [200, "deflate"]] as const) {
-    const s = new SinkFeed(() => {}, () => true);
+    const s = new SinkFeed(feedOwner());
     assert.equal(s.accepts(status, h(ce), () => {}), false, `${status} ${ce ?? ""}`);
     assert.equal(s.taken, false);
   }
-  assert.equal(new SinkFeed(() => {}, () => true).accepts(206, h(" Identity "), () => {}), true);
+  assert.equal(new SinkFeed(feedOwner()).accepts(206, h(" Identity "), () => {}), true);
   // An encoding ik does not decode is passed through as it came on either path: the sink may take it.
-  assert.equal(new SinkFeed(() => {}, () => true).accepts(200, h("br"), () => {}), true);
-  const broken = new SinkFeed(() => {
-    throw new Error("no clock");
-  }, () => true);
+  assert.equal(new SinkFeed(feedOwner()).accepts(200, h("br"), () => {}), true);
+  const broken = new SinkFeed({
+    headArrived() {
+      throw new Error("no clock");
+    },
+    chunk: () => true,
+  });
   assert.throws(() => broken.accepts(200, h(), () => {}), /no clock/);
   assert.equal(broken.taken, false, "a head that could not be recorded leaves the body to the stream");
 });
