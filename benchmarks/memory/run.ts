@@ -9,7 +9,10 @@
  *    `client_memory` (ik's own peaks of JS heap in use, external, ArrayBuffers) and the sockets
  *    open at the peak (/proc/<pid>/fd); beside it the runtime's floor at the same streams
  *    (floor_client.ts, compiled with dist/ik's runtime flags: a socket per stream and nothing of
- *    ik's), so what is above that floor is ik's own;
+ *    ik's), so what is above that floor is ik's own; and the work floor (the same client doing, in
+ *    plain code, the least a client that times every token must: decode, split lines, JSON.parse
+ *    every event, keep the text and the times, serialize a row per request), so what is above that
+ *    is the cost of ik's own structure, not of the work;
  * 2. what is live per open stream: ik and the floor at 1 and at 1,000 streams, each with
  *    live_probe.ts preloaded (a full collection mid-level, then JavaScriptCore's heap size and object
  *    counts): the difference over 999 streams is what one open stream holds, and by which types;
@@ -191,6 +194,17 @@ function buildFloor(dir: string): string {
   return outfile;
 }
 
+/**
+ * The floor client's peak RSS (kB) at `n` streams against the mock on `port` (`extra`: ["parse"] for
+ * the work floor), or null when it failed or no reading was taken.
+ */
+async function floorPeak(floor: string, port: string, n: number, extra: string[]): Promise<number | null> {
+  const fl = await sampled(floor, [port, String(n), String(STREAM_S), String(TOKENS), ...extra], {}, STREAM_S + 60, () => 0);
+  if (fl.rc !== 0) log(`floor ${[n, ...extra].join(" ")}: exit ${fl.rc}: ${fl.stderr.trim().split("\n").slice(-2).join(" | ")}`);
+  const kb = fl.points.reduce((a, p) => Math.max(a, p.treeRssKb), 0);
+  return fl.rc === 0 && kb > 0 ? kb : null;
+}
+
 const f1 = (v: number | null | undefined) => (typeof v === "number" ? v.toFixed(1) : "n/a");
 
 interface Probe {
@@ -288,8 +302,8 @@ async function main(): Promise<void> {
   out(`Goal (issue 21): the whole tree's peak RSS <= ${GOAL_MB} MB at 1,000 streams; the worker's RSS flat within 10 % from request 10,000 to ${CURVE_N.toLocaleString("en")} at ${CURVE_RATE} req/s.`);
   out();
   const floor = buildFloor(tmp);
-  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | ik's own block p99 / max ms | runtime floor peak RSS MB | ik above the floor MB | goal |`);
-  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+  out(`| streams (closed loop, ${TOKENS} tokens) | tree peak RSS MB | largest process peak RSS MB | tree PSS at the peak MB | processes | JS heap in use MB | external MB (ArrayBuffers) | sockets | event loop blocked p99 / max ms | ik's own block p99 / max ms | runtime floor peak RSS MB | ik above the floor MB | work floor peak RSS MB | ik above the work floor MB | goal |`);
+  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const n of STREAMS) {
     const mock = await startMock(IK, tmp, `mock-s${n}`, ["--tpot-ms", "8", "--ttft-ms", "20"], { requestLog: false });
     try {
@@ -304,11 +318,11 @@ async function main(): Promise<void> {
       if (r.rc !== 0) log(`streams ${n}: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
       // The same streams, the same mock, the same length, with nothing of ik's.
       const port = new URL(mock.baseUrl).port;
-      const fl = await sampled(floor, [port, String(n), String(STREAM_S), String(TOKENS)], {}, STREAM_S + 60, () => 0);
-      const flPeak = fl.points.reduce((a, p) => Math.max(a, p.treeRssKb), 0);
-      if (fl.rc !== 0) log(`floor ${n}: exit ${fl.rc}: ${fl.stderr.trim().split("\n").slice(-2).join(" | ")}`);
-      const above = peak && fl.rc === 0 && flPeak > 0 ? mb(peak.treeRssKb - flPeak) : "n/a";
-      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${f1(cm?.heap_used_peak_mib)} | ${f1(cm?.external_peak_mib)} (${f1(cm?.array_buffers_peak_mib)}) | ${sockets} | ${f1(lag?.p99_ms)} / ${f1(lag?.max_ms)} | ${f1(lag?.own_p99_ms)} / ${f1(lag?.own_max_ms)} | ${fl.rc === 0 ? mb(flPeak) : "n/a"} | ${above} | ${goal} |`);
+      const fl = await floorPeak(floor, port, n, []);
+      // The same, doing the least a measuring client must: decode, split, JSON.parse, times, a row.
+      const work = await floorPeak(floor, port, n, ["parse"]);
+      const above = (kb: number | null) => (peak && kb !== null ? mb(peak.treeRssKb - kb) : "n/a");
+      out(`| ${n} | ${mb(peak?.treeRssKb)} | ${mb(worker)} | ${mb(peak?.pssKb)} | ${peak?.procs ?? "n/a"} | ${f1(cm?.heap_used_peak_mib)} | ${f1(cm?.external_peak_mib)} (${f1(cm?.array_buffers_peak_mib)}) | ${sockets} | ${f1(lag?.p99_ms)} / ${f1(lag?.max_ms)} | ${f1(lag?.own_p99_ms)} / ${f1(lag?.own_max_ms)} | ${mb(fl)} | ${above(fl)} | ${mb(work)} | ${above(work)} | ${goal} |`);
     } finally {
       await mock.stop();
     }
