@@ -41,23 +41,40 @@ const NULL_BODY = new Set([204, 205, 304]);
 /** Body bytes queued ahead of the reader before the socket is paused (the rest waits in the kernel). */
 const QUEUED_BYTES = 64 * 1024;
 
-/** One request and its response on a connection. */
-interface Exchange {
-  resolve(r: Response): void;
-  reject(e: unknown): void;
-  ctrl: ReadableStreamDefaultController<Uint8Array> | null;
+/**
+ * One request and its response on a connection. It is its abort signal's listener itself
+ * ({@link Exchange.handleEvent}): a listener closure made beside the request would keep the
+ * request's bytes and init (the prompt, twice) alive for the whole response.
+ */
+class Exchange {
+  ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The response promise has settled (the head came, or it failed). */
-  answered: boolean;
+  answered = false;
   /** The body has ended, failed or been cancelled. */
-  finished: boolean;
-  signal: AbortSignal | null;
-  onAbort: (() => void) | null;
+  finished = false;
+  /** Listening to {@link signal}. */
+  listening = false;
   /** The error to raise once the queued chunks are read (see {@link Conn.failWith}). */
-  pendingError: { e: unknown } | null;
-  /** The init's body sink, offered at the head. */
-  offer: BodySink | null;
+  pendingError: { e: unknown } | null = null;
   /** The sink that took the body (then the Response has none), or null. */
-  sink: BodySink | null;
+  sink: BodySink | null = null;
+
+  /**
+   * @param conn the connection that carries it
+   * @param offer the init's body sink, offered at the head
+   */
+  constructor(
+    readonly resolve: (r: Response) => void,
+    readonly reject: (e: unknown) => void,
+    readonly signal: AbortSignal | null,
+    readonly offer: BodySink | null,
+    readonly conn: Conn,
+  ) {}
+
+  /** The signal aborted: the exchange fails with its reason. */
+  handleEvent(): void {
+    this.conn.failWith(this, this.signal?.reason ?? new DOMException("The operation was aborted.", "AbortError"));
+  }
 }
 
 /** Errors a body stream, if it is still open. */
@@ -79,7 +96,7 @@ function responseOf(head: ResponseHead, headers: Headers, body: ReadableStream<U
 }
 
 /** A pooled connection: its transport, its parser and the exchange it carries. */
-class Conn implements ResponseSink {
+class Conn implements ResponseSink, TransportHandlers {
   t: TransportConn | null = null;
   ex: Exchange | null = null;
   readonly parser: ResponseParser;
@@ -177,11 +194,11 @@ class Conn implements ResponseSink {
    * Connects and sends the first request. The closures made here hold the connection and nothing
    * of the exchange that opened it (a closure made beside that exchange would keep its whole
    * response, and the caller's state behind its body sink, alive as long as the connection lives);
-   * the request's bytes are held only until the connect settles, the transport's handlers being
-   * made in {@link handlers}.
+   * the request's bytes are held only until the connect settles, and the transport's handlers are
+   * the connection itself (its {@link data} and {@link close}), so nothing else holds it.
    */
   open(connect: Connect, request: Uint8Array): void {
-    connect(this.target.host, this.target.port, this.handlers()).then((tc) => {
+    connect(this.target.host, this.target.port, this).then((tc) => {
       if (this.dead || this.ex === null || this.ex.finished) {
         // Aborted while connecting.
         tc.destroy();
@@ -196,15 +213,7 @@ class Conn implements ResponseSink {
     });
   }
 
-  /**
-   * The transport's handlers, made in a scope of their own: made in {@link open}, they would share
-   * its scope, and so keep the first request's bytes alive as long as the connection lives.
-   */
-  private handlers(): TransportHandlers {
-    return { data: (b) => this.data(b), close: (err) => this.closed(err) };
-  }
-
-  /** Bytes from the socket. */
+  /** Bytes from the socket ({@link TransportHandlers}). */
   data(b: Uint8Array): void {
     const ex = this.ex;
     if (ex === null) {
@@ -221,8 +230,8 @@ class Conn implements ResponseSink {
     if (this.parser.done) this.complete(ex);
   }
 
-  /** The socket closed. */
-  closed(err: Error | null): void {
+  /** The socket closed ({@link TransportHandlers}: the connection is its transport's handlers). */
+  close(err: Error | null): void {
     this.dead = true;
     this.t = null;
     this.pool.forget(this);
@@ -277,8 +286,8 @@ class Conn implements ResponseSink {
   }
 
   private settle(ex: Exchange): void {
-    if (ex.onAbort) ex.signal?.removeEventListener("abort", ex.onAbort);
-    ex.onAbort = null;
+    if (ex.listening) ex.signal?.removeEventListener("abort", ex);
+    ex.listening = false;
     if (this.ex === ex) this.ex = null;
   }
 
@@ -297,16 +306,6 @@ class Conn implements ResponseSink {
   }
 }
 
-
-/**
- * Fails the exchange when its signal aborts. The listener is made here, in a scope of its own: made
- * beside the request, it would keep the request's bytes and init (the prompt, twice) alive for the
- * whole response.
- */
-function listenForAbort(c: Conn, ex: Exchange, signal: AbortSignal): void {
-  ex.onAbort = () => c.failWith(ex, signal.reason ?? new DOMException("The operation was aborted.", "AbortError"));
-  signal.addEventListener("abort", ex.onAbort, { once: true });
-}
 
 /**
  * Creates the client. `connect` opens a transport; `fallback` serves what this client does not
@@ -334,7 +333,6 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
     const onSend = (init as { onSend?: () => void }).onSend;
     return new Promise<Response>((resolve, reject) => {
       const offer = (init as { bodySink?: BodySink }).bodySink ?? null;
-      const ex: Exchange = { resolve, reject, ctrl: null, answered: false, finished: false, signal, onAbort: null, pendingError: null, offer, sink: null };
       let conn = pool.take(t.key);
       const fresh = conn === null;
       if (conn === null) {
@@ -342,9 +340,13 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
         pool.all.add(conn);
       }
       const c = conn;
+      const ex = new Exchange(resolve, reject, signal, offer, c);
       c.ex = ex;
       c.parser.reset(method === "HEAD");
-      if (signal) listenForAbort(c, ex, signal);
+      if (signal) {
+        signal.addEventListener("abort", ex, { once: true });
+        ex.listening = true;
+      }
       // The request is handed to its connection now (a new one: its connect counts in TTFT, as with fetch).
       try {
         onSend?.();

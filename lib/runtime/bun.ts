@@ -5,7 +5,7 @@ import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
 import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 import { h1Fetch } from "../h1/fetch.ts";
-import type { Connect, TransportConn } from "../h1/types.ts";
+import { bunConnect } from "./_bun_socket.ts";
 import { measuredFetchChoice } from "./_fetch_choice.ts";
 
 interface BunServer {
@@ -109,105 +109,6 @@ function bunExecve(path: string, argv: readonly string[], env: Record<string, st
   h.close();
   return `execve(${path}) returned ${rc} (${held.length} strings)`;
 }
-
-interface BunSocket {
-  write(data: Uint8Array, byteOffset?: number, byteLength?: number): number;
-  pause(): void;
-  resume(): void;
-  terminate(): void;
-  setNoDelay(on?: boolean): boolean;
-  ref(): void;
-  unref(): void;
-}
-interface BunConnect {
-  connect(o: {
-    hostname: string;
-    port: number;
-    socket: {
-      binaryType: "uint8array";
-      data(s: BunSocket, d: Uint8Array): void;
-      drain(s: BunSocket): void;
-      close(s: BunSocket, err?: Error): void;
-      end(s: BunSocket): void;
-      error(s: BunSocket, err: Error): void;
-      connectError(s: BunSocket, err: Error): void;
-    };
-  }): Promise<BunSocket>;
-}
-
-/**
- * The HTTP/1.1 client's transport on `Bun.connect`: a socket with no stream objects between the
- * kernel and the parser. Writes the socket does not take at once are queued and sent on drain.
- */
-const bunConnect: Connect = (host, port, h) => {
-  const bun = (globalThis as unknown as { Bun: BunConnect }).Bun;
-  let pending: Uint8Array | null = null;
-  let closed = false;
-  let lastErr: Error | null = null;
-  const done = (err: Error | null) => {
-    if (closed) return;
-    closed = true;
-    pending = null;
-    h.close(err);
-  };
-  const flush = (s: BunSocket) => {
-    while (pending !== null) {
-      const n = s.write(pending);
-      if (n < 0) {
-        pending = null;
-        return;
-      }
-      pending = n >= pending.length ? null : pending.subarray(n);
-      if (pending !== null && n === 0) return; // the rest on drain
-    }
-  };
-  return bun.connect({
-    hostname: host,
-    port,
-    socket: {
-      binaryType: "uint8array",
-      data: (_s, d) => h.data(d),
-      drain: (s) => flush(s),
-      close: (_s, err) => done(err ?? lastErr),
-      end: (s) => {
-        // The peer's FIN: HTTP/1.1 has no half-close, so the connection is over.
-        s.terminate();
-        done(lastErr);
-      },
-      error: (_s, err) => {
-        lastErr = err;
-      },
-      connectError: () => {},
-    },
-  }).catch((e: Error & { code?: string }) => {
-    // Bun says "Failed to connect" whatever the OS said: put the code in the words (a refused
-    // connection reads ECONNREFUSED; EMFILE or EADDRNOTAVAIL is this host's limit, not the server).
-    const code = typeof e?.code === "string" ? e.code : "";
-    if (!code || String(e?.message).includes(code)) throw e;
-    throw Object.assign(new Error(`${code}: connect ${code} ${host}:${port} (${e.message})`, { cause: e }), { code });
-  }).then((s): TransportConn => {
-    s.setNoDelay(true);
-    return {
-      write: (b) => {
-        if (closed) return;
-        if (pending !== null) {
-          const all = new Uint8Array(pending.length + b.length);
-          all.set(pending, 0);
-          all.set(b, pending.length);
-          pending = all;
-        } else pending = b;
-        flush(s);
-      },
-      pause: () => s.pause(),
-      resume: () => s.resume(),
-      destroy: () => {
-        s.terminate();
-        done(null);
-      },
-      setRef: (ref) => (ref ? s.ref() : s.unref()),
-    };
-  });
-};
 
 /** Creates the Bun runtime. */
 export function bunRuntime(): Runtime {

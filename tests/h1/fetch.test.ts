@@ -327,7 +327,7 @@ test("a body nobody reads does not pile up in memory: the socket is paused at 64
   let delivered = 0, pauses = 0, resumes = 0;
   // node:net, watched: what the transport handed to the client, and each pause and resume.
   const watched: typeof netConnect = async (host, port, h) => {
-    const c = await netConnect(host, port, { data: (b) => (delivered += b.length, h.data(b)), close: h.close });
+    const c = await netConnect(host, port, { data: (b) => (delivered += b.length, h.data(b)), close: (e) => h.close(e) });
     return { ...c, pause: () => (pauses++, c.pause()), resume: () => (resumes++, c.resume()) };
   };
   const f = h1Fetch(watched, fallback);
