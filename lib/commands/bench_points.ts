@@ -24,7 +24,8 @@ import { runPoints } from "../points/runner.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
 import type { CommandContext } from "./context.ts";
-import { liveFlags, liveOptions } from "./live_flags.ts";
+import { liveFlags } from "./live_flags.ts";
+import { liveOptions } from "./live_options.ts";
 import { randomBytes } from "node:crypto";
 
 const flags = {

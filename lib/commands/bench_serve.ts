@@ -20,7 +20,7 @@ import { runConversations } from "../bench/conversations.ts";
 import { progressPrinter } from "../report/terminal/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
-import { liveOptions } from "./live_flags.ts";
+import { liveOptions } from "./live_options.ts";
 import { LiveRun } from "../live_metrics/live_run.ts";
 import { redactUrl } from "../evidence/mod.ts";
 import { randomBytes } from "node:crypto";

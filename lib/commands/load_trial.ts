@@ -27,7 +27,7 @@ import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { loadPromptSet, parsePromptSetText } from "../prompts/mod.ts";
 import { parseSynthBucket } from "../prompts/synth.ts";
 import { synthExact } from "../prompts/synth_exact.ts";
-import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
+import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
 import { runTrial, trialOffsetsMs } from "../load_trial/run.ts";
@@ -35,7 +35,8 @@ import { parseWorkload, synthPrompts, workloadFromPrompts } from "../load_trial/
 import { VERSION } from "../version.ts";
 import { randomBytes } from "node:crypto";
 import { LiveRun } from "../live_metrics/live_run.ts";
-import { liveFlags, liveOptions } from "./live_flags.ts";
+import { liveFlags } from "./live_flags.ts";
+import { liveOptions } from "./live_options.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter, synthLimitations } from "./prompts_synth.ts";
 

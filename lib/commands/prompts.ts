@@ -21,7 +21,7 @@ import { parseSynthBucket, type SynthBucket } from "../prompts/synth.ts";
 import { lengthCounter, synthLimitations, synthSpread } from "./prompts_synth.ts";
 import { synthExact } from "../prompts/synth_exact.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
-import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
+import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import type { CommandContext } from "./context.ts";
 import { buildCommand, runPromptsBuild } from "./prompts_build.ts";
 

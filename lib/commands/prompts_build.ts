@@ -16,7 +16,7 @@ import { ExitCode } from "../cli/exit_codes.ts";
 import { checkWritable, writeWhole } from "../evidence/mod.ts";
 import { type BucketBy, buildDataset, DATASET_NAMES, parseBucketBy, type DatasetCounter, datasetAlias, DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "../datasets/mod.ts";
 import { manifestPath, setStem } from "../prompts/mod.ts";
-import { TOKENIZE_ENGINES } from "../tokenize_remote/remote_counter.ts";
+import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter, type SynthFlags } from "./prompts_synth.ts";
 
