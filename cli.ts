@@ -20,7 +20,6 @@ import { HTTP_CLIENT_ENV, httpClientEnvProblem, measuringStartEnv, runtime } fro
 import { setDefaultFetch } from "./lib/client/default_fetch.ts";
 import { versionInfo, versionLine } from "./lib/cli/version_info.ts";
 import { VERSION } from "./lib/version.ts";
-import { killedWorkerLine, stopLeftovers, watchWorker, workerWasKilled } from "./lib/cli/worker_exit.ts";
 
 const EXIT_SENTINEL = Symbol("exit");
 /** Signals closer together than this are one interrupt. */
@@ -117,6 +116,8 @@ export async function main(argvIn: string[]): Promise<number> {
     // execve cannot be called.
     const why = runtime.env("IK_LAUNCHER") === "1" ? "IK_LAUNCHER=1" : runtime.execSelfWithEnv(startEnv);
     if (runtime.env("IK_DEBUG") === "1") runtime.writeStderr(`ik: debug: a launcher waits on a worker (${why})\n`);
+    // Only a launcher needs these (and the store and process-table code they read): loaded here.
+    const { killedWorkerLine, stopLeftovers, watchWorker, workerWasKilled } = await import("./lib/cli/worker_exit.ts");
     const watch = watchWorker(argv, parsed as Record<string, unknown>, (n) => runtime.env(n), runtime.cwd());
     // What the worker leaves when it is killed reparents here, not to init (see stopLeftovers).
     runtime.childSubreaper();

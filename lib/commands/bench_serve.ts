@@ -25,8 +25,6 @@ import { LiveRun } from "../live_metrics/live_run.ts";
 import { redactUrl } from "../evidence/mod.ts";
 import { randomBytes } from "node:crypto";
 
-export { type BenchServeFlags, benchServeCommand } from "./bench_serve_flags.ts";
-
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {
   const prep = await prepareServe(ctx, f);

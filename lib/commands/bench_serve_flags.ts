@@ -13,7 +13,7 @@ import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/types.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 import { liveFlags } from "./live_flags.ts";
-import { DATASET_CHOICES } from "./prompts_build.ts";
+import { DATASET_CHOICES } from "./prompts_build_flags.ts";
 
 const flags = {
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
