@@ -1,9 +1,9 @@
 /**
  * The CLI's command table: the parser of every command, built from its light `*_flags.ts` module
  * (a `command(...)` whose value carries a literal `cmd`), and `dispatch`, which loads the command
- * that was asked for (`await import`) and runs its `run(ctx, flags)`. Only the parsers are loaded
- * at start: `ik --version` or `ik bench serve` never evaluates the mock server, the tokenizers,
- * the remote-write encoder or another command's run (tests/cli/startup_graph.test.ts checks it).
+ * that was asked for (`await import`) and runs its `run(ctx, flags)`. cli.ts imports this module
+ * after `--version`; `ik bench serve` never evaluates the mock server, the tokenizers, the
+ * remote-write encoder or another command's run (tests/cli/startup_graph.test.ts checks it).
  * @module
  */
 import { or } from "@optique/core/constructs";

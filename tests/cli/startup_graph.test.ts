@@ -1,9 +1,10 @@
 /**
- * What every ik command loads at start: the static imports reachable from cli.ts (the parsers in
- * lib/commands/*_flags.ts, the CLI frame, the runtime shim) and nothing of a command's run. Each
- * command's module is imported by `dispatch` (lib/commands/mod.ts) with `await import`, so `ik
- * bench serve` never evaluates the mock server, the tokenizers, the remote-write encoder or
- * another command. Read from the source (no bundler, no binary): both runtimes, in process.
+ * What every ik command loads at start: the static imports reachable from cli.ts (the CLI frame,
+ * the runtime shim) and, after `--version`, from lib/commands/mod.ts (optique and the parsers in
+ * lib/commands/*_flags.ts); nothing of a command's run. Each command's module is imported by
+ * `dispatch` with `await import`, so `ik bench serve` never evaluates the mock server, the
+ * tokenizers, the remote-write encoder or another command. Read from the source (no bundler, no
+ * binary): both runtimes, in process.
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -73,6 +74,9 @@ const PARSER_READS = new Set([
 /** The command modules loaded at start besides the parsers (`*_flags.ts`). */
 const START_COMMAND_FILES = new Set(["lib/commands/mod.ts", "lib/commands/context.ts", "lib/commands/bench_serve_modes.ts"]);
 
+/** Where start-up begins: the CLI frame, then (after `--version`) the parsers. */
+const START = ["cli.ts", "lib/commands/mod.ts"];
+
 /** What in a start-up closure belongs to a command's run. */
 function leaks(c: ReturnType<typeof staticClosure>): string[] {
   const out: string[] = [];
@@ -102,8 +106,16 @@ const RUN_MODULES: Record<string, string> = {
   "summarize.ts": "runSummarize",
 };
 
-test("start-up (cli.ts and the parsers) loads no command's run: only @optique/core, the frame and the runtime shim", () => {
+test("--version loads no parser: cli.ts imports no package and no command's flags, and mod.ts dynamically", () => {
   const c = staticClosure(["cli.ts"]);
+  assert.ok(c.files.has("lib/runtime/mod.ts") && c.files.has("lib/cli/version_info.ts"), "walked into the frame");
+  assert.deepEqual([...c.packages.keys()], []);
+  assert.deepEqual([...c.files].filter((f) => f.endsWith("_flags.ts") || f === "lib/commands/mod.ts"), []);
+  assert.ok(importsOf(readFileSync(join(ROOT, "cli.ts"), "utf8")).dynamic.includes("./lib/commands/mod.ts"), "cli.ts imports mod.ts with await import");
+});
+
+test("start-up (the frame and the parsers) loads no command's run: only @optique/core, the frame and the runtime shim", () => {
+  const c = staticClosure(START);
   assert.ok(c.files.has("lib/commands/mod.ts") && c.files.has("lib/commands/bench_serve_flags.ts"), "walked into the parsers");
   assert.ok(c.files.has("lib/runtime/mod.ts"), "walked into the runtime shim");
   assert.deepEqual(leaks(c), []);
@@ -116,7 +128,7 @@ test("dispatch imports every command's run module dynamically, and nothing but p
   assert.ok(local.length >= 14, `mod.ts imports the parsers (${local.join(", ")})`);
   for (const s of local) assert.match(s, /_flags\.ts$/, `mod.ts imports ${s} statically: import a *_flags.ts module, and the run with await import`);
   assert.deepEqual([...new Set(dynamic.map((s) => s.replace(/^\.\//, "")))].sort(), Object.keys(RUN_MODULES).sort());
-  const closure = staticClosure(["cli.ts"]).files;
+  const closure = staticClosure(START).files;
   for (const [file, run] of Object.entries(RUN_MODULES)) {
     const rel = `lib/commands/${file}`;
     assert.ok(!closure.has(rel), `${rel} is in the static start-up graph`);
@@ -134,10 +146,10 @@ test("the check itself: a static import of a run module, or of its machinery, is
   assert.deepEqual(importsOf('/**\n * import { x } from "./doc.ts";\n */\n// import { y } from "./y.ts";\nconst m = await import("./m.ts");').static, []);
   assert.deepEqual(importsOf('const m = await import("./m.ts");').dynamic, ["./m.ts"]);
   // As if mod.ts imported bench serve's run statically: its live metrics (protobuf, snappy) leak in.
-  const serve = leaks(staticClosure(["cli.ts", "lib/commands/bench_serve.ts"]));
+  const serve = leaks(staticClosure([...START, "lib/commands/bench_serve.ts"]));
   assert.ok(serve.includes("lib/commands/bench_serve.ts"), serve.join(", "));
   assert.ok(serve.some((l) => l.startsWith("package @bufbuild/protobuf")), serve.join(", "));
   assert.ok(serve.includes("lib/live_metrics/live_run.ts"), serve.join(", "));
-  const mock = leaks(staticClosure(["cli.ts", "lib/commands/mock.ts"]));
+  const mock = leaks(staticClosure([...START, "lib/commands/mock.ts"]));
   assert.ok(mock.some((l) => l.startsWith("package hono")) && mock.includes("lib/mock/mod.ts"), mock.join(", "));
 });
