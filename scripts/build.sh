@@ -54,7 +54,10 @@ case "$target" in
     # --smol (JSC's smaller heap sizing, the binary's own runtime flag): peak RSS at 1,000 streams
     # 208-220 -> 178-186 MB, CPU and loop lag unchanged, and unchanged at 2,000 req/s (issue 21,
     # benchmarks/memory/RESULTS.md).
-    args=(build --compile --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig
+    # --splitting: each command's module (lib/commands/mod.ts imports it with `await import`) is its
+    # own chunk inside the binary, read only when that command runs. Without it one bundle wraps
+    # every module for lazy init, and start-up RSS rose 2.5-3 MB (file pages of the bytecode).
+    args=(build --compile --splitting --minify --bytecode --format=esm --no-compile-autoload-dotenv --no-compile-autoload-bunfig
       --compile-exec-argv=--smol "${defines[@]}" cli.ts --outfile "$outfile")
     [ -n "$target" ] && args+=(--target "$target") ;;
 esac

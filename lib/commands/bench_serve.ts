@@ -20,12 +20,10 @@ import { runConversations } from "../bench/conversations.ts";
 import { progressPrinter } from "../report/terminal/load_progress.ts";
 import type { CommandContext } from "./context.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
-import { liveOptions } from "./live_flags.ts";
+import { liveOptions } from "./live_options.ts";
 import { LiveRun } from "../live_metrics/live_run.ts";
 import { redactUrl } from "../evidence/mod.ts";
 import { randomBytes } from "node:crypto";
-
-export { type BenchServeFlags, benchServeCommand } from "./bench_serve_flags.ts";
 
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {

@@ -10,10 +10,10 @@ import type { InferValue } from "@optique/core/parser";
 import { command, constant, negatableFlag, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
-import { APIS } from "../client/mod.ts";
-import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/mod.ts";
+import { APIS } from "../client/types.ts";
+import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 import { liveFlags } from "./live_flags.ts";
-import { DATASET_CHOICES } from "./prompts_build.ts";
+import { DATASET_CHOICES } from "./prompts_build_flags.ts";
 
 const flags = {
   baseUrl: option("--base-url", string({ metavar: "URL" }), {

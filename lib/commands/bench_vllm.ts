@@ -9,9 +9,7 @@
  */
 import { appendFile, mkdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { message } from "@optique/core/message";
-import { parse, type InferValue } from "@optique/core/parser";
-import { command } from "@optique/core/primitives";
+import { parse } from "@optique/core/parser";
 import { IkError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
@@ -22,23 +20,14 @@ import { vllmDate } from "../export/vllm_level_file.ts";
 import { runLoad } from "../bench/serve_load.ts";
 import { progressPrinter } from "../report/terminal/load_progress.ts";
 import { promptSetFor } from "../vllm_cli/dataset.ts";
-import { benchVllmFlags } from "../vllm_cli/flags.ts";
 import { vllmPlan, type VllmFlagValues } from "../vllm_cli/options.ts";
 import { defaultResultName, vllmResultFile } from "../vllm_cli/result_file.ts";
 import { summaryBlock } from "../vllm_cli/summary_block.ts";
-import { type BenchServeFlags, benchServeCommand } from "./bench_serve.ts";
 import { prepareServe } from "./bench_serve_setup.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter } from "./prompts_synth.ts";
-
-/** Parser for `ik bench vllm`. */
-export const benchVllmCommand = command("vllm", benchVllmFlags, {
-  brief: message`vllm bench serve's flags: one rate, --num-prompts requests, vLLM's summary block and result JSON, plus ik's evidence record.`,
-  description: message`Takes vllm bench serve's flags with their meaning (read from vLLM's vllm/benchmarks/serve.py): --num-prompts open-loop arrivals at --request-rate (Poisson, gamma with --burstiness; inf sends all at time 0), --max-concurrency caps the requests in flight over them (vLLM's semaphore, not ik's --closed-loop), --dataset-name random builds prompts of exact lengths with the server's /tokenize. Prints vLLM's summary block; --save-result writes vLLM's result JSON (--save-detailed keeps the per-request arrays); ik's evidence record is always written under $IK_RUNS_DIR (else ./runs). Flags ik cannot honour are refused (e.g. --profile, --ramp-up-strategy, --lora-modules, --header) or accepted with a warning when they change nothing client-side (e.g. --tokenizer-mode, --trust-remote-code, --disable-tqdm), each in one line; an unknown flag is a usage error (64).`,
-});
-
-/** The parsed flags of `ik bench vllm`. */
-export type BenchVllmFlags = InferValue<typeof benchVllmCommand>;
+import { type BenchServeFlags, benchServeCommand } from "./bench_serve_flags.ts";
+import type { BenchVllmFlags } from "./bench_vllm_flags.ts";
 
 /** `ik bench serve` flags from words (all its defaults filled by its own parser). */
 function serveFlags(words: string[]): BenchServeFlags {

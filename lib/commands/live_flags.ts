@@ -1,17 +1,14 @@
 /**
  * The live-metrics flags every measuring command takes (`bench serve`, `load-trial run`; `bench
  * rounds` passes them to each cell): `--metrics-listen`, `--prometheus-remote-write` with its
- * headers, `--push-interval-s`, `--metrics-linger-s`, and how they become the run's options. A
- * header's value is a secret: it is registered with the scrubber before anything can print it.
+ * headers, `--push-interval-s`, `--metrics-linger-s`. Parser only: how they become the run's
+ * options is live_options.ts, so the parser loads no metrics code.
  * @module
  */
 import { message } from "@optique/core/message";
 import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import { option } from "@optique/core/primitives";
 import { float, string } from "@optique/core/valueparser";
-import { usageError } from "../cli/errors.ts";
-import { registerSecret } from "../evidence/scrub.ts";
-import { type LiveOptions, parseListen } from "../live_metrics/live_run.ts";
 
 /** The flags, to spread into a command's object. */
 export const liveFlags = {
@@ -37,40 +34,4 @@ export interface LiveFlagValues {
   remoteWriteHeaders?: readonly string[];
   pushIntervalS?: number;
   metricsLingerS?: number;
-}
-
-/** The run's live options from the flags (usage errors, 64); header values registered as secrets. */
-export function liveOptions(flags: LiveFlagValues): LiveOptions {
-  const f = { ...flags, remoteWriteHeaders: flags.remoteWriteHeaders ?? [], pushIntervalS: flags.pushIntervalS ?? 5, metricsLingerS: flags.metricsLingerS ?? 0 };
-  let listen: LiveOptions["listen"] = null;
-  if (f.metricsListen !== undefined) {
-    try {
-      listen = parseListen(f.metricsListen);
-    } catch (e) {
-      throw usageError("--metrics-listen", (e as Error).message);
-    }
-  }
-  const headers: Record<string, string> = {};
-  for (const h of f.remoteWriteHeaders) {
-    const i = h.indexOf("=");
-    if (i <= 0) throw usageError("--prometheus-remote-write-header", "needs K=V (e.g. Authorization=Bearer ...)", "give the header's name, '=', then its value");
-    const value = h.slice(i + 1);
-    registerSecret(value);
-    headers[h.slice(0, i).trim()] = value;
-  }
-  if (f.remoteWriteHeaders.length && f.remoteWrite === undefined) throw usageError("--prometheus-remote-write-header", "needs --prometheus-remote-write URL");
-  let remoteWrite: LiveOptions["remoteWrite"] = null;
-  if (f.remoteWrite !== undefined) {
-    let u: URL;
-    try {
-      u = new URL(f.remoteWrite);
-    } catch {
-      throw usageError("--prometheus-remote-write", "is not a URL", "e.g. http://127.0.0.1:9090/api/v1/write");
-    }
-    if (u.protocol !== "http:" && u.protocol !== "https:") throw usageError("--prometheus-remote-write", `${u.protocol} is not http or https`);
-    if (u.password) registerSecret(decodeURIComponent(u.password));
-    remoteWrite = { url: f.remoteWrite, headers };
-  }
-  if (f.metricsLingerS > 0 && !listen) throw usageError("--metrics-linger-s", "needs --metrics-listen");
-  return { listen, remoteWrite, pushIntervalS: f.pushIntervalS, lingerS: f.metricsLingerS };
 }

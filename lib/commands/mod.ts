@@ -1,6 +1,9 @@
 /**
- * The CLI's command table: each command module exports an optique parser (a `command(...)` whose
- * value carries a literal `cmd`) and a `run(ctx, flags)` returning an exit code.
+ * The CLI's command table: the parser of every command, built from its light `*_flags.ts` module
+ * (a `command(...)` whose value carries a literal `cmd`), and `dispatch`, which loads the command
+ * that was asked for (`await import`) and runs its `run(ctx, flags)`. cli.ts imports this module
+ * after `--version`; `ik bench serve` never evaluates the mock server, the tokenizers, the
+ * remote-write encoder or another command's run (tests/cli/startup_graph.test.ts checks it).
  * @module
  */
 import { or } from "@optique/core/constructs";
@@ -8,20 +11,20 @@ import { message } from "@optique/core/message";
 import { command } from "@optique/core/primitives";
 import type { InferValue } from "@optique/core/parser";
 import type { CommandContext } from "./context.ts";
-import { benchServeCommand, runBenchServe } from "./bench_serve.ts";
-import { benchRoundsCommand, runBenchRounds } from "./bench_rounds.ts";
-import { benchPointsCommand, runBenchPoints } from "./bench_points.ts";
-import { benchVllmCommand, runBenchVllm } from "./bench_vllm.ts";
-import { loadTrialCommand, runLoadTrial } from "./load_trial.ts";
-import { mockCommand, runMock } from "./mock.ts";
-import { promptsCommand, runPrompts } from "./prompts.ts";
-import { probeCommand, runProbe } from "./probe.ts";
-import { runSelftest, selftestCommand } from "./selftest.ts";
-import { runSummarize, summarizeCommand } from "./summarize.ts";
-import { exportCommand, runExport } from "./export.ts";
-import { compareCommand, runCompare } from "./compare.ts";
-import { reportCommand, runReport } from "./report.ts";
-import { mergeCommand, runMerge } from "./merge.ts";
+import { benchServeCommand } from "./bench_serve_flags.ts";
+import { benchRoundsCommand } from "./bench_rounds_flags.ts";
+import { benchPointsCommand } from "./bench_points_flags.ts";
+import { benchVllmCommand } from "./bench_vllm_flags.ts";
+import { loadTrialCommand } from "./load_trial_flags.ts";
+import { mockCommand } from "./mock_flags.ts";
+import { promptsCommand } from "./prompts_flags.ts";
+import { probeCommand } from "./probe_flags.ts";
+import { selftestCommand } from "./selftest_flags.ts";
+import { summarizeCommand } from "./summarize_flags.ts";
+import { exportCommand } from "./export_flags.ts";
+import { compareCommand } from "./compare_flags.ts";
+import { reportCommand } from "./report_flags.ts";
+import { mergeCommand } from "./merge_flags.ts";
 
 /** `ik bench …`: the benchmark commands. */
 export const benchCommand = command("bench", or(benchServeCommand, benchRoundsCommand, benchPointsCommand, benchVllmCommand), {
@@ -35,40 +38,43 @@ export const cliParser = or(selftestCommand, probeCommand, benchCommand, loadTri
 /** The parsed value of {@link cliParser}. */
 export type CliArgs = InferValue<typeof cliParser>;
 
-/** Runs the parsed command and returns its exit code. */
-export function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
+/**
+ * Runs the parsed command and returns its exit code. Each command's module is imported here, when
+ * it runs: a single-file build holds them all but evaluates only the one imported.
+ */
+export async function dispatch(ctx: CommandContext, args: CliArgs): Promise<number> {
   switch (args.cmd) {
     case "mock":
-      return runMock(ctx, args);
+      return await (await import("./mock.ts")).runMock(ctx, args);
     case "probe":
-      return runProbe(ctx, args);
+      return await (await import("./probe.ts")).runProbe(ctx, args);
     case "selftest":
-      return runSelftest(ctx, args);
+      return await (await import("./selftest.ts")).runSelftest(ctx, args);
     case "bench-serve":
-      return runBenchServe(ctx, args);
+      return await (await import("./bench_serve.ts")).runBenchServe(ctx, args);
     case "bench-rounds":
-      return runBenchRounds(ctx, args);
+      return await (await import("./bench_rounds.ts")).runBenchRounds(ctx, args);
     case "bench-points":
-      return runBenchPoints(ctx, args);
+      return await (await import("./bench_points.ts")).runBenchPoints(ctx, args);
     case "bench-vllm":
-      return runBenchVllm(ctx, args);
+      return await (await import("./bench_vllm.ts")).runBenchVllm(ctx, args);
     case "load-trial-prepare":
     case "load-trial-run":
-      return runLoadTrial(ctx, args);
+      return await (await import("./load_trial.ts")).runLoadTrial(ctx, args);
     case "prompts-validate":
     case "prompts-info":
     case "prompts-synth":
     case "prompts-build":
-      return runPrompts(ctx, args);
+      return await (await import("./prompts.ts")).runPrompts(ctx, args);
     case "summarize-vllm":
-      return runSummarize(ctx, args);
+      return await (await import("./summarize.ts")).runSummarize(ctx, args);
     case "export":
-      return runExport(ctx, args);
+      return await (await import("./export.ts")).runExport(ctx, args);
     case "compare":
-      return runCompare(ctx, args);
+      return await (await import("./compare.ts")).runCompare(ctx, args);
     case "report":
-      return runReport(ctx, args);
+      return await (await import("./report.ts")).runReport(ctx, args);
     case "merge":
-      return runMerge(ctx, args);
+      return await (await import("./merge.ts")).runMerge(ctx, args);
   }
 }

@@ -7,17 +7,9 @@
  */
 import Table from "cli-table3";
 import pc from "picocolors";
-import { object } from "@optique/core/constructs";
-import { message, text } from "@optique/core/message";
-import { optional, withDefault } from "@optique/core/modifiers";
-import type { InferValue } from "@optique/core/parser";
-import { command, constant, option } from "@optique/core/primitives";
-import { choice, float, integer, string } from "@optique/core/valueparser";
 import { formatErrorLine, unavailableError, usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { MAX_DURATION_S } from "../cli/limits.ts";
 import {
-  APIS,
   type Endpoint,
   isUnreachable,
   listModels,
@@ -33,8 +25,6 @@ import {
   type ChatMessage,
   type DetectedEngine,
   detectEngine,
-  ENGINE_KIND_CHOICES,
-  TOKEN_ID_MODES,
 } from "../engines/mod.ts";
 import { loadPromptSet } from "../prompts/mod.ts";
 import { escapeTerminal, escapeTerminalLine } from "../report/escape.ts";
@@ -42,86 +32,10 @@ import { cleanStrings, makeSanitizer, type Sanitize, sanitizedError } from "../r
 import { startWaitLine } from "../report/terminal/wait_line.ts";
 import type { CommandContext } from "./context.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
+import type { ProbeFlags } from "./probe_flags.ts";
 
 const DEFAULT_PROMPT = "Write a short story about a fox who learns to read.";
 const DEFAULT_MAX_TOKENS = 256;
-
-const flags = {
-  baseUrl: option("--base-url", string({ metavar: "URL" }), {
-    description: message`Server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine).`,
-  }),
-  model: option("--model", string({ metavar: "MODEL" }), {
-    description: message`Model name the server expects.`,
-  }),
-  prompt: optional(
-    option("--prompt", string({ metavar: "TEXT" }), {
-      description: message`Prompt text (one user message).`,
-    }),
-  ),
-  prompts: optional(
-    option("--prompts", string({ metavar: "FILE" }), {
-      description: message`Prompt set (JSONL or .jsonl.gz); needs --id.`,
-    }),
-  ),
-  id: optional(option("--id", string({ metavar: "ID" }), { description: message`Prompt id in --prompts.` })),
-  engineKind: withDefault(
-    option("--engine-kind", choice(ENGINE_KIND_CHOICES, { metavar: "KIND" }), {
-      description:
-        message`Server type: picks the body fields for exact length and token ids. auto = ask the server (/v1/models owned_by, version endpoints, /metrics names), else generic.`,
-    }),
-    "auto" as const,
-  ),
-  api: withDefault(
-    option("--api", choice(APIS, { metavar: "API" }), { description: message`OpenAI endpoint to call.` }),
-    "chat" as const,
-  ),
-  maxTokens: optional(
-    option("--max-tokens", integer({ min: 1, metavar: "N" }), {
-      description: message`Tokens to generate (default: the prompt's max_tokens, else 256).`,
-    }),
-  ),
-  tokenIds: withDefault(
-    option("--token-ids", choice(TOKEN_ID_MODES, { metavar: "MODE" }), {
-      description:
-        message`auto = ask for streamed ids where free; logprobs = also through logprobs (can slow decode); off = never.`,
-    }),
-    "auto" as const,
-  ),
-  apiKeyEnv: optional(
-    option("--api-key-env", string({ metavar: "NAME" }), {
-      description: message`Environment variable holding the API key (sent as a Bearer token).`,
-    }),
-  ),
-  timeoutS: withDefault(
-    option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), {
-      description: message`Whole-request limit, seconds (at most ${text(String(MAX_DURATION_S))}).`,
-    }),
-    600,
-  ),
-  idleTimeoutS: withDefault(
-    option("--idle-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), {
-      description: message`Limit on a silence with no byte received, seconds (at most ${
-        text(String(MAX_DURATION_S))
-      }).`,
-    }),
-    60,
-  ),
-  extraBody: optional(
-    option("--extra-body", string({ metavar: "JSON" }), {
-      description: message`JSON object merged last into the request body.`,
-    }),
-  ),
-  json: option("--json", { description: message`Print the row as one JSON object.` }),
-};
-
-/** Parser for `ik probe`. */
-export const probeCommand = command("probe", object({ cmd: constant("probe" as const), ...flags }), {
-  description:
-    message`Send one streamed request and print its measured row (TTFT, TPOT, tokens and how they were counted, failure kind).`,
-});
-
-/** The parsed flags of `ik probe`. */
-export type ProbeFlags = InferValue<typeof probeCommand>;
 
 interface ChosenPrompt {
   id: string | null;
@@ -153,7 +67,6 @@ async function choosePrompt(f: ProbeFlags): Promise<ChosenPrompt> {
   if (!p) throw usageError("--id", `no prompt '${f.id}' in ${set.name}`, "use an id from the file");
   return { id: p.id, bucket: p.bucket, messages: p.messages.map((m) => ({ ...m })), maxTokens: p.maxTokens };
 }
-
 
 /** Runs `ik probe`: one request, printed as its row. Usage (64) and data (65) errors are thrown as IkError. */
 export async function runProbe(ctx: CommandContext, f: ProbeFlags): Promise<number> {

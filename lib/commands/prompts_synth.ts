@@ -9,7 +9,8 @@ import { usageError } from "../cli/errors.ts";
 import { parseEndpoint } from "../client/endpoint.ts";
 import type { BucketReport, LengthCounter, LengthSpread } from "../prompts/synth_exact.ts";
 import { pseudoTokens } from "../prompts/synth.ts";
-import { openRemoteCounter, type TokenizeEngine } from "../tokenize_remote/remote_counter.ts";
+import { openRemoteCounter } from "../tokenize_remote/remote_counter.ts";
+import type { TokenizeEngine } from "../tokenize_remote/engines.ts";
 import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import type { CommandContext } from "./context.ts";
 

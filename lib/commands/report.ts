@@ -7,12 +7,6 @@
  */
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
-import { optional } from "@optique/core/modifiers";
-import type { InferValue } from "@optique/core/parser";
-import { argument, command, constant, option } from "@optique/core/primitives";
-import { string } from "@optique/core/valueparser";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { scrubText, storeRoot } from "../evidence/mod.ts";
@@ -23,23 +17,7 @@ import { renderMarkdown } from "../report/markdown/mod.ts";
 import { JOURNAL_INCOMPLETE } from "../report/document/journal_doc.ts";
 import { VERSION } from "../version.ts";
 import type { CommandContext } from "./context.ts";
-
-/** Parser for `ik report`. */
-export const reportCommand = command("report", object({
-  cmd: constant("report" as const),
-  target: argument(string({ metavar: "RECORD|RUN_DIR" }), {
-    description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json, a bench rounds output dir, a bench points output dir, or a store root.`,
-  }),
-  html: optional(option("--html", string({ metavar: "FILE" }), { description: message`Write one self-contained HTML page here (no network: inline CSS, script and SVG) instead of Markdown on stdout.` })),
-  out: optional(option("--out", string({ metavar: "FILE" }), { description: message`Write the Markdown here instead of stdout.` })),
-  json: option("--json", { description: message`Print one JSON object: what was read, where the report went, and the Markdown.` }),
-}), {
-  brief: message`Render a record, a rounds or points run, or a store as Markdown or one self-contained HTML file.`,
-  description: message`A run killed by SIGKILL (out of memory, kill -9) is read as INCOMPLETE, not refused: its .staging journal (the request rows journaled) or a rounds dir without summary.json (summarised from its cell files). Content: the summary and identity; per-bucket tables with 95% CIs; for load runs, per level the latency–throughput curve (one point per level) with the SLO line and N* marked; the TTFT CDF; the limitations. A load run's capacity record and its measurement are reported together. Records are integrity-checked (a changed artifact is refused, exit 65); rounds and points dirs are read tolerantly: what is missing is said, not fatal.`,
-});
-
-/** The parsed flags of `ik report`. */
-export type ReportFlags = InferValue<typeof reportCommand>;
+import type { ReportFlags } from "./report_flags.ts";
 
 /** Why what was read is incomplete (a journal without its record, a rounds run without its summary), else null. */
 function incompleteOf(input: Awaited<ReturnType<typeof loadReportInput>>): string | null {

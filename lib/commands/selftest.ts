@@ -6,10 +6,6 @@
  * too busy to judge a timing check (BUSY: inconclusive, rerun on a quiet machine); 130 when
  * interrupted.
  */
-import { object } from "@optique/core/constructs";
-import { message } from "@optique/core/message";
-import { withDefault } from "@optique/core/modifiers";
-import { command, constant, flag } from "@optique/core/primitives";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../report/terminal/checks_table.ts";
 import type { Check } from "../selftest/checks.ts";
@@ -22,39 +18,7 @@ import { singleModeChecks } from "../selftest/single_mode_checks.ts";
 import { loadChecks } from "../selftest/load_checks.ts";
 import { makeSender, PERSONALITIES, type Personality, type SelftestDeps } from "../selftest/send.ts";
 import type { CommandContext } from "./context.ts";
-
-/** Parser for `ik selftest`. */
-export const selftestCommand = command(
-  "selftest",
-  object({
-    cmd: constant("selftest" as const),
-    quick: withDefault(
-      flag("--quick", {
-        description:
-          message`One personality (vllm) with packed events, speculative decoding, a lying usage and the timing checks; no faults, no headroom: under 10 s.`,
-      }),
-      false,
-    ),
-    json: withDefault(
-      flag("--json", {
-        description: message`Print the checks as one JSON object on stdout (numbers as numbers).`,
-      }),
-      false,
-    ),
-    verbose: withDefault(
-      flag("--verbose", {
-        description:
-          message`Print every check as a table (by default: a line per group, then only the FAIL and inconclusive rows).`,
-      }),
-      false,
-    ),
-  }),
-  {
-    brief: message`Check ik against its built-in mock.`,
-    description:
-      message`Starts the mock (a separate process per run, on 127.0.0.1 with a free port, told ik's pid), measures TTFT, TPOT, token counts, packed events, exact length vs natural EOS, a lying usage, every fault kind and the client's headroom through the real client, and judges each timing against the mock's own clock. Exit 0 only if every check passes, 1 if one fails, 69 if the host was too busy to judge the timing (inconclusive), 130 if interrupted.`,
-  },
-);
+import type { SelftestFlags } from "./selftest_flags.ts";
 
 /** The runs for one personality, one after the other (each on its own mock). */
 async function personalityChain(deps: SelftestDeps, engine: Personality, quick: boolean): Promise<Check[]> {
@@ -76,7 +40,7 @@ async function personalityChain(deps: SelftestDeps, engine: Personality, quick: 
 /** Runs `ik selftest`. */
 export async function runSelftest(
   ctx: CommandContext,
-  flags: { cmd: "selftest"; quick: boolean; json: boolean; verbose: boolean },
+  flags: SelftestFlags,
 ): Promise<number> {
   const t0 = performance.now();
   const deps: SelftestDeps = {

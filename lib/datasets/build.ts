@@ -17,9 +17,6 @@ import { readMooncake } from "./mooncake.ts";
 import { readTrace } from "./traces.ts";
 import { DATASET_NAMES, type DatasetName, type DatasetOptions, type DatasetRead } from "./types.ts";
 
-/** vLLM's --num-prompts default, ik's too. */
-export const DEFAULT_NUM_PROMPTS = 1000;
-
 /** A built set. */
 export interface DatasetBuild {
   /** The prompt-set JSONL. */

@@ -13,12 +13,13 @@
  * ```
  * @module
  */
-export { buildDataset, type DatasetBuild, buildDatasetPromptSet, datasetAlias, DEFAULT_NUM_PROMPTS, methodLimitation } from "./build.ts";
+export { buildDataset, type DatasetBuild, buildDatasetPromptSet, datasetAlias, methodLimitation } from "./build.ts";
+export { DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "./defaults.ts";
 export { requestCounter, tokenizerCounter, wordCounter } from "./counters.ts";
 export { type BucketBy, bucketFor, parseBucketBy } from "./bucket_by.ts";
 export { DATASET_NAMES, type DatasetCounter, type DatasetName, type DatasetOptions, type FilterCount } from "./types.ts";
 export { SHAREGPT_LIMITS } from "./sharegpt.ts";
-export { SONNET_BASE_PROMPT, SONNET_DEFAULTS } from "./sonnet.ts";
+export { SONNET_BASE_PROMPT } from "./sonnet.ts";
 export { CUSTOM_DEFAULT_OUTPUT_LEN } from "./custom_jsonl.ts";
 export { azureTimestampS, BURSTGPT_MODEL } from "./traces.ts";
 export { JsonArrayReader } from "./_json_array.ts";

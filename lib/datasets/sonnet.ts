@@ -11,11 +11,10 @@ import { usageError } from "../cli/errors.ts";
 import { SeededRng } from "../stats/mod.ts";
 import { openSource, type SourceInfo, sourceLines } from "./_source.ts";
 import type { DatasetLine, DatasetOptions, DatasetRead } from "./types.ts";
+import { SONNET_DEFAULTS } from "./defaults.ts";
 
 /** vLLM's instruction in front of the poem lines. */
 export const SONNET_BASE_PROMPT = "Pick as many lines as you can from these poem lines:\n";
-/** vLLM's defaults: --sonnet-input-len, --sonnet-prefix-len, --sonnet-output-len. */
-export const SONNET_DEFAULTS = { inputLen: 550, prefixLen: 200, outputLen: 150 } as const;
 
 /** Reads a sonnet text file into prompt lines (see the module note). */
 export async function readSonnet(o: DatasetOptions): Promise<DatasetRead & { source: SourceInfo }> {

@@ -16,6 +16,5 @@ export {
   openRemoteCounter,
   type RemoteCounter,
   type RemoteCounterOptions,
-  TOKENIZE_ENGINES,
-  type TokenizeEngine,
 } from "./remote_counter.ts";
+export { TOKENIZE_ENGINES, type TokenizeEngine } from "./engines.ts";

@@ -25,11 +25,8 @@ import { listModels } from "../client/models.ts";
 import { readCappedText } from "../client/read_capped.ts";
 import { detectEngine } from "../engines/detect.ts";
 import { redactUrl } from "../evidence/redact.ts";
+import { TOKENIZE_ENGINES, type TokenizeEngine } from "./engines.ts";
 
-/** The engines whose tokenize endpoints ik speaks. */
-export const TOKENIZE_ENGINES = ["vllm", "sglang", "llamacpp"] as const;
-/** One of {@link TOKENIZE_ENGINES}. */
-export type TokenizeEngine = typeof TOKENIZE_ENGINES[number];
 
 /** A chat message as sent. */
 export interface CountMessage {

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { parse } from "@optique/core/parser";
 import type { CommandContext } from "../../lib/commands/context.ts";
-import { probeCommand, runProbe } from "../../lib/commands/probe.ts";
+import { runProbe } from "../../lib/commands/probe.ts";
+import { probeCommand } from "../../lib/commands/probe_flags.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { chatChunk, DONE, type RawServer, rawServer } from "../client/_raw_server.ts";
 
