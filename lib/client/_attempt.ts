@@ -24,7 +24,7 @@ import { beforeResponseMessage, networkMessage, notFoundNote, redirectNote } fro
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { buildResult } from "./_result.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
-import type { StreamOptions } from "./stream_completion.ts";
+import type { StreamOptions } from "./stream_options.ts";
 
 /** Default whole-request limit (CONTRACTS.md: `--timeout-s` 600). */
 export const DEFAULT_TIMEOUT_MS = 600_000;

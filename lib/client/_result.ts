@@ -7,7 +7,7 @@
 import { redactUrlsInText, scrubSecret } from "../evidence/redact.ts";
 import type { StreamState } from "./_stream_state.ts";
 import { resolveTokenCount } from "./token_count.ts";
-import type { StreamOptions } from "./stream_completion.ts";
+import type { StreamOptions } from "./stream_options.ts";
 import type { Api, RequestResult } from "./types.ts";
 
 /** Server text with the API key scrubbed (an echoing server must not leak it). */

@@ -13,47 +13,14 @@
 import { Attempt } from "./_attempt.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { CLOSED_WITHOUT_RESPONSE } from "./network_errors.ts";
-import type { CountTokensFn } from "./token_count.ts";
+import type { StreamOptions } from "./stream_options.ts";
 import type { Api, RequestResult } from "./types.ts";
 
 export { CLOSED_WITHOUT_RESPONSE, isUnreachable } from "./network_errors.ts";
 
 export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./_attempt.ts";
 
-/** Options for {@link streamCompletion}. */
-export interface StreamOptions {
-  /** The fetch to use (tests pass an in-process one); default {@link defaultFetch}. */
-  fetch?: (input: string, init: RequestInit) => Promise<Response>;
-  /** Monotonic clock in ms; default `performance.now`. It also measures idle time. */
-  clock?: () => number;
-  /** Aborting it ends the request as `aborted`. */
-  signal?: AbortSignal;
-  /** Bearer token (the caller reads it from the env var named by `--api-key-env`). */
-  apiKey?: string;
-  /** Whole-request limit in ms (default 600 000). */
-  timeoutMs?: number;
-  /** Limit on a silence with no byte received, in ms (default 60 000). */
-  idleTimeoutMs?: number;
-  /** Tokenizer hook, used for the count only when the stream had neither ids nor usage. */
-  countTokens?: CountTokensFn;
-  /** Prompt id, copied into the result. */
-  id?: string | null;
-  /** Prompt bucket, copied into the result. */
-  bucket?: string | null;
-  /** Prefix-cache salt, copied into the result. */
-  salt?: string | null;
-  /** When the request was due (open-loop schedules), on the same clock. */
-  tScheduledMs?: number | null;
-  /** Extra request headers. */
-  headers?: Record<string, string>;
-  /**
-   * Called once when the response headers arrive, with that time on the clock (a progress line
-   * can stop saying "waiting for headers"). A hook that throws does not fail the request.
-   */
-  onHeaders?: (tMs: number) => void;
-  /** The longest SSE line accepted, in bytes (default MAX_SSE_LINE_BYTES, 64 MiB; tests pass less). */
-  maxSseLineBytes?: number;
-}
+export type { StreamOptions } from "./stream_options.ts";
 
 /**
  * A request closed without any response this soon after it was sent is taken for a pooled

@@ -263,6 +263,9 @@ test("batching simulator: running/waiting follow the load (max-batch 2, six requ
   try {
     const s = new GaugeSampler();
     s.start(parseEndpoint(m.base), "vllm", { intervalMs: 25 });
+    // The load starts once the first sample is in (on a busy host the first scrape could be answered
+    // after the first request had started), bounded in time.
+    for (let i = 0; i < 200 && s.size === 0; i++) await new Promise((r) => setTimeout(r, 5));
     const reqs = Array.from(
       { length: 6 },
       (_, i) => rawRequest(m.port, "POST", "/v1/chat/completions", chatBody(`load ${i}`, { max_tokens: 12 })),
