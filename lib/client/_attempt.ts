@@ -129,8 +129,15 @@ export class Attempt implements Watched, FeedOwner {
 
   /** {@link Watched}: the whole-request limit, the grace after `[DONE]`, the silence limit. */
   due(): number | null {
-    if (this.#stop !== null) return null;
     const now = performance.now();
+    if (this.#stop !== null) {
+      // Halted: only the grace after [DONE] is left to keep (a fetch that ignores the abort signal).
+      if (this.#doneAt === null) return null;
+      if (now < this.#doneAt) return this.#doneAt - now;
+      this.#doneAt = null;
+      this.#stopBody();
+      return null;
+    }
     if (now >= this.#totalAt) {
       this.#halt("timeout", `timeout: request took longer than ${seconds(this.#opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)}`);
       return null;
@@ -189,7 +196,7 @@ export class Attempt implements Watched, FeedOwner {
    * The request as the fetch takes it, made here so that the serialized body and the init are held
    * only until the fetch has them, not for the whole response.
    */
-  #send(ep: Endpoint, api: Api, body: unknown): Promise<Response> {
+  #send(ep: Endpoint, api: Api, payload: string): Promise<Response> {
     const opts = this.#opts;
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -206,20 +213,27 @@ export class Attempt implements Watched, FeedOwner {
     const init = {
       method: "POST",
       headers,
-      body: typeof body === "string" ? body : JSON.stringify(body),
+      body: payload,
       signal: this.#ac.signal,
       redirect: "manual",
       decompress: false,
       onSend: this.#onSend,
       bodySink: this.#sink,
     };
-    return (opts.fetch ?? defaultFetch())(apiUrl(ep, api), init as RequestInit);
+    const fetch = opts.fetch ?? defaultFetch(), url = apiUrl(ep, api);
+    // t_send: just before the fetch call, after the body and headers are built (a fetch that
+    // reports the hand-over to its connection takes it again then).
+    this.#tSend = this.#lastByte = this.#clock();
+    return fetch(url, init as RequestInit);
   }
 
   /** Sends the request, reads the response and returns the result (failures are results too). */
   async run(ep: Endpoint, api: Api, body: unknown): Promise<RequestResult> {
     const opts = this.#opts, st = this.st, sink = this.#sink;
     let status = 0, streamed = false, contentType = "";
+    // Serialized before anything is sent: a body that cannot be serialized throws here (the
+    // caller's mistake, not a failed request). Dropped once the fetch has it.
+    let payload: string | null = typeof body === "string" ? body : JSON.stringify(body);
     if (opts.signal?.aborted) {
       this.#halt("aborted", "aborted before the request was sent");
     } else {
@@ -228,7 +242,9 @@ export class Attempt implements Watched, FeedOwner {
     }
     try {
       if (this.#stop !== null) throw this.#stop;
-      const res = await this.#send(ep, api, body);
+      const sent = this.#send(ep, api, payload);
+      payload = null;
+      const res = await sent;
       if (!sink.taken) this.#tHeaders = this.#lastByte = this.#clock();
       status = res.status;
       try {

@@ -9,6 +9,9 @@
  * @module
  */
 
+/** When to look again at a request whose check threw (its limits stay watched). */
+const RETRY_AFTER_THROW_MS = 1000;
+
 /** Something with limits in time. */
 export interface Watched {
   /**
@@ -63,7 +66,8 @@ export class DeadlineWatch {
       try {
         next = w.due();
       } catch {
-        next = null;
+        // A check that failed is not a request without limits: look again later.
+        next = RETRY_AFTER_THROW_MS;
       }
       if (next === null) this.#items.delete(w);
       else if (next < soonest) soonest = next;

@@ -5,8 +5,9 @@
  */
 
 /**
- * What a connection reports, on the event loop. `close` may come from within a call into the
- * transport: Bun's reports it from within {@link TransportConn.destroy}.
+ * What a connection reports, on the event loop, calling these as methods of the handlers object
+ * (ik's connection is its own handlers). `close` may come from within a call into the transport:
+ * Bun's reports it from within {@link TransportConn.destroy}.
  */
 export interface TransportHandlers {
   /** Bytes received (the transport does not reuse the buffer). */

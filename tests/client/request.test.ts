@@ -157,3 +157,34 @@ test("a fetch that reports when the request goes out (init.onSend) moves t_send 
   });
   assert.equal(plain.tSendMs, 100, "a fetch that does not report keeps the stamp taken before the call");
 });
+
+test("t_send is taken after the body is serialized, just before the fetch call (a fetch that does not report the hand-over)", async () => {
+  let now = 100;
+  const clock = () => now;
+  // Serializing a large prompt takes time: it is the client's, not the server's, and stays out of TTFT.
+  const body = { model: "m", messages: [{ role: "user", content: "hi" }], toJSON() {
+    now = 140;
+    return { model: this.model, messages: this.messages, stream: true };
+  } };
+  let sent = "";
+  const fetchFn = (_u: string, init: RequestInit) => {
+    sent = String(init.body);
+    now = 150; // the head
+    return Promise.resolve(new Response(chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE, { headers: { "content-type": "text/event-stream" } }));
+  };
+  const r = await streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", body, { fetch: fetchFn, clock });
+  assert.equal(r.ok, true, r.error ?? "");
+  assert.equal(JSON.parse(sent).stream, true, "the serialized body went out");
+  assert.equal(r.tSendMs, 140);
+  assert.equal(requestRow(r).ttft_ms, 10);
+});
+
+test("a body that cannot be serialized is the caller's error (it throws), not a failed request against the server", async () => {
+  let called = false;
+  const fetchFn = () => {
+    called = true;
+    return Promise.resolve(new Response(""));
+  };
+  await assert.rejects(streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", { max_tokens: 1n }, { fetch: fetchFn }), TypeError);
+  assert.equal(called, false, "nothing was sent");
+});
