@@ -11,7 +11,6 @@
  * @module
  */
 import { MAX_ERROR_BODY_BYTES, MAX_SSE_LINE_BYTES } from "../cli/limits.ts";
-import { scrubSecret } from "../evidence/redact.ts";
 import { SseParser } from "../sse/mod.ts";
 import { FAULT_HEADER } from "./_fault.ts";
 import { StreamState } from "./_stream_state.ts";
@@ -22,7 +21,7 @@ import { BodyDecodeError, readLimited } from "./body_decode.ts";
 import { type FeedOwner, readStream, SinkFeed } from "./_body_feed.ts";
 import { beforeResponseMessage, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
-import { buildResult } from "./_result.ts";
+import { buildResult, scrubbed } from "./_result.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
 import type { StreamOptions } from "./stream_options.ts";
 
@@ -189,7 +188,7 @@ export class Attempt implements Watched, FeedOwner {
 
   /** Server text with the API key scrubbed (an echoing server must not leak it). */
   #scrub(text: string): string {
-    return this.#secret !== null && text.includes(this.#secret) ? scrubSecret(text, this.#secret) : text;
+    return scrubbed(text, this.#secret);
   }
 
   /**

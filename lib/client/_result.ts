@@ -11,7 +11,7 @@ import type { StreamOptions } from "./stream_options.ts";
 import type { Api, RequestResult } from "./types.ts";
 
 /** Server text with the API key scrubbed (an echoing server must not leak it). */
-function scrubbed(text: string, secret: string | null): string {
+export function scrubbed(text: string, secret: string | null): string {
   return secret !== null && text.includes(secret) ? scrubSecret(text, secret) : text;
 }
 
