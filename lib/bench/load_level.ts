@@ -7,7 +7,8 @@
  * @module
  */
 import { type ClientMemoryRecord, type MemoryReading, startClientMemory } from "../executors/client_memory.ts";
-import { itlMs, requestRow } from "../client/mod.ts";
+import { itlMs, type RequestResult, requestRow } from "../client/mod.ts";
+import type { Prompt } from "../prompts/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
 import { loopBlockNote, loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
@@ -201,7 +202,27 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   let firstSend: number | null = null, lastSend: number | null = null;
   const shardTag = spec.shard ? `${spec.shard.k}/${spec.shard.s}` : null;
   // `seq` numbers a level's requests in send order (the open loop's schedule index).
-  const send = async (seq: number, due: number | null) => {
+  /** A measured request recorded: its row journaled, its numbers added (run under the per-turn budget). */
+  const record = (result: RequestResult, prompt: Prompt, seq: number, salt: string | null) => {
+    const maxTokens = deps.runner.maxFor(prompt);
+    const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
+    const target = targetTokens(prompt);
+    if (target !== null) extra.target_prompt_tokens = target;
+    if (shardTag) extra.shard = shardTag;
+    const row = requestRow(result, extra);
+    if (!row.ok) failed++;
+    deps.journal.write(row);
+    // The output document (text, ids, every event's timing) is built when it is written, off this turn.
+    deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
+    const gaps = itlMs(result);
+    acc.add(row, gaps);
+    deps.live?.ended(spec.name, row, gaps);
+    counts.add(row, maxTokens);
+    if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
+  };
+  // Not an async function, and the body is recorded as it is sent: a suspended call would hold its
+  // frame, and the prompt, for the whole response (issue 21).
+  const send = (seq: number, due: number | null): Promise<void> => {
     const { prompt, salt } = pickFor(seq);
     inFlight++;
     sent++;
@@ -209,30 +230,21 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     const t = performance.now();
     firstSend ??= t;
     lastSend = t;
+    let measured: Promise<RequestResult>;
     try {
-      const { result, body } = await deps.runner.send(prompt, salt, due);
-      // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
-      done.push(() => {
-        const maxTokens = deps.runner.maxFor(prompt);
-        const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
-        const target = targetTokens(prompt);
-        if (target !== null) extra.target_prompt_tokens = target;
-        if (shardTag) extra.shard = shardTag;
-        const row = requestRow(result, extra);
-        if (!row.ok) failed++;
-        deps.journal.write(row);
-        // The output document (text, ids, every event's timing) is built when it is written, off this turn.
-        deps.outputs.writeLazy(() => outputDoc(result, prompt, maxTokens, { level: spec.name, seq, salt }));
-        deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body });
-        const gaps = itlMs(result);
-        acc.add(row, gaps);
-        deps.live?.ended(spec.name, row, gaps);
-        counts.add(row, maxTokens);
-        if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
-      });
-    } finally {
+      measured = deps.runner.stream(prompt, salt, due, (body) => deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body }));
+    } catch (e) {
       inFlight--;
+      return Promise.reject(e);
     }
+    return measured.then((result) => {
+      inFlight--;
+      // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
+      done.push(() => record(result, prompt, seq, salt));
+    }, (e) => {
+      inFlight--;
+      throw e;
+    });
   };
   deps.live?.levelStart(spec.name, spec.ratePerS === Infinity ? null : spec.ratePerS, offsets ? offsets.length : spec.maxRequests);
   const lag = startLoopLag();

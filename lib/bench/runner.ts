@@ -90,9 +90,21 @@ export class Runner {
   }
 
   /** Sends one prompt (streamed) and returns the result and the body. */
-  async send(p: Prompt, salt: string | null, tScheduledMs: number | null = null): Promise<Sent> {
+  send(p: Prompt, salt: string | null, tScheduledMs: number | null = null): Promise<Sent> {
+    let sent: Record<string, unknown> = {};
+    return this.stream(p, salt, tScheduledMs, (b) => (sent = b)).then((result) => ({ result, body: sent }));
+  }
+
+  /**
+   * Sends one prompt (streamed) and resolves with its result. The body is handed to `onBody` as it
+   * is sent and not held after that (an open stream keeps no prompt: issue 21), and no function
+   * here stays suspended for the response.
+   * @param onBody told the exact body before the request is sent (to record it)
+   */
+  stream(p: Prompt, salt: string | null, tScheduledMs: number | null, onBody?: (body: Record<string, unknown>) => void): Promise<RequestResult> {
     const body = this.body(p, salt);
-    const result = await streamCompletion(this.cfg.ep, this.cfg.api, body, {
+    onBody?.(body);
+    return streamCompletion(this.cfg.ep, this.cfg.api, body, {
       fetch: this.cfg.fetch,
       signal: this.cfg.signal,
       apiKey: this.cfg.apiKey,
@@ -104,6 +116,5 @@ export class Runner {
       salt,
       tScheduledMs,
     });
-    return { result, body };
   }
 }

@@ -19,7 +19,7 @@ import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
 import { BodyDecodeError, readLimited } from "./body_decode.ts";
 import { type FeedOwner, readStream, SinkFeed } from "./_body_feed.ts";
-import { beforeResponseMessage, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
+import { beforeResponseMessage, CLOSED_WITHOUT_RESPONSE, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { buildResult, scrubbed } from "./_result.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
@@ -34,12 +34,28 @@ const MAX_HEAD_TEXT = 4 * 1024;
 /** How long to wait for the body to end after `data: [DONE]` before the client stops reading. */
 const DONE_GRACE_MS = 500;
 
+/**
+ * A request closed without any response this soon after it was sent is taken for a pooled
+ * keep-alive connection the server had just closed (a race every HTTP client meets: Node's
+ * fetch, for one, hands out such sockets; Bun's retries them itself), and is sent once more.
+ */
+export const STALE_CONNECTION_RETRY_WITHIN_MS = 1000;
+
+/** Whether a failed attempt looks like a stale pooled connection rather than a server that closes on every request. */
+function staleConnection(r: RequestResult): boolean {
+  return !r.ok && r.errorKind === "network" && r.tHeadersMs === null &&
+    (r.error ?? "").startsWith(CLOSED_WITHOUT_RESPONSE) && r.tEndMs - r.tSendMs < STALE_CONNECTION_RETRY_WITHIN_MS;
+}
+
 /** Why the attempt was stopped from outside the body: a limit or the run's abort. */
 class Stopped extends Error {
   constructor(readonly kind: FailureKind, message: string) {
     super(message);
   }
 }
+
+/** The default clock (one function for every attempt, not a closure each). */
+const perfNow = () => performance.now();
 
 function seconds(ms: number): string {
   return `${+(ms / 1000).toFixed(3)} s`;
@@ -51,6 +67,28 @@ function askedTokens(body: unknown): number | null {
   const b = body as { max_tokens?: unknown; max_completion_tokens?: unknown };
   const n = typeof b.max_tokens === "number" ? b.max_tokens : b.max_completion_tokens;
   return typeof n === "number" ? n : null;
+}
+
+/**
+ * A request body, serialized once for every attempt of it, and held only while an attempt may
+ * still need it: the first attempt that hears a response head drops the text (a request answered
+ * is never sent again), so an open stream does not keep its prompt (issue 21: ~1.3 KB a stream,
+ * and each KB a stream held for a request's life is ~3 MB of peak RSS at 1,000 streams).
+ */
+export class RequestPayload {
+  /** The serialized body, or null once a response head has come. */
+  text: string | null;
+  /** The tokens the body asks for (`max_tokens`, `max_completion_tokens`), or null. */
+  readonly asked: number | null;
+
+  /**
+   * @param body the JSON body, or its serialized text
+   * @throws TypeError for a body JSON cannot serialize (a cycle, a BigInt): the caller's mistake, not a failed request
+   */
+  constructor(body: unknown) {
+    this.text = typeof body === "string" ? body : JSON.stringify(body);
+    this.asked = askedTokens(body);
+  }
 }
 
 /**
@@ -72,7 +110,11 @@ function classifyEnd(st: StreamState, contentType: string, head: string): void {
   }
 }
 
-/** One attempt: {@link Attempt.run} sends it and resolves with its result; it never throws for a failed request. */
+/**
+ * One attempt: {@link Attempt.run} sends it and resolves with its result; it never throws for a
+ * failed request. A first attempt that meets a stale pooled connection sends the request once more
+ * and resolves with that second attempt's result (`connectionRetries` 1).
+ */
 export class Attempt implements Watched, FeedOwner {
   readonly st: StreamState;
   readonly #opts: StreamOptions;
@@ -84,6 +126,7 @@ export class Attempt implements Watched, FeedOwner {
   readonly #ac = new AbortController();
   readonly #parser: SseParser;
   readonly #sink: SinkFeed;
+  readonly #req: RequestPayload;
   #stop: Stopped | null = null;
   #tSend: number;
   #tHeaders: number | null = null;
@@ -100,13 +143,19 @@ export class Attempt implements Watched, FeedOwner {
     this.#tSend = this.#lastByte = this.#clock();
   };
 
-  constructor(body: unknown, opts: StreamOptions) {
+  /**
+   * @param req the serialized body (shared with a retry)
+   * @param opts the request's options
+   * @param retry whether a stale connection is retried (false for the retry itself)
+   */
+  constructor(req: RequestPayload, opts: StreamOptions, readonly retry = true) {
+    this.#req = req;
     this.#opts = opts;
-    this.#clock = opts.clock ?? (() => performance.now());
+    this.#clock = opts.clock ?? perfNow;
     this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#totalAt = performance.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#secret = opts.apiKey || null;
-    this.st = new StreamState(askedTokens(body));
+    this.st = new StreamState(req.asked);
     this.st.secret = this.#secret;
     this.#parser = new SseParser(this.st, { maxLineBytes: opts.maxSseLineBytes ?? MAX_SSE_LINE_BYTES });
     this.#sink = new SinkFeed(this);
@@ -164,6 +213,7 @@ export class Attempt implements Watched, FeedOwner {
   /** {@link FeedOwner}: the head of a body the sink took (its time is the head's arrival). */
   headArrived(): void {
     this.#tHeaders = this.#lastByte = this.#clock();
+    this.#req.text = null;
   }
 
   /** {@link FeedOwner}: one body chunk, stamped as it is handed over; false when reading should stop (the parser overflowed). */
@@ -227,12 +277,9 @@ export class Attempt implements Watched, FeedOwner {
   }
 
   /** Sends the request, reads the response and returns the result (failures are results too). */
-  async run(ep: Endpoint, api: Api, body: unknown): Promise<RequestResult> {
+  async run(ep: Endpoint, api: Api): Promise<RequestResult> {
     const opts = this.#opts, st = this.st, sink = this.#sink;
     let status = 0, streamed = false, contentType = "";
-    // Serialized before anything is sent: a body that cannot be serialized throws here (the
-    // caller's mistake, not a failed request). Dropped once the fetch has it.
-    let payload: string | null = typeof body === "string" ? body : JSON.stringify(body);
     if (opts.signal?.aborted) {
       this.#halt("aborted", "aborted before the request was sent");
     } else {
@@ -241,10 +288,11 @@ export class Attempt implements Watched, FeedOwner {
     }
     try {
       if (this.#stop !== null) throw this.#stop;
-      const sent = this.#send(ep, api, payload);
-      payload = null;
-      const res = await sent;
-      if (!sink.taken) this.#tHeaders = this.#lastByte = this.#clock();
+      const res = await this.#send(ep, api, this.#req.text as string);
+      if (!sink.taken) {
+        this.#tHeaders = this.#lastByte = this.#clock();
+        this.#req.text = null;
+      }
       status = res.status;
       try {
         opts.onHeaders?.(this.#tHeaders as number);
@@ -293,6 +341,11 @@ export class Attempt implements Watched, FeedOwner {
       opts.signal?.removeEventListener("abort", this);
     }
     const tEnd = this.#clock();
-    return buildResult(st, api, opts, { status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed }, this.#secret);
+    const result = buildResult(st, api, opts, { status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed }, this.#secret);
+    // req.text is null once a head came: such a request is never sent again.
+    if (!this.retry || !staleConnection(result) || opts.signal?.aborted || this.#req.text === null) return result;
+    const second = await new Attempt(this.#req, opts, false).run(ep, api);
+    second.connectionRetries = 1;
+    return second;
   }
 }

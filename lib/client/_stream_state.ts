@@ -40,13 +40,17 @@ export const MAX_RESERVED_EVENTS = 1024;
  * and handed over without a copy when it filled at least half of that, so a request of 256 tokens
  * allocates one 2 KB column instead of three (128, grown to 256, then the trimmed copy): these live
  * as long as the request, so every one is promoted by the collector and freed only by a full
- * collection. The ids column is made only when an event carries ids (most streams carry none), one
- * byte a row until an event carries more than 255 (then four): a quarter of the memory while the
- * request streams, and {@link idsPerEvent} widens it once, at the end.
+ * collection. The ids column is made only when events differ in how many ids they carry: a stream
+ * whose every event carries the same count (none, or one id a token, as engines that stream ids
+ * send them) keeps that count and no column; a column is one byte a row until an event carries
+ * more than 255 (then four), and {@link idsPerEvent} widens it once, at the end.
  */
 export class EventLog {
   private times: Float64Array;
+  /** Ids per row, once rows differ; null while every row carries {@link same}. */
   private ids: Uint8Array | Uint32Array | null = null;
+  /** The ids every row so far carries (while {@link ids} is null). */
+  private same = 0;
   /** Rows written. */
   length = 0;
 
@@ -67,12 +71,22 @@ export class EventLog {
   push(tMs: number, nIds: number): void {
     if (this.length === this.times.length) this.grow();
     this.times[this.length] = tMs;
-    if (nIds !== 0) {
-      let ids = this.ids ??= new Uint8Array(this.times.length);
-      if (nIds > 255 && ids instanceof Uint8Array) this.ids = ids = Uint32Array.from(ids);
-      ids[this.length] = nIds;
+    let ids = this.ids;
+    if (ids === null) {
+      if (this.length === 0) this.same = nIds;
+      else if (nIds !== this.same) ids = this.column(Math.max(nIds, this.same));
+    } else if (nIds > 255 && ids instanceof Uint8Array) {
+      this.ids = ids = Uint32Array.from(ids);
     }
+    if (ids !== null) ids[this.length] = nIds;
     this.length++;
+  }
+
+  /** The column the rows so far stand for (each {@link same}), wide enough for `most`. */
+  private column(most: number): Uint8Array | Uint32Array {
+    const ids = most > 255 ? new Uint32Array(this.times.length) : new Uint8Array(this.times.length);
+    if (this.same !== 0) ids.fill(this.same, 0, this.length);
+    return (this.ids = ids);
   }
 
   /** The arrival times, trimmed to length (the caller owns it; the log writes no more). */
@@ -82,7 +96,10 @@ export class EventLog {
 
   /** Ids per event, trimmed to length (zeros where an event carried none; the caller owns it). */
   idsPerEvent(): Uint32Array {
-    if (this.ids === null) return new Uint32Array(this.length);
+    if (this.ids === null) {
+      const out = new Uint32Array(this.length);
+      return this.same === 0 ? out : out.fill(this.same);
+    }
     return this.ids instanceof Uint32Array ? trimmed(this.ids, this.length) : Uint32Array.from(this.ids.subarray(0, this.length));
   }
 

@@ -10,35 +10,21 @@
  * or TLS connect separately, so TTFT includes connection set-up when a new connection was needed.
  * @module
  */
-import { Attempt } from "./_attempt.ts";
+import { Attempt, RequestPayload } from "./_attempt.ts";
 import type { Endpoint } from "./endpoint.ts";
-import { CLOSED_WITHOUT_RESPONSE } from "./network_errors.ts";
 import type { StreamOptions } from "./stream_options.ts";
 import type { Api, RequestResult } from "./types.ts";
 
 export { CLOSED_WITHOUT_RESPONSE, isUnreachable } from "./network_errors.ts";
 
-export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./_attempt.ts";
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, STALE_CONNECTION_RETRY_WITHIN_MS } from "./_attempt.ts";
 
 export type { StreamOptions } from "./stream_options.ts";
 
 /**
- * A request closed without any response this soon after it was sent is taken for a pooled
- * keep-alive connection the server had just closed (a race every HTTP client meets: Node's
- * fetch, for one, hands out such sockets; Bun's retries them itself), and is sent once more.
- */
-export const STALE_CONNECTION_RETRY_WITHIN_MS = 1000;
-
-/** Whether a failed attempt looks like a stale pooled connection rather than a server that closes on every request. */
-function staleConnection(r: RequestResult): boolean {
-  return !r.ok && r.errorKind === "network" && r.tHeadersMs === null &&
-    (r.error ?? "").startsWith(CLOSED_WITHOUT_RESPONSE) && r.tEndMs - r.tSendMs < STALE_CONNECTION_RETRY_WITHIN_MS;
-}
-
-/**
  * Sends one streamed request and measures it. Never throws for a failed request: the result
  * says `ok: false` with `errorKind` and `error`. A request the server closed before any response
- * within a second is sent once more (see {@link STALE_CONNECTION_RETRY_WITHIN_MS}); the result is
+ * within a second is sent once more (see STALE_CONNECTION_RETRY_WITHIN_MS in _attempt.ts); the result is
  * the second attempt's, timed from its own send, with `connectionRetries` 1. A server that closes
  * every connection still fails, as `network` "closed without a response".
  *
@@ -47,16 +33,21 @@ function staleConnection(r: RequestResult): boolean {
  * @param body the JSON body (see buildBody in lib/engines), or its serialized text
  * @param opts fetch, clock, signal, key, timeouts, ids
  */
-export async function streamCompletion(
+export function streamCompletion(
   ep: Endpoint,
   api: Api,
   body: unknown,
   opts: StreamOptions = {},
 ): Promise<RequestResult> {
-  const first = await new Attempt(body, opts).run(ep, api, body);
-  if (!staleConnection(first) || opts.signal?.aborted) return first;
-  const second = await new Attempt(body, opts).run(ep, api, body);
-  second.connectionRetries = 1;
-  return second;
+  // Serialized once, before anything is sent: a body that cannot be serialized rejects here (the
+  // caller's mistake, not a failed request). No async function and no closure here: a suspended
+  // call is a frame, a generator and a promise held for the whole response (issue 21); the
+  // attempt sends itself again on a stale connection.
+  let req: RequestPayload;
+  try {
+    req = new RequestPayload(body);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return new Attempt(req, opts).run(ep, api);
 }
-

@@ -62,8 +62,6 @@ export class ResponseParser {
   private left = 0;
   private framing: Framing = "none";
   private noBody: boolean;
-  /** The final head, once parsed. */
-  result: ResponseHead | null = null;
   /** Bytes that came after the end of the response (the connection cannot be reused). */
   extra = false;
 
@@ -85,7 +83,6 @@ export class ResponseParser {
     this.lineBytes = 0;
     this.framing = "none";
     this.noBody = isHead;
-    this.result = null;
     this.extra = false;
     this.gatherAt = this.gatherEnd = -1;
   }
@@ -284,7 +281,7 @@ export class ResponseParser {
       return from + consumed;
     }
     if (head.status === 101) throw new H1ProtocolError("unexpected 101 Switching Protocols (ik never asks to upgrade)");
-    this.result = head;
+    // The head is not kept: the sink has it, and a stream's whole body would hold it (issue 21).
     this.framing = framingOf(head, this.noBody);
     this.sink.onHead(head, this.framing);
     switch (this.framing) {

@@ -48,17 +48,33 @@ test("EventLog: an event of more than 255 ids widens the ids column and keeps ev
     assert.equal(log.bytesHeld, 514 * 8 + 514 * 4, "four bytes a row from the wide event on");
   }
   const narrow = new EventLog(256);
-  fill(narrow, 400, () => 255);
+  fill(narrow, 400, (i) => (i === 399 ? 7 : 255));
   assert.equal(narrow.bytesHeld, 514 * 8 + 514, "255 still fits one byte");
-  assert.deepEqual([...narrow.idsPerEvent()], new Array(400).fill(255));
+  assert.deepEqual([...narrow.idsPerEvent()], [...new Array(399).fill(255), 7]);
+});
+
+test("EventLog: rows that all carry the same ids keep no column; the first row that differs gets one holding every count before it", () => {
+  for (const same of [0, 1, 3, 255, 256, 70_000]) {
+    const log = new EventLog(256);
+    fill(log, 300, () => same);
+    assert.equal(log.bytesHeld, 514 * 8, `no ids column while every row carries ${same}`);
+    assert.deepEqual([...log.idsPerEvent()], new Array(300).fill(same));
+    for (const other of [0, 2, 300]) {
+      if (other === same) continue;
+      const mixed = new EventLog(256);
+      fill(mixed, 300, (i) => (i === 280 ? other : same));
+      assert.ok(mixed.bytesHeld > 514 * 8, `a column once a row differs (${same} then ${other})`);
+      assert.deepEqual([...mixed.idsPerEvent()], Array.from({ length: 300 }, (_, i) => (i === 280 ? other : same)), `${same} then ${other}`);
+    }
+  }
 });
 
 test("EventLog reserves the request's max_tokens (capped) and hands a mostly full column over without a copy", () => {
   const full = new EventLog(256);
   fill(full, 256, () => 1);
-  // One column of 257 rows, reserved at once: no growth, no trimmed copy; the ids column one byte a
-  // row while the request streams, widened to four once, when it is read.
-  assert.equal(full.bytesHeld, 257 * 8 + 257);
+  // One column of 257 rows, reserved at once: no growth, no trimmed copy; no ids column while every
+  // event carries one id, a column of four bytes a row made once, when it is read.
+  assert.equal(full.bytesHeld, 257 * 8);
   assert.equal(full.timesMs().buffer.byteLength, 257 * 8);
   assert.equal(full.idsPerEvent().buffer.byteLength, 256 * 4);
   assert.equal(full.timesMs().buffer, full.timesMs().buffer, "a view of the one column");

@@ -11,6 +11,7 @@ import { listModels, parseEndpoint, requestRow, streamCompletion } from "../../l
 import { ENGINES_DIR, fakeFetch, streamingResponse } from "./_replay.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, usageChunk } from "./_raw_server.ts";
 import { runScripted } from "./_manual.ts";
+import { Attempt, RequestPayload } from "../../lib/client/_attempt.ts";
 
 const enc = new TextEncoder();
 const okStream = () =>
@@ -187,4 +188,35 @@ test("a body that cannot be serialized is the caller's error (it throws), not a 
   };
   await assert.rejects(streamCompletion(parseEndpoint("http://127.0.0.1:9"), "chat", { max_tokens: 1n }, { fetch: fetchFn }), TypeError);
   assert.equal(called, false, "nothing was sent");
+});
+
+test("the serialized body is sent again on a stale connection and dropped once a head comes (an open stream holds no prompt)", async () => {
+  const ep = parseEndpoint("http://127.0.0.1:9/v1");
+  const body = { model: "m", messages: [{ role: "user", content: "x".repeat(2000) }], stream: true };
+  const sent: unknown[] = [];
+  // The first attempt meets a pooled connection the server had closed; the second is answered.
+  const fetch = (_u: string, init: RequestInit) => {
+    sent.push(init.body);
+    if (sent.length === 1) return Promise.reject(Object.assign(new Error("socket closed"), { code: "ECONNRESET" }));
+    return Promise.resolve(okStream());
+  };
+  const r = await streamCompletion(ep, "chat", body, { fetch });
+  assert.equal(r.ok, true, r.error ?? "");
+  assert.equal(r.connectionRetries, 1);
+  assert.deepEqual(sent, [JSON.stringify(body), JSON.stringify(body)], "the retry sends the same bytes");
+
+  // Held while no head has come (a retry may need it), dropped at the head.
+  const req = new RequestPayload(body);
+  let heldAtSend: string | null = null;
+  const seen = (_u: string, init: RequestInit) => {
+    heldAtSend = req.text;
+    assert.equal(init.body, JSON.stringify(body));
+    return Promise.resolve(okStream());
+  };
+  const ok = await new Attempt(req, { fetch: seen }).run(ep, "chat");
+  assert.equal(ok.ok, true, ok.error ?? "");
+  assert.equal(heldAtSend, JSON.stringify(body));
+  assert.equal(req.text, null, "no longer held once the head came");
+  assert.equal(req.asked, null, "the body asked for no max_tokens");
+  assert.equal(new RequestPayload({ max_completion_tokens: 7 }).asked, 7);
 });

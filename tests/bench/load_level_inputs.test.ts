@@ -1,0 +1,63 @@
+/**
+ * A load level records each request's exact body as it sends it, not when it ends: an open stream
+ * then holds no prompt (issue 21: each KB a stream holds for its life is ~3 MB of peak RSS at 1,000
+ * streams). The record must still carry every body, once, with its seq.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { runLevel } from "../../lib/bench/load_level.ts";
+import { PromptPool } from "../../lib/bench/prompt_pool.ts";
+import { Runner } from "../../lib/bench/runner.ts";
+import { parseEndpoint } from "../../lib/client/endpoint.ts";
+import { JsonlWriter } from "../../lib/evidence/mod.ts";
+import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
+
+const SSE = 'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+
+test("a level writes each request's input record while the request is still open, and every one once", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-level-inputs-"));
+  try {
+    // Every response waits until the test lets it go.
+    const held: (() => void)[] = [];
+    const fetch = () =>
+      new Promise<Response>((resolve) => held.push(() => resolve(new Response(SSE, { status: 200, headers: { "content-type": "text/event-stream" } }))));
+    const runner = new Runner({
+      ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4, tokenIds: "off",
+      exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 10_000, fetch,
+    } as unknown as ConstructorParameters<typeof Runner>[0]);
+    const open = (f: string) => JsonlWriter.open(join(dir, f));
+    const [journal, outputs, inputs] = await Promise.all([open("requests.jsonl"), open("outputs.jsonl"), open("inputs.jsonl")]);
+    const level = runLevel(
+      { index: 0, level: 3, name: "c3", ratePerS: null, workers: 3, durationS: 30, maxRequests: 3, burstiness: 1, seed: [1] },
+      { runner, pool: new PromptPool(loadBuiltinPromptSet().prompts), slo: {}, gpuCount: 0, label: "t", journal, outputs, inputs },
+    );
+    // The three requests are out and unanswered: their bodies are on disk already.
+    const until = performance.now() + 5000;
+    let lines: { seq: number; body: { messages: unknown[]; max_tokens: number } }[] = [];
+    while (performance.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      const text = await readFile(join(dir, "inputs.jsonl"), "utf8");
+      lines = text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      if (held.length === 3 && lines.length === 3) break;
+    }
+    assert.equal(held.length, 3, "three requests in flight");
+    assert.equal(lines.length, 3, "their three input records written before any response came");
+    assert.deepEqual(lines.map((l) => l.seq).sort(), [0, 1, 2]);
+    for (const l of lines) {
+      assert.ok(Array.isArray(l.body.messages) && l.body.messages.length > 0, "the exact body, messages and all");
+      assert.equal(l.body.max_tokens, 4);
+    }
+    for (const go of held) go();
+    const res = await level;
+    await Promise.all([journal.close(), outputs.close(), inputs.close()]);
+    assert.equal(res.summary.n_ok, 3);
+    const after = (await readFile(join(dir, "inputs.jsonl"), "utf8")).split("\n").filter(Boolean);
+    assert.equal(after.length, 3, "each body recorded once");
+    assert.equal((await readFile(join(dir, "requests.jsonl"), "utf8")).split("\n").filter(Boolean).length, 3);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
