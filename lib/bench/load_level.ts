@@ -221,30 +221,32 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
     if (windows && allOffsets) windows.add(allOffsets[seq], row.send_lag_ms, row.ok);
   };
   // Not an async function, and the body is recorded as it is sent: a suspended call would hold its
-  // frame, and the prompt, for the whole response (issue 21).
+  // frame, and the prompt, for the whole response (issue 21). Whatever throws is a rejection, as
+  // from an async function (the executors swallow or report it).
   const send = (seq: number, due: number | null): Promise<void> => {
-    const { prompt, salt } = pickFor(seq);
-    inFlight++;
-    sent++;
-    deps.live?.sent(spec.name);
-    const t = performance.now();
-    firstSend ??= t;
-    lastSend = t;
-    let measured: Promise<RequestResult>;
+    let counted = false;
     try {
-      measured = deps.runner.stream(prompt, salt, due, (body) => deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body }));
+      const { prompt, salt } = pickFor(seq);
+      inFlight++;
+      counted = true;
+      sent++;
+      deps.live?.sent(spec.name);
+      const t = performance.now();
+      firstSend ??= t;
+      lastSend = t;
+      const measured = deps.runner.stream(prompt, salt, due, (body) => deps.inputs.write({ id: prompt.id, level: spec.name, seq, salt, body }));
+      return measured.then((result) => {
+        inFlight--;
+        // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
+        done.push(() => record(result, prompt, seq, salt));
+      }, (e) => {
+        inFlight--;
+        throw e;
+      });
     } catch (e) {
-      inFlight--;
+      if (counted) inFlight--;
       return Promise.reject(e);
     }
-    return measured.then((result) => {
-      inFlight--;
-      // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
-      done.push(() => record(result, prompt, seq, salt));
-    }, (e) => {
-      inFlight--;
-      throw e;
-    });
   };
   deps.live?.levelStart(spec.name, spec.ratePerS === Infinity ? null : spec.ratePerS, offsets ? offsets.length : spec.maxRequests);
   const lag = startLoopLag();

@@ -98,12 +98,17 @@ export class Runner {
   /**
    * Sends one prompt (streamed) and resolves with its result. The body is handed to `onBody` as it
    * is sent and not held after that (an open stream keeps no prompt: issue 21), and no function
-   * here stays suspended for the response.
+   * here stays suspended for the response. What throws is a rejection, as from an async function.
    * @param onBody told the exact body before the request is sent (to record it)
    */
   stream(p: Prompt, salt: string | null, tScheduledMs: number | null, onBody?: (body: Record<string, unknown>) => void): Promise<RequestResult> {
-    const body = this.body(p, salt);
-    onBody?.(body);
+    let body: Record<string, unknown>;
+    try {
+      body = this.body(p, salt);
+      onBody?.(body);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return streamCompletion(this.cfg.ep, this.cfg.api, body, {
       fetch: this.cfg.fetch,
       signal: this.cfg.signal,

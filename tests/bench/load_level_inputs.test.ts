@@ -61,3 +61,33 @@ test("a level writes each request's input record while the request is still open
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("a request that cannot be built is a rejected send, as from an async function: the closed loop goes on and the level ends", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-level-throw-"));
+  try {
+    let calls = 0;
+    class Broken extends Runner {
+      override body(): Record<string, unknown> {
+        calls++;
+        throw new Error("cannot build this body");
+      }
+    }
+    const runner = new Broken({
+      ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4, tokenIds: "off",
+      exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 10_000, fetch: () => Promise.reject(new Error("nothing is sent")),
+    } as unknown as ConstructorParameters<typeof Runner>[0]);
+    const sent = runner.stream(loadBuiltinPromptSet().prompts[0], null, null);
+    await assert.rejects(sent, /cannot build this body/, "Runner.stream rejects; it does not throw");
+    const open = (f: string) => JsonlWriter.open(join(dir, f));
+    const [journal, outputs, inputs] = await Promise.all([open("requests.jsonl"), open("outputs.jsonl"), open("inputs.jsonl")]);
+    const res = await runLevel(
+      { index: 0, level: 2, name: "c2", ratePerS: null, workers: 2, durationS: 30, maxRequests: 4, burstiness: 1, seed: [1] },
+      { runner, pool: new PromptPool(loadBuiltinPromptSet().prompts), slo: {}, gpuCount: 0, label: "t", journal, outputs, inputs },
+    );
+    await Promise.all([journal.close(), outputs.close(), inputs.close()]);
+    assert.equal(calls, 5, "every one of the 4 sends was tried (and the direct call)");
+    assert.equal(res.summary.n_ok, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
