@@ -7,7 +7,7 @@
  * reader would have raised.
  * @module
  */
-import type { BodySink } from "../h1/types.ts";
+import type { BodySink, HeadersLike } from "../h1/types.ts";
 import { compressionOf, decodedBody } from "./body_decode.ts";
 
 /** The per-chunk function: false when reading should stop. */
@@ -39,7 +39,7 @@ export class SinkFeed implements BodySink {
   constructor(private readonly owner: FeedOwner) {}
 
   /** {@link BodySink}: a 2xx body that {@link decodedBody} would pass through as it came (nothing to decompress). */
-  accepts(status: number, headers: Headers, cancel: () => void): boolean {
+  accepts(status: number, headers: HeadersLike, cancel: () => void): boolean {
     if (status < 200 || status > 299 || compressionOf(headers) !== null) return false;
     // Taken only once the head is recorded: a throw here leaves the body to the stream, and the
     // loop then reads the stream (a sink that says yes and is not used would wait forever).

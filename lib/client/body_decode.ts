@@ -17,7 +17,7 @@ export class BodyDecodeError extends Error {
  * The compression ik decodes that a response's content-encoding names (gzip, x-gzip, deflate), or
  * null: no content-encoding, identity, or one ik passes through as it came.
  */
-export function compressionOf(headers: Headers): "gzip" | "deflate" | null {
+export function compressionOf(headers: Pick<Headers, "get">): "gzip" | "deflate" | null {
   const ce = headers.get("content-encoding")?.trim().toLowerCase();
   return ce === "gzip" || ce === "x-gzip" ? "gzip" : ce === "deflate" ? "deflate" : null;
 }

@@ -21,7 +21,7 @@
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { BodySink, Connect, TransportConn, TransportHandlers } from "./types.ts";
+import type { BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
 import { Pool } from "./pool.ts";
 import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
 
@@ -95,6 +95,77 @@ function responseOf(head: ResponseHead, headers: Headers, body: ReadableStream<U
   }
 }
 
+/**
+ * Characters every Response takes as they are in a header value or a reason phrase (tab, printable
+ * ASCII, obs-text): a head made only of these needs no Headers object to be checked.
+ */
+const PLAIN = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Whether a Response and a Headers would take this head as it is (names are tokens already: the parser checked). */
+function plainHead(head: ResponseHead): boolean {
+  if (!PLAIN.test(head.reason)) return false;
+  for (const f of head.fields) if (!PLAIN.test(f[1])) return false;
+  return true;
+}
+
+/**
+ * A head's fields as one string (`name:value` lines, names lowercased), read as `Headers.get`
+ * reads fields: any case of the name, several fields of one name joined with ", ".
+ */
+class HeadFields implements HeadersLike {
+  readonly #text: string;
+
+  constructor(fields: [string, string][]) {
+    let text = "";
+    for (const [k, v] of fields) text += `${k.toLowerCase()}:${v}\n`;
+    this.#text = text;
+  }
+
+  get(name: string): string | null {
+    const text = this.#text, key = `${name.toLowerCase()}:`;
+    let out: string | null = null;
+    for (let at = 0; at < text.length;) {
+      const end = text.indexOf("\n", at);
+      if (text.startsWith(key, at)) {
+        const v = text.slice(at + key.length, end);
+        out = out === null ? v : `${out}, ${v}`;
+      }
+      at = end + 1;
+    }
+    return out;
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+}
+
+/**
+ * What the fetch resolves with when a body sink took a 2xx body: the head alone, read as a
+ * Response's head is read (`status`, `statusText`, `ok`, `headers.get` and `has`; `body` null).
+ * One string of fields instead of a Response and a Headers for every open stream (issue 21: ~0.7 KB a
+ * stream, and each KB a stream holds is ~3 MB of peak RSS at 1,000 streams). Only a head that a
+ * Response would take as it is comes this way ({@link plainHead}); any other is checked by building one.
+ */
+class HeadOnly {
+  readonly body = null;
+  readonly bodyUsed = false;
+  readonly redirected = false;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: HeadFields;
+
+  constructor(head: ResponseHead) {
+    this.status = head.status;
+    this.statusText = head.reason;
+    this.headers = new HeadFields(head.fields);
+  }
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status <= 299;
+  }
+}
+
 /** A pooled connection: its transport, its parser and the exchange it carries. */
 class Conn implements ResponseSink, TransportHandlers {
   t: TransportConn | null = null;
@@ -110,26 +181,26 @@ class Conn implements ResponseSink, TransportHandlers {
   onHead(head: ResponseHead, framing: Framing): void {
     const ex = this.ex as Exchange;
     this.keep = keepsAlive(head, framing);
+    const hasBody = framing !== "none" && !NULL_BODY.has(head.status);
+    // A 2xx body for a sink, with a head a Response takes as it is: offered with the head alone.
+    const light = hasBody && ex.offer !== null && head.status >= 200 && head.status <= 299 && plainHead(head);
+    if (light) {
+      const bare = new HeadOnly(head);
+      if (this.offered(ex, bare.status, bare.headers)) {
+        ex.resolve(bare as unknown as Response);
+        return;
+      }
+    }
     const headers = new Headers();
     try {
       for (const [k, v] of head.fields) headers.append(k, v);
     } catch (e) {
       throw new H1ProtocolError(`malformed header field: ${(e as Error).message}`);
     }
-    const hasBody = framing !== "none" && !NULL_BODY.has(head.status);
-    if (hasBody && ex.offer !== null) {
+    if (hasBody && ex.offer !== null && !light) {
       // Built before the sink is asked: a head no Response can carry fails as before any body.
       const bare = responseOf(head, headers, null);
-      let taken = false;
-      try {
-        taken = ex.offer.accepts(head.status, headers, () => this.abandon(ex)) === true;
-      } catch {
-        // a sink that cannot decide gets nothing: the stream carries the body
-      }
-      if (taken) {
-        // The sink takes the body: the Response has none (no stream, no queue).
-        ex.sink = ex.offer;
-        ex.answered = true;
+      if (this.offered(ex, head.status, headers)) {
         ex.resolve(bare);
         return;
       }
@@ -155,6 +226,24 @@ class Conn implements ResponseSink, TransportHandlers {
     ex.answered = true;
     ex.resolve(res);
     if (body === null) ex.finished = true;
+  }
+
+  /**
+   * Asks the exchange's sink whether it takes the body; when it does, the sink is the body's (the
+   * response has none: no stream, no queue) and the caller resolves the fetch. A sink that throws
+   * deciding gets nothing: the stream carries the body.
+   */
+  private offered(ex: Exchange, status: number, headers: HeadersLike): boolean {
+    let taken = false;
+    try {
+      taken = (ex.offer as BodySink).accepts(status, headers, () => this.abandon(ex)) === true;
+    } catch {
+      // the stream carries the body
+    }
+    if (!taken) return false;
+    ex.sink = ex.offer;
+    ex.answered = true;
+    return true;
   }
 
   /** The reader stopped early (cancelled the stream, or the sink's cancel): the rest of this response would arrive on the connection. */

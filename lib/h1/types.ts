@@ -36,10 +36,14 @@ export interface TransportConn {
  */
 export type Connect = (host: string, port: number, handlers: TransportHandlers) => Promise<TransportConn>;
 
+/** The part of a Headers a body sink reads (ik's client may hand it the head's fields without a Headers object). */
+export type HeadersLike = Pick<Headers, "get" | "has">;
+
 /**
  * A response body taken by callbacks instead of through a stream: an init field (`bodySink`) ik's
  * HTTP/1.1 client understands and other fetches ignore. At the response head the client asks
- * {@link BodySink.accepts}; when the sink says yes, the Response comes with no body (`body` null),
+ * {@link BodySink.accepts}; when the sink says yes, the fetch resolves with the head and no body
+ * (`body` null; ik's client then gives a head-only response: status, statusText, ok, headers.get/has),
  * every body chunk goes to {@link BodySink.data} in the socket's own turn (no stream, no queue, no
  * promise per chunk) and {@link BodySink.end} is called once, unless the sink cancels first.
  */
@@ -49,7 +53,7 @@ export interface BodySink {
    * response that has a body). `cancel` abandons the response (and the connection under it); the
    * sink hears nothing after it.
    */
-  accepts(status: number, headers: Headers, cancel: () => void): boolean;
+  accepts(status: number, headers: HeadersLike, cancel: () => void): boolean;
   /** Body bytes, as they arrive (the client does not reuse the buffer). A throw fails the response. */
   data(bytes: Uint8Array): void;
   /** The body ended: whole (`null`), or with the error a stream reader would have seen (network, protocol, abort reason). */

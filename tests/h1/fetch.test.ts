@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { type BodySink, type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
+import type { HeadersLike } from "../../lib/h1/types.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { closedPort, type RawServer, rawServer, type Step } from "../client/_raw_server.ts";
 
@@ -62,6 +63,9 @@ for (const [name, f] of transports) {
         if (req.path === "/slow-head") return [{ wait: 2000 }, { head: 200 }, { end: true }];
         if (req.path === "/slow-body") return [{ head: 200 }, { chunk: "a" }, { wait: 2000 }, { end: true }];
         if (req.path === "/then-close") return [{ head: 200 }, { chunk: "one" }, { end: true }, { wait: 30 }, { close: true }];
+        // Two fields of one name (the second line rides in the first's value).
+        if (req.path === "/dup") return [{ head: 200, headers: { "content-type": "text/event-stream", "x-dup": "a\r\nX-Dup: b" } }, { chunk: "hello" }, { end: true }];
+        if (req.path === "/ctl") return [{ head: 200, headers: { "content-type": "text/event-stream", "x-ctl": "a\x01b" } }, { chunk: "hello" }, { end: true }];
         return [{ head: 404, headers: { "content-type": "text/plain" } }, { chunk: "nope" }, { end: true }];
       });
     });
@@ -137,7 +141,7 @@ for (const [name, f] of transports) {
     });
 
     /** A body sink that records what it is given; `take` decides at the head. */
-    const recorder = (take: (status: number, h: Headers) => boolean = () => true) => {
+    const recorder = (take: (status: number, h: HeadersLike) => boolean = () => true) => {
       const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[], cancel: null as (() => void) | null };
       const sink: BodySink = {
         accepts: (status, h, cancel) => {
@@ -175,9 +179,37 @@ for (const [name, f] of transports) {
       assert.deepEqual(h1.connections(), { busy: 0, idle: 1 });
     });
 
+    test("a sink's 2xx body comes with the head alone (no Response, no Headers), read as a Response's head is; a head with a control character is checked by building a Response", async () => {
+      const { got, sink, ended } = recorder();
+      const res = await h1(url("/dup"), { ...post("{}"), bodySink: sink } as RequestInit);
+      await ended();
+      assert.equal(got.text, "hello");
+      assert.equal(res instanceof Response, false, "one object of the head, not a Response and a Headers per open stream");
+      assert.equal(res.status, 200);
+      assert.equal(res.statusText, "X");
+      assert.equal(res.ok, true);
+      assert.equal(res.body, null);
+      // Read as Headers reads the same fields.
+      const real = new Headers([["content-type", "text/event-stream"], ["x-dup", "a"], ["X-Dup", "b"], ["transfer-encoding", "chunked"]]);
+      for (const name of ["X-DUP", "x-dup", "Content-Type", "transfer-encoding", "absent", "x-du", "dup"]) {
+        assert.equal(res.headers.get(name), real.get(name), name);
+        assert.equal(res.headers.has(name), real.has(name), name);
+      }
+      const ctl = recorder();
+      const checked = await h1(url("/ctl"), { ...post("{}"), bodySink: ctl.sink } as RequestInit).catch((e: Error) => e);
+      // The runtime's Headers decides, as for every response before this path: it takes the value
+      // (a Response) or refuses it (a protocol error).
+      if (checked instanceof Error) assert.match(checked.message, /malformed header field/);
+      else {
+        assert.equal(checked instanceof Response, true, "checked by building a Response");
+        await ctl.ended();
+        assert.equal(ctl.got.text, "hello");
+      }
+    });
+
     test("a sink that declines (or throws deciding) leaves the body to the stream; it is asked with the status and headers", async () => {
       for (const take of [(st: number) => st >= 200 && st < 300, () => { throw new Error("cannot say"); }]) {
-        const { got, sink } = recorder(take as (s: number, h: Headers) => boolean);
+        const { got, sink } = recorder(take as (s: number, h: HeadersLike) => boolean);
         const res = await h1(url("/missing"), { ...post("{}"), bodySink: sink } as RequestInit);
         assert.deepEqual(got.heads, [404]);
         assert.equal(await res.text(), "nope");
