@@ -22,7 +22,6 @@ import { traceSchedule } from "../schedule/trace_schedule.ts";
 import { type ConversationSet, parseConversationsText, parseSynthConversations, synthConversations } from "../prompts/conversations.ts";
 import type { ConversationRun } from "../bench/conversations.ts";
 import { readShareGptConversations } from "../datasets/sharegpt_conversations.ts";
-import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
 import { Runner } from "../bench/runner.ts";
@@ -154,7 +153,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   }
   const buckets = list(f.buckets);
   const sel = { buckets: buckets.length ? buckets : undefined, limitPerBucket: f.limitPerBucket || undefined };
-  const tok = f.tokenizer ? await loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
+  // The tokenizer library is loaded only for --tokenizer: it stays out of every other run's memory.
+  const tok = f.tokenizer ? await (await import("../tokenizer/load_tokenizer.ts")).loadTokenizer(resolve(rt.cwd(), f.tokenizer)) : null;
   const wantsDataset = checkDatasetFlags(f) !== null;
   const fileSet: PromptSet | null = wantsDataset ? null : f.prompts && f.prompts !== BUILTIN_NAME ? await loadPromptSet(resolve(rt.cwd(), f.prompts), sel) : loadBuiltinPromptSet(sel);
   const convSet = f.mode === "conversations" ? await loadConversations(rt.cwd(), f.conversations as string, f.seed, f.maxConversations) : null;

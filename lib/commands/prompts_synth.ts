@@ -11,7 +11,6 @@ import type { BucketReport, LengthCounter, LengthSpread } from "../prompts/synth
 import { pseudoTokens } from "../prompts/synth.ts";
 import { openRemoteCounter } from "../tokenize_remote/remote_counter.ts";
 import type { TokenizeEngine } from "../tokenize_remote/engines.ts";
-import { loadTokenizer } from "../tokenizer/load_tokenizer.ts";
 import type { CommandContext } from "./context.ts";
 
 /** The synth flags these helpers read. */
@@ -63,6 +62,8 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
     };
   }
   if (f.tokenizer !== undefined) {
+    // The tokenizer library is loaded only for --tokenizer (this module is in every bench command's graph).
+    const { loadTokenizer } = await import("../tokenizer/load_tokenizer.ts");
     const tok = await loadTokenizer(resolve(ctx.runtime.cwd(), f.tokenizer));
     const count = (t: string) => Promise.resolve(tok.count(t));
     return { method: "tokenizer", request: count, info: { tokenizer: { sha256: tok.sha256 } } };

@@ -9,7 +9,7 @@
  */
 import { IkSeries, type RunLabels } from "./ik_series.ts";
 import { PROM_TEXT_CONTENT_TYPE } from "./registry.ts";
-import { RemoteWriter, type RemoteWriteStats } from "./remote_write.ts";
+import type { RemoteWriter, RemoteWriteStats } from "./remote_write.ts";
 
 /** What the flags ask for. */
 export interface LiveOptions {
@@ -71,6 +71,8 @@ export class LiveRun {
       }, opts.listen);
     }
     if (opts.remoteWrite) {
+      // Loaded only when asked for: its encoder (protobuf, snappy) stays out of every other run's memory.
+      const { RemoteWriter } = await import("./remote_write.ts");
       run.#writer = new RemoteWriter({ url: opts.remoteWrite.url, headers: opts.remoteWrite.headers });
       const push = setInterval(() => run.#writer?.push(run.series.registry.snapshot()), Math.max(0.1, opts.pushIntervalS) * 1000);
       (push as unknown as { unref?: () => void }).unref?.();

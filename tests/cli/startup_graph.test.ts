@@ -145,11 +145,26 @@ test("the check itself: a static import of a run module, or of its machinery, is
   );
   assert.deepEqual(importsOf('/**\n * import { x } from "./doc.ts";\n */\n// import { y } from "./y.ts";\nconst m = await import("./m.ts");').static, []);
   assert.deepEqual(importsOf('const m = await import("./m.ts");').dynamic, ["./m.ts"]);
-  // As if mod.ts imported bench serve's run statically: its live metrics (protobuf, snappy) leak in.
+  // As if mod.ts imported bench serve's run statically: its tables (cli-table3) and live metrics leak in.
   const serve = leaks(staticClosure([...START, "lib/commands/bench_serve.ts"]));
   assert.ok(serve.includes("lib/commands/bench_serve.ts"), serve.join(", "));
-  assert.ok(serve.some((l) => l.startsWith("package @bufbuild/protobuf")), serve.join(", "));
+  assert.ok(serve.some((l) => l.startsWith("package cli-table3")), serve.join(", "));
   assert.ok(serve.includes("lib/live_metrics/live_run.ts"), serve.join(", "));
   const mock = leaks(staticClosure([...START, "lib/commands/mock.ts"]));
   assert.ok(mock.some((l) => l.startsWith("package hono")) && mock.includes("lib/mock/mod.ts"), mock.join(", "));
+});
+
+test("a measuring command's own graph leaves the tokenizer library and the remote-write encoder to the runs that ask for them", () => {
+  // Every module a command loads stays live for the run: at 1,000 streams each MB of it is two or
+  // three of peak RSS (issue 21). --tokenizer and --prometheus-remote-write import theirs when given.
+  for (const cmd of ["bench_serve.ts", "bench_vllm.ts", "bench_points.ts", "load_trial.ts"]) {
+    const c = staticClosure([`lib/commands/${cmd}`]);
+    assert.ok(c.files.has("lib/client/stream_completion.ts"), `walked into ${cmd}'s client`);
+    for (const name of ["@huggingface/tokenizers", "@bufbuild/protobuf", "snappyjs"]) {
+      assert.ok(!c.packages.has(name), `${cmd} loads ${name} (imported by ${c.packages.get(name)}): import it with await import where it is used`);
+    }
+    for (const f of ["lib/tokenizer/load_tokenizer.ts", "lib/live_metrics/remote_write.ts", "lib/live_metrics/write_request.ts"]) {
+      assert.ok(!c.files.has(f), `${cmd} loads ${f} at its start`);
+    }
+  }
 });
