@@ -33,7 +33,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpuName } from "../_host_cpu.ts";
 import { runtimeFlagsOf } from "../_runtime_flags.ts";
-import { exited, killAll, sampleProc, startMock, track } from "../load/procs.ts";
+import { exited, killAll, sampleProc, startMock, track, warmPageCache } from "../load/procs.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -151,6 +151,8 @@ function treeSockets(pid: number): number | null {
 
 /** Runs `cmd` (ik) with `args`, sampling its tree every 100 ms (RSS, PSS, `done()`; sockets every second), bounded by `limitS`. */
 async function sampled(cmd: string, args: string[], env: Record<string, string>, limitS: number, done: () => number): Promise<{ rc: number | null; points: Point[]; stderr: string; stdout: string }> {
+  // Every binary (ik and the floors) starts with its file in the page cache: see warmPageCache.
+  warmPageCache(cmd);
   const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   track(c);
   let stderr = "", stdout = "";
