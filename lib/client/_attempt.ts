@@ -128,6 +128,15 @@ export class Attempt implements Watched, FeedOwner {
   readonly #sink: SinkFeed;
   readonly #req: RequestPayload;
   #stop: Stopped | null = null;
+  /** The API asked (for the result built when a sink's body ends). */
+  #api: Api = "chat";
+  /** The response's status, 0 before a head. */
+  #status = 0;
+  /** A 2xx with a body was read (the result's `streamed`). */
+  #streamed = false;
+  #contentType = "";
+  /** Settles {@link run}'s promise when a body the sink took ends. */
+  #resolve: ((r: RequestResult | Promise<RequestResult>) => void) | null = null;
   #tSend: number;
   #tHeaders: number | null = null;
   #lastByte: number;
@@ -276,10 +285,15 @@ export class Attempt implements Watched, FeedOwner {
     return fetch(url, init as RequestInit);
   }
 
-  /** Sends the request, reads the response and returns the result (failures are results too). */
+  /**
+   * Sends the request, reads the response and returns the result (failures are results too). Until
+   * the head this is an async call; a body the sink took is then read by callbacks
+   * ({@link bodyEnded}), so no suspended call waits for it (issue 21: a frame, a generator and
+   * promises a stream, for the whole response).
+   */
   async run(ep: Endpoint, api: Api): Promise<RequestResult> {
     const opts = this.#opts, st = this.st, sink = this.#sink;
-    let status = 0, streamed = false, contentType = "";
+    this.#api = api;
     if (opts.signal?.aborted) {
       this.#halt("aborted", "aborted before the request was sent");
     } else {
@@ -293,7 +307,7 @@ export class Attempt implements Watched, FeedOwner {
         this.#tHeaders = this.#lastByte = this.#clock();
         this.#req.text = null;
       }
-      status = res.status;
+      const status = this.#status = res.status;
       try {
         opts.onHeaders?.(this.#tHeaders as number);
       } catch {
@@ -315,37 +329,82 @@ export class Attempt implements Watched, FeedOwner {
       } else if (res.body === null && !sink.taken) {
         st.fail("protocol", `HTTP ${status} with no body`);
       } else {
-        streamed = true;
-        contentType = res.headers.get("content-type") ?? "";
+        this.#streamed = true;
+        this.#contentType = res.headers.get("content-type") ?? "";
+        if (sink.taken) {
+          // The body ends in bodyEnded, which settles this promise: this call returns now.
+          return new Promise<RequestResult>((resolve) => {
+            this.#resolve = resolve;
+            sink.watch();
+          });
+        }
         try {
-          if (sink.taken) await sink.read();
-          else await readStream(res.body as ReadableStream<Uint8Array>, res.headers, (b) => this.chunk(b), (f) => (this.#stopStream = f));
+          await readStream(res.body as ReadableStream<Uint8Array>, res.headers, (b) => this.chunk(b), (f) => (this.#stopStream = f));
           this.#parser.end();
         } finally {
           this.#doneAt = null;
         }
-        if (st.failKind === null) classifyEnd(st, contentType, this.#scrub(this.#head));
+        if (st.failKind === null) classifyEnd(st, this.#contentType, this.#scrub(this.#head));
       }
     } catch (e) {
-      const s = this.#stop as Stopped | null;
-      if (st.sawDone && (s === null || s.kind === "timeout")) {
-        // [DONE] came, then the server kept the stream open or dropped the connection: the
-        // response was complete, so this is not a failure.
-        if (st.failKind === null) classifyEnd(st, contentType, "");
-      } else if (s !== null) st.fail(s.kind, s.message);
-      else if (e instanceof BodyDecodeError) st.fail("protocol", `${e.message}: ${networkMessage(e.inner)}`);
-      else if (this.#tHeaders !== null) st.fail("network", `connection lost mid-body: ${networkMessage(e)}`);
-      else st.fail("network", beforeResponseMessage(e));
-    } finally {
-      deadlines.remove(this);
-      opts.signal?.removeEventListener("abort", this);
+      this.#failed(e);
     }
+    return this.#end(ep, api);
+  }
+
+  /** {@link FeedOwner}: the body the sink took ended (null) or failed; the attempt ends with it. */
+  bodyEnded(err: unknown): void {
+    this.#doneAt = null;
+    const st = this.st;
+    try {
+      if (err !== null) throw err;
+      this.#parser.end();
+      if (st.failKind === null) classifyEnd(st, this.#contentType, this.#scrub(this.#head));
+    } catch (e) {
+      this.#failed(e);
+    }
+    // No retry after a head: #end settles with this attempt's own result. This runs in the
+    // transport's turn: what throws goes to the caller's promise, not into the connection.
+    const resolve = this.#resolve;
+    this.#resolve = null;
+    let out: RequestResult | Promise<RequestResult>;
+    try {
+      out = this.#end(null, this.#api);
+    } catch (e) {
+      out = Promise.reject(e);
+    }
+    resolve?.(out);
+  }
+
+  /** How a request that threw went: a limit or the abort, a decode error, a lost connection. */
+  #failed(e: unknown): void {
+    const st = this.st, s = this.#stop;
+    if (st.sawDone && (s === null || s.kind === "timeout")) {
+      // [DONE] came, then the server kept the stream open or dropped the connection: the
+      // response was complete, so this is not a failure.
+      if (st.failKind === null) classifyEnd(st, this.#contentType, "");
+    } else if (s !== null) st.fail(s.kind, s.message);
+    else if (e instanceof BodyDecodeError) st.fail("protocol", `${e.message}: ${networkMessage(e.inner)}`);
+    else if (this.#tHeaders !== null) st.fail("network", `connection lost mid-body: ${networkMessage(e)}`);
+    else st.fail("network", beforeResponseMessage(e));
+  }
+
+  /**
+   * The attempt is over: its limits and the abort listener dropped, its result built. A first
+   * attempt that met a stale pooled connection (no head: `ep` given) sends the request once more
+   * and resolves with that attempt's result.
+   */
+  #end(ep: Endpoint | null, api: Api): RequestResult | Promise<RequestResult> {
+    const opts = this.#opts;
+    deadlines.remove(this);
+    opts.signal?.removeEventListener("abort", this);
     const tEnd = this.#clock();
-    const result = buildResult(st, api, opts, { status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed }, this.#secret);
+    const result = buildResult(this.st, api, opts, { status: this.#status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
     // req.text is null once a head came: such a request is never sent again.
-    if (!this.retry || !staleConnection(result) || opts.signal?.aborted || this.#req.text === null) return result;
-    const second = await new Attempt(this.#req, opts, false).run(ep, api);
-    second.connectionRetries = 1;
-    return second;
+    if (ep === null || !this.retry || !staleConnection(result) || opts.signal?.aborted || this.#req.text === null) return result;
+    return new Attempt(this.#req, opts, false).run(ep, api).then((second) => {
+      second.connectionRetries = 1;
+      return second;
+    });
   }
 }

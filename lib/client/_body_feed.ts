@@ -19,6 +19,11 @@ export interface FeedOwner {
   headArrived(): void;
   /** The loop's per-chunk function: false when reading should stop. */
   chunk(bytes: Uint8Array): boolean;
+  /**
+   * The body ended (`null`) or failed (what a stream reader would have raised): called once, after
+   * {@link SinkFeed.watch}, in the turn the end came in (or within `watch` when it came first).
+   */
+  bodyEnded(err: unknown): void;
 }
 
 /**
@@ -30,7 +35,6 @@ export class SinkFeed implements BodySink {
   /** The fetch handed the body here (set at the head). */
   taken = false;
   #ended: { err: unknown } | null = null;
-  #wake: (() => void) | null = null;
   #cancel: (() => void) | null = null;
   #reading = false;
   #stopWanted = false;
@@ -54,16 +58,16 @@ export class SinkFeed implements BodySink {
     if (this.#ended === null && !this.#stopWanted && !this.owner.chunk(bytes)) this.stop();
   }
 
-  /** {@link BodySink}: the body ended (null) or failed. */
+  /** {@link BodySink}: the body ended (null) or failed; the owner hears it once it {@link watch}es. */
   end(err: unknown): void {
     if (this.#ended !== null) return;
     this.#ended = { err };
-    this.#wake?.();
+    if (this.#reading) this.owner.bodyEnded(err);
   }
 
   /**
    * Stops reading: the response is abandoned (its connection dropped) and the body counts as
-   * ended. Asked for before {@link read} (chunks that came with the head), it happens there.
+   * ended. Asked for before {@link watch} (chunks that came with the head), it happens there.
    */
   stop(): void {
     if (!this.#reading) {
@@ -74,13 +78,15 @@ export class SinkFeed implements BodySink {
     this.end(null);
   }
 
-  /** Waits for the end of a taken body; throws what failed it. */
-  async read(): Promise<void> {
+  /**
+   * The owner reads the taken body from now on: it hears the end through {@link FeedOwner.bodyEnded}
+   * (at once when the body has ended already). No promise and no suspended call wait for it: an
+   * open stream holds neither (issue 21).
+   */
+  watch(): void {
     this.#reading = true;
-    if (this.#stopWanted) this.stop();
-    if (this.#ended === null) await new Promise<void>((wake) => (this.#wake = wake));
-    const end = this.#ended as { err: unknown } | null;
-    if (end !== null && end.err !== null) throw end.err;
+    if (this.#ended !== null) this.owner.bodyEnded(this.#ended.err);
+    else if (this.#stopWanted) this.stop();
   }
 }
 

@@ -126,7 +126,7 @@ describe("the body sink path against the stream path, on one socket client", () 
 });
 
 /** A sink owner that records nothing and reads on. */
-const feedOwner = () => ({ headArrived() {}, chunk: () => true });
+const feedOwner = () => ({ headArrived() {}, chunk: () => true, bodyEnded() {} });
 
 test("the loop's sink takes only a 2xx body that needs no decoding, and only once its head is recorded", () => {
   const h = (ce?: string) => new Headers(ce ? { "content-encoding": ce } : {});
@@ -146,7 +146,47 @@ test("the loop's sink takes only a 2xx body that needs no decoding, and only onc
       throw new Error("no clock");
     },
     chunk: () => true,
+    bodyEnded() {},
   });
   assert.throws(() => broken.accepts(200, h(), () => {}), /no clock/);
   assert.equal(broken.taken, false, "a head that could not be recorded leaves the body to the stream");
+});
+
+test("the sink tells its owner the body's end once, when it watches: at once for an end that came first, a stop asked for before it, or later", () => {
+  const h = new Headers();
+  const make = (chunkOk = true) => {
+    const heard: unknown[] = [];
+    let cancels = 0;
+    const sink = new SinkFeed({ headArrived() {}, chunk: () => chunkOk, bodyEnded: (e) => void heard.push(e) });
+    assert.equal(sink.accepts(200, h, () => void cancels++), true);
+    return { sink, heard, cancels: () => cancels };
+  };
+  // The whole body came with the head: the end waits for watch().
+  const early = make();
+  early.sink.data(new Uint8Array([1]));
+  early.sink.end(null);
+  assert.deepEqual(early.heard, [], "nobody watches yet");
+  early.sink.watch();
+  assert.deepEqual(early.heard, [null]);
+  // A failure that came first is what the owner hears.
+  const failed = make();
+  const boom = new Error("reset");
+  failed.sink.end(boom);
+  failed.sink.watch();
+  assert.deepEqual(failed.heard, [boom]);
+  // A chunk that asked to stop before watch(): stopped (the response abandoned) when it watches.
+  const stopped = make(false);
+  stopped.sink.data(new Uint8Array([1]));
+  assert.equal(stopped.cancels(), 0);
+  stopped.sink.watch();
+  assert.equal(stopped.cancels(), 1);
+  assert.deepEqual(stopped.heard, [null]);
+  // The usual case: watched first, then the end; told once whatever comes after.
+  const later = make();
+  later.sink.watch();
+  assert.deepEqual(later.heard, []);
+  later.sink.end(null);
+  later.sink.end(new Error("after the end"));
+  later.sink.stop();
+  assert.deepEqual(later.heard, [null], "once");
 });
