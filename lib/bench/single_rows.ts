@@ -41,7 +41,7 @@ export function outputDoc(r: RequestResult, p: Prompt, maxTokens: number, extra:
     id: r.id,
     bucket: r.bucket,
     text: r.text,
-    token_ids: r.tokenIds,
+    token_ids: Array.from(r.tokenIds),
     finish_reason: r.finishReason,
     usage: r.usage,
     n_tokens: r.nTokens,

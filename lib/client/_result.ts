@@ -77,7 +77,7 @@ export function buildResult(
     nIds: count ? count.nIds : null,
     nUsage: count ? count.nUsage : null,
     countMismatch: count ? count.countMismatch : null,
-    tokenIds: st.tokenIds,
+    tokenIds: st.tokenIds.values(),
     finishReason: st.finishReason === null ? null : scrubbed(st.finishReason, secret),
     usage: scrubbedUsage(st.usage, secret),
     text: scrubbed(text, secret),

@@ -23,6 +23,7 @@ import type { SseSink } from "../sse/mod.ts";
 import { FAULT_TTFT_PLUS_5MS } from "./_fault.ts";
 import { TextParts } from "./_text_parts.ts";
 import { EventLog } from "./_event_log.ts";
+import { IdColumn } from "./_id_column.ts";
 
 export { EventLog, MAX_RESERVED_EVENTS, TICKS_PER_MS } from "./_event_log.ts";
 import { errorInfoFromJson } from "./error_body.ts";
@@ -55,7 +56,8 @@ export class StreamState implements SseSink {
   readonly reasoning = new TextParts();
   /** Tool-call arguments, in arrival order. */
   readonly toolArguments = new TextParts();
-  readonly tokenIds: number[] = [];
+  /** The streamed token ids, in order. */
+  readonly tokenIds: IdColumn;
   nIds = 0;
   usage: Record<string, unknown> | null = null;
   finishReason: string | null = null;
@@ -75,6 +77,7 @@ export class StreamState implements SseSink {
   /** @param expectedEvents token events the request may bring (its max_tokens), if known */
   constructor(expectedEvents?: number | null) {
     this.log = new EventLog(expectedEvents);
+    this.tokenIds = new IdColumn(expectedEvents);
   }
 
   /** Records the first failure; later ones are ignored. */

@@ -76,8 +76,11 @@ export interface RequestResult {
   nUsage: number | null;
   /** When ids and usage disagree, a short description ("ids 11 != usage 10"), else null. */
   countMismatch: string | null;
-  /** The streamed token ids in order (empty when none were streamed). */
-  tokenIds: number[];
+  /**
+   * The streamed token ids in order (empty when none were streamed): 32-bit rows, or doubles when
+   * a server sent an id that is not an integer in 0..2^32-1 (kept exactly as read).
+   */
+  tokenIds: Uint32Array | Float64Array;
 
   /** The last non-null finish_reason seen, or null. */
   finishReason: string | null;

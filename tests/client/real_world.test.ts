@@ -98,7 +98,7 @@ describe("vLLM", () => {
     assert.equal(r.ok, true, r.error ?? "");
     assert.equal(r.tokenCountMethod, "ids");
     assert.equal(r.nTokens, 5);
-    assert.deepEqual(r.tokenIds, [11, 12, 13, 14, 2]);
+    assert.deepEqual(Array.from(r.tokenIds), [11, 12, 13, 14, 2]);
     assert.equal(r.countMismatch, null);
     assert.equal(r.nTokenEvents, 3);
     assert.equal(r.tLastMs, 30, "the EOS chunk is the last token event");
@@ -163,7 +163,7 @@ describe("vLLM", () => {
       },
     ], { api: "completions" });
     assert.equal(comp.ok, true, comp.error ?? "");
-    assert.deepEqual(comp.tokenIds, [3681, 13]);
+    assert.deepEqual(Array.from(comp.tokenIds), [3681, 13]);
     assert.equal(comp.tokenCountMethod, "ids");
   });
 
@@ -237,7 +237,7 @@ describe("llama.cpp", () => {
     assert.equal(r.nTokenEvents, 3);
     assert.equal(r.tokenCountMethod, "ids");
     assert.equal(r.nTokens, 3);
-    assert.deepEqual(r.tokenIds, [300, 301, 302], "top_logprobs ids are not output ids");
+    assert.deepEqual(Array.from(r.tokenIds), [300, 301, 302], "top_logprobs ids are not output ids");
     assert.equal(r.countMismatch, null);
   });
 

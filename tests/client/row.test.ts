@@ -32,7 +32,7 @@ function result(over: Partial<RequestResult> = {}): RequestResult {
     nIds: null,
     nUsage: 10,
     countMismatch: null,
-    tokenIds: [],
+    tokenIds: new Uint32Array(0),
     finishReason: "length",
     usage: { completion_tokens: 10 },
     text: "t",

@@ -43,7 +43,7 @@ test("ids win over usage; agreeing counts are no mismatch", async () => {
   assert.equal(r.nIds, 6);
   assert.equal(r.nUsage, 6);
   assert.equal(r.countMismatch, null);
-  assert.deepEqual(r.tokenIds, [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(Array.from(r.tokenIds), [1, 2, 3, 4, 5, 6]);
   const row = requestRow(r);
   assert.equal(row.k_first, 2, "k_first = ids in the first token event");
   assert.equal(row.tokens_per_event_max, 3);
@@ -144,7 +144,7 @@ test("ids from logprobs: llama.cpp content[].id and vLLM token_id:N strings", as
     { at: 20, text: completions(".", ["token_id:13"], "length") + DONE },
   ], { api: "completions" });
   assert.equal(r2.tokenCountMethod, "ids");
-  assert.deepEqual(r2.tokenIds, [12366, 13]);
+  assert.deepEqual(Array.from(r2.tokenIds), [12366, 13]);
   // OpenAI-style logprobs carry token strings, not ids: they are not counted as ids.
   const r3 = await runScripted([
     { at: 10, text: completions(" Paris", [" Paris"], null) },
