@@ -64,6 +64,7 @@ export function makeRuntime(
     reapAdopted: (pid) => !p.ownChildPids().has(pid) && reaper.reap(pid),
     cpuUsage: p.cpuUsage,
     memoryUsage: p.memoryUsage,
+    shrinkHeap: () => Promise.resolve(),
     fetch: fetchFn,
     files,
   };

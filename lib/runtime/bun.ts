@@ -16,6 +16,7 @@ interface BunServer {
 interface BunGlobal {
   version: string;
   serve(o: { hostname: string; port: number; idleTimeout: number; fetch: Handler }): BunServer;
+  shrink?: () => void;
 }
 
 async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
@@ -116,5 +117,17 @@ export function bunRuntime(): Runtime {
   const self = () => scriptArgv(process.execPath, process.argv);
   const globalFetch = (input: string, init?: RequestInit) => fetch(input, init);
   const measured = measuredFetchChoice(process.env) === "h1" ? h1Fetch(bunConnect, globalFetch) : globalFetch;
-  return makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, measured, bunLibc, bunExecve);
+  const rt = makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, measured, bunLibc, bunExecve);
+  rt.shrinkHeap = () => shrinkAndSettle(bun);
+  return rt;
+}
+
+/**
+ * Runs `Bun.shrink()` (where this Bun has it) and resolves on a later timer turn: JavaScriptCore
+ * defers the work until the current entry into JavaScript has returned, so the promise waits for that.
+ */
+function shrinkAndSettle(bun: BunGlobal): Promise<void> {
+  if (typeof bun.shrink !== "function") return Promise.resolve();
+  bun.shrink();
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }

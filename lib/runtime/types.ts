@@ -219,6 +219,14 @@ export interface Runtime {
   /** This process's memory now (resident set, JavaScript heap in use, external, ArrayBuffers). */
   memoryUsage(): MemoryUsage;
   /**
+   * Drops the compiled code of everything run so far and collects the whole heap once, then gives
+   * free memory back to the system (Bun: `Bun.shrink()`, JavaScriptCore's shrink-footprint), so
+   * what a load run set itself up with (the CLI's parsers, prompt building, the server check) is
+   * not carried as live heap through every level; code that runs again is compiled again. Resolves
+   * once it has run (~5 ms). Where the runtime has no such call (Deno, Node) it does nothing.
+   */
+  shrinkHeap(): Promise<void>;
+  /**
    * The HTTP client for measured streaming requests: the global fetch on Bun and Deno; on Node a
    * `node:http` one (its fetch adds ~1 ms to every TTFT: lib/runtime/_node_fetch.ts).
    */
