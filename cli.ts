@@ -44,7 +44,9 @@ export async function main(argvIn: string[]): Promise<number> {
   // binary they are a chunk of their own, which `ik --version` never reads (~15 MB less RSS).
   const { runParser } = await import("@optique/core/facade");
   const { formatMessage, message } = await import("@optique/core/message");
-  const { cliParser, dispatch } = await import("./lib/commands/mod.ts");
+  const { cliParser: buildParser, dispatch } = await import("./lib/commands/mod.ts");
+  // Built for this parse and dropped after it (nothing else keeps it): see cliParser.
+  let cliParser: ReturnType<typeof buildParser> | null = buildParser();
   let shownCode: number | null = null;
   let parsed: unknown;
   let helpText = "";
@@ -97,6 +99,8 @@ export async function main(argvIn: string[]): Promise<number> {
   } catch (e) {
     if (e === EXIT_SENTINEL) return shownCode ?? ExitCode.OK;
     throw e;
+  } finally {
+    cliParser = null;
   }
   const clientProblem = httpClientEnvProblem({ [HTTP_CLIENT_ENV]: runtime.env(HTTP_CLIENT_ENV) });
   if (clientProblem !== null) {

@@ -11,7 +11,7 @@ import { command, constant, option } from "@optique/core/primitives";
 import { choice, float, string } from "@optique/core/valueparser";
 import { liveFlags } from "./live_flags.ts";
 
-const flags = {
+const flags = () => ({
   cmd: constant("bench-points" as const),
   base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Router or fleet root, e.g. http://127.0.0.1:18000 (stored only as an HMAC; never with a token in it).` }),
   model: option("--model", string({ metavar: "M" }), { description: message`The served model every point must find in /v1/models.` }),
@@ -24,14 +24,14 @@ const flags = {
   metricsPath: withDefault(option("--metrics-path", string({ metavar: "PATH" }), { description: message`Prometheus path for --drain-source metrics (TensorRT-LLM: /prometheus/metrics).` }), "/metrics"),
   pollS: withDefault(option("--poll-s", float({ min: 0.01, max: 60, metavar: "S" }), { description: message`Drain poll interval, seconds.` }), 0.5),
   json: option("--json", { description: message`Print the outcome as JSON.` }),
-  ...liveFlags,
-};
+  ...liveFlags(),
+});
 
-/** Parser for `ik bench points`. */
-export const benchPointsCommand = command("points", object(flags), {
+/** Builds the parser for `ik bench points` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const benchPointsCommand = () => command("points", object(flags()), {
   brief: message`Ordered benchmark points against a running router/fleet: preflight, drain, external client per point, drain.`,
   description: message`For each point: /ready and /v1/models, wait for zero admission and resident work, run client_argv directly (no shell; {base} {model} {point_id} {point_dir} {ik} substituted) with its timeout, then wait for the fleet to drain. A refused readiness, a model mismatch, a non-zero client exit (2: attainment or scheduling failed) or a drain timeout stops the sequence. Never stops the router or engines. Writes manifest.json and <point>/result.json, client.stdout, client.stderr.`,
 });
 
 /** The parsed flags of `ik bench points`. */
-export type BenchPointsFlags = InferValue<typeof benchPointsCommand>;
+export type BenchPointsFlags = InferValue<ReturnType<typeof benchPointsCommand>>;

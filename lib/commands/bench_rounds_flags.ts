@@ -11,7 +11,7 @@ import { argument, command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 
-const flags = {
+const flags = () => ({
   manifestArg: optional(argument(string({ metavar: "MANIFEST" }), { description: message`Run manifest (JSON): engines with label, name, launch argv, port, env, expect …; model.id; workload.extra_body.` })),
   manifest: optional(option("--manifest", string({ metavar: "FILE" }), { description: message`The run manifest (same as the MANIFEST argument).` })),
   prompts: optional(option("--prompts", string({ metavar: "FILE" }), { description: message`Prompt set for every cell (JSONL or .jsonl.gz); default builtin:default.` })),
@@ -37,13 +37,13 @@ const flags = {
   ciTarget: optional(option("--ci-target", float({ metavar: "FRAC" }), { description: message`Adaptive stop: end after a whole Williams period once every ratio's 95% CI half-width is <= FRAC x the ratio.` })),
   minRounds: optional(option("--min-rounds", integer({ min: 1, max: 10000, metavar: "R" }), { description: message`Adaptive stop: never before this many rounds.` })),
   json: option("--json", { description: message`Print summary.json's content as one JSON object on stdout.` }),
-};
+});
 
-/** Parser for `ik bench rounds`. */
-export const benchRoundsCommand = command("rounds", object({ cmd: constant("bench-rounds" as const), ...flags }), {
+/** Builds the parser for `ik bench rounds` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const benchRoundsCommand = () => command("rounds", object({ cmd: constant("bench-rounds" as const), ...flags() }), {
   brief: message`Several engines from a manifest in balanced rounds: launch, measure and stop each cell; medians and paired ratios with CIs.`,
   description: message`Each round runs every engine once, in a Williams order (every engine in every position, every ordered pair equally often). A cell: refuse a busy port, launch in a new process group with a clean environment (log in logs/<label>.r<k>.log), wait for readiness, warm up, scrape metrics, run 'ik bench serve' as a child, scrape again, stop the whole group (TERM, then KILL), wait for GPU memory, parse the resolved config from the log. A cell is not ok when the manifest's model.id is not served (model_missing), the engine exits before its stop (engine_exited), its failures pass --slo-max-fail in --serve-args (too_many_failures) or its config violates expect (hard_gate). An engine is named best (*) only where every other engine's ratio CI excludes 1 with 3+ round pairs. Writes <run-dir>/rounds/plan.json, <label>.r<k>.json per cell, summary.json and summary.md; the summary goes to stdout.`,
 });
 
 /** The parsed flags of `ik bench rounds`. */
-export type BenchRoundsFlags = InferValue<typeof benchRoundsCommand>;
+export type BenchRoundsFlags = InferValue<ReturnType<typeof benchRoundsCommand>>;

@@ -15,7 +15,7 @@ import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 import { liveFlags } from "./live_flags.ts";
 import { DATASET_CHOICES } from "./prompts_build_flags.ts";
 
-const flags = {
+const flags = () => ({
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
     description: message`Server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine). Never stored: records keep an HMAC of it under a per-machine key.`,
   }),
@@ -159,14 +159,14 @@ const flags = {
     description: message`With --shard: the group id every slice of this run carries (default: --start-at plus the Slurm job step, or the Job's uid in $IK_JOB_UID).`,
   })),
   json: option("--json", { description: message`Print the record as one JSON object on stdout.` }),
-  ...liveFlags,
-};
+  ...liveFlags(),
+});
 
-/** Parser for `ik bench serve`. */
-export const benchServeCommand = command("serve", object({ cmd: constant("bench-serve" as const), ...flags }), {
+/** Builds the parser for `ik bench serve` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const benchServeCommand = () => command("serve", object({ cmd: constant("bench-serve" as const), ...flags() }), {
   brief: message`Benchmark one server: single-user latency with CIs over rounds, or open-loop load with SLO capacity N* and cost.`,
   description: message`Single mode (--mode single): warm-up, then --rounds passes over the prompt set one request at a time; per bucket the median and p95 of TTFT, TPOT, decode tok/s and e2e with 95% CIs (t-scaled cluster bootstrap over rounds). Load mode (--mode load --rates or --concurrency): one level per grid value, open-loop arrivals on absolute deadlines, per level p50/p90/p95/p99 of TTFT, TPOT, ITL and e2e (also failure-adjusted), goodput, tok/s per GPU, send lag and the server's own gauges; N* is the highest level where the SLO holds there and at every lower one. Writes evidence records under $IK_RUNS_DIR (else ./runs); with --json, single mode prints the serve_benchmark record, load mode the derived capacity record. Trace mode (--mode trace) replays a trace's own arrival times (a set made by ik prompts build --dataset mooncake|azure|burstgpt, or --dataset with --dataset-path), --time-scale and --max-duration-s shaping it, with per-second windows of the trace's rate against what was sent; --json prints its serve_benchmark record.`,
 });
 
 /** The parsed flags of `ik bench serve`. */
-export type BenchServeFlags = InferValue<typeof benchServeCommand>;
+export type BenchServeFlags = InferValue<ReturnType<typeof benchServeCommand>>;

@@ -31,7 +31,7 @@ import type { BenchVllmFlags } from "./bench_vllm_flags.ts";
 
 /** `ik bench serve` flags from words (all its defaults filled by its own parser). */
 function serveFlags(words: string[]): BenchServeFlags {
-  const r = parse(benchServeCommand, ["serve", ...words]);
+  const r = parse(benchServeCommand(), ["serve", ...words]);
   if (!r.success) throw new IkError(ExitCode.INTERNAL, "bench vllm", `the load settings were refused (${JSON.stringify(r.error)})`, "please report");
   return r.value as BenchServeFlags;
 }

@@ -12,8 +12,8 @@ import { integer, string } from "@optique/core/valueparser";
 
 const REF_HELP = "an evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json";
 
-/** Parser for `ik compare`. */
-export const compareCommand = command("compare", object({
+/** Builds the parser for `ik compare` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const compareCommand = () => command("compare", object({
   cmd: constant("compare" as const),
   a: argument(string({ metavar: "A" }), { description: message`The reference record: ${text(REF_HELP)}.` }),
   b: argument(string({ metavar: "B" }), { description: message`The record compared with it (the ratio is B / A): ${text(REF_HELP)}.` }),
@@ -27,4 +27,4 @@ export const compareCommand = command("compare", object({
 });
 
 /** The parsed flags of `ik compare`. */
-export type CompareFlags = InferValue<typeof compareCommand>;
+export type CompareFlags = InferValue<ReturnType<typeof compareCommand>>;

@@ -9,8 +9,8 @@ import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
 import { choice, string } from "@optique/core/valueparser";
 
-/** Parser for `ik export`. */
-export const exportCommand = command("export", object({
+/** Builds the parser for `ik export` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const exportCommand = () => command("export", object({
   cmd: constant("export" as const),
   record: argument(string({ metavar: "RECORD" }), { description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory, or its evidence.json. A capacity record exports its measurement.` }),
   format: option("--format", choice(["vllm", "csv", "jsonl"] as const), { description: message`vllm: one vllm bench serve result file per load level (+ runs.tsv for ik summarize vllm); csv: one row per level or bucket; jsonl: the per-request rows.` }),
@@ -22,4 +22,4 @@ export const exportCommand = command("export", object({
 });
 
 /** The parsed flags of `ik export`. */
-export type ExportFlags = InferValue<typeof exportCommand>;
+export type ExportFlags = InferValue<ReturnType<typeof exportCommand>>;

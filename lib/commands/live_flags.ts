@@ -10,8 +10,8 @@ import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import { option } from "@optique/core/primitives";
 import { float, string } from "@optique/core/valueparser";
 
-/** The flags, to spread into a command's object. */
-export const liveFlags = {
+/** Builds the flags, to spread into a command's object (fresh per call). */
+export const liveFlags = () => ({
   metricsListen: optional(option("--metrics-listen", string({ metavar: "HOST:PORT" }), {
     description: message`Serve ik's own Prometheus metrics at http://HOST:PORT/metrics while the run goes (:PORT binds 127.0.0.1; port 0 picks one and says it).`,
   })),
@@ -25,7 +25,7 @@ export const liveFlags = {
   metricsLingerS: withDefault(option("--metrics-linger-s", float({ min: 0, max: 3600, metavar: "S" }), {
     description: message`Keep serving --metrics-listen this long after the run ends (a last scrape sees the final counts).`,
   }), 0),
-};
+});
 
 /** The parsed flags (a caller that builds them by hand may leave the defaults out). */
 export interface LiveFlagValues {

@@ -14,7 +14,7 @@ import { ENGINE_KIND_CHOICES } from "../engines/profiles.ts";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import { liveFlags } from "./live_flags.ts";
 
-const prepareCmd = command("prepare", object({
+const prepareCmd = () => command("prepare", object({
   cmd: constant("load-trial-prepare" as const),
   out: option("--out", string({ metavar: "DIR" }), { description: message`Trial folder; the workload goes to DIR/workload/workload.json (an existing one is refused).` }),
   prompts: optional(option("--prompts", string({ metavar: "FILE" }), { description: message`Prompt set (JSONL or .jsonl.gz, or builtin:default) to take the requests from.` })),
@@ -34,7 +34,7 @@ const prepareCmd = command("prepare", object({
   json: option("--json", { description: message`Print the workload's summary as JSON.` }),
 }), { brief: message`Write a load-trial workload (workload/workload.json) from a prompt set or synthetic lengths (exact with --tokenize-via).` });
 
-const runCmd = command("run", object({
+const runCmd = () => command("run", object({
   cmd: constant("load-trial-run" as const),
   base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Server or router root, e.g. http://127.0.0.1:18000 (stored only as an HMAC).` }),
   expectedModel: option("--expected-model", string({ metavar: "M" }), { description: message`The model the server must list in /v1/models (else exit 69).` }),
@@ -51,14 +51,14 @@ const runCmd = command("run", object({
   timeoutS: withDefault(option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Per-request limit, seconds.` }), 600),
   maxScheduleH: withDefault(option("--max-schedule-h", float({ min: 0.001, max: 8760, metavar: "H" }), { description: message`Longest schedule accepted, hours: a rate and a count whose seeded arrivals would take longer are refused before anything is sent.` }), 24),
   json: option("--json", { description: message`Print summary.json on stdout.` }),
-  ...liveFlags,
+  ...liveFlags(),
 }), { brief: message`Send N requests of a workload at rate R (open loop) and judge SLO attainment; exit 2 when it or the schedule fails.` });
 
-/** Parser for `ik load-trial …`. */
-export const loadTrialCommand = command("load-trial", or(prepareCmd, runCmd), {
+/** Builds the parser for `ik load-trial …` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const loadTrialCommand = () => command("load-trial", or(prepareCmd(), runCmd()), {
   brief: message`The load-trial client of benchmark points: prepare a workload, run one rate against it.`,
   description: message`ik load-trial prepare writes a workload; ik load-trial run sends it as open-loop Poisson arrivals and writes summary.json (attainment, scheduling validity, percentiles) and requests.jsonl. Exit 0 when attainment >= --attainment and the schedule was valid (all sent, median send lag <= 5 ms, p99 <= 50 ms), 2 otherwise.`,
 });
 
 /** The parsed flags of `ik load-trial …`. */
-export type LoadTrialFlags = InferValue<typeof loadTrialCommand>;
+export type LoadTrialFlags = InferValue<ReturnType<typeof loadTrialCommand>>;

@@ -10,8 +10,8 @@ import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
 import { string } from "@optique/core/valueparser";
 
-/** Parser for `ik merge`. */
-export const mergeCommand = command("merge", object({
+/** Builds the parser for `ik merge` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const mergeCommand = () => command("merge", object({
   cmd: constant("merge" as const),
   dirs: multiple(argument(string({ metavar: "DIR" }), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), {
     min: 1,
@@ -29,4 +29,4 @@ export const mergeCommand = command("merge", object({
 });
 
 /** The parsed flags of `ik merge`. */
-export type MergeFlags = InferValue<typeof mergeCommand>;
+export type MergeFlags = InferValue<ReturnType<typeof mergeCommand>>;

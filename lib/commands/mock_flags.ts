@@ -55,8 +55,8 @@ const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, trun
   "slow-headers:S, reset, usage-mismatch[:D] (usage reports D more tokens than streamed, default 1; a negative D lies " +
   "low, floored at 0); @N every N-th request, ~P with probability P (seeded). Repeatable.";
 
-/** Parser for `ik mock`. */
-export const mockCommand = command(
+/** Builds the parser for `ik mock` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const mockCommand = () => command(
   "mock",
   object({
     cmd: constant("mock" as const),
@@ -177,4 +177,4 @@ export const mockCommand = command(
 );
 
 /** The parsed flags of `ik mock`. */
-export type MockFlags = InferValue<typeof mockCommand>;
+export type MockFlags = InferValue<ReturnType<typeof mockCommand>>;

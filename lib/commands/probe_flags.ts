@@ -12,7 +12,7 @@ import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/types.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 
-const flags = {
+const flags = () => ({
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
     description: message`Server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine).`,
   }),
@@ -78,13 +78,13 @@ const flags = {
     }),
   ),
   json: option("--json", { description: message`Print the row as one JSON object.` }),
-};
+});
 
-/** Parser for `ik probe`. */
-export const probeCommand = command("probe", object({ cmd: constant("probe" as const), ...flags }), {
+/** Builds the parser for `ik probe` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const probeCommand = () => command("probe", object({ cmd: constant("probe" as const), ...flags() }), {
   description:
     message`Send one streamed request and print its measured row (TTFT, TPOT, tokens and how they were counted, failure kind).`,
 });
 
 /** The parsed flags of `ik probe`. */
-export type ProbeFlags = InferValue<typeof probeCommand>;
+export type ProbeFlags = InferValue<ReturnType<typeof probeCommand>>;

@@ -16,8 +16,8 @@ import type { SynthFlags } from "./prompts_synth.ts";
 /** The dataset names the flag takes (`custom` is vLLM's name for `jsonl`). */
 export const DATASET_CHOICES = [...DATASET_NAMES, "custom"] as const;
 
-/** Parser for `ik prompts build`. */
-export const buildCommand = command("build", object({
+/** Builds the parser for `ik prompts build` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const buildCommand = () => command("build", object({
   cmd: constant("prompts-build" as const),
   dataset: option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
     description: message`sharegpt (ShareGPT_V3 JSON), sonnet (text of poem lines), jsonl (lines with "prompt" and optional "output_tokens", or "messages"; also "custom"), burstgpt (BurstGPT CSV), azure (Azure LLM inference trace CSV), mooncake (Mooncake trace JSONL: timestamp, input_length, output_length, hash_ids; rows sharing a hash id share that 512-token block's text).`,

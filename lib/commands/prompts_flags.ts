@@ -23,19 +23,19 @@ export const PROMPT_FORMAT_HELP =
   `{"id":"s-2","bucket":"short","messages":[{"role":"user","content":"Name three rivers."}],"max_tokens":64} ` +
   `{"id":"l-1","bucket":"long","messages":[{"role":"user","content":"Summarise this report: ..."}],"max_tokens":256}`;
 
-const fileArg = argument(string({ metavar: "FILE" }), { description: message`Prompt set (JSONL or .jsonl.gz), or builtin:default.` });
+const fileArg = () => argument(string({ metavar: "FILE" }), { description: message`Prompt set (JSONL or .jsonl.gz), or builtin:default.` });
 
-const validate = command("validate", object({ cmd: constant("prompts-validate" as const), file: fileArg, json: option("--json", { description: message`Print the result as one JSON object.` }) }), {
+const validate = () => command("validate", object({ cmd: constant("prompts-validate" as const), file: fileArg(), json: option("--json", { description: message`Print the result as one JSON object.` }) }), {
   brief: message`Check a prompt set: exit 0, or 65 with file:line and what is wrong.`,
   description: message`${text(PROMPT_FORMAT_HELP)} Example: ik prompts validate prompts.jsonl`,
 });
 
-const info = command("info", object({ cmd: constant("prompts-info" as const), file: fileArg, json: option("--json", { description: message`Print the counts as one JSON object.` }) }), {
+const info = () => command("info", object({ cmd: constant("prompts-info" as const), file: fileArg(), json: option("--json", { description: message`Print the counts as one JSON object.` }) }), {
   brief: message`Counts per bucket, max_tokens range, name and sha256 of a prompt set.`,
   description: message`${text(PROMPT_FORMAT_HELP)} Example: ik prompts info builtin:default`,
 });
 
-const synth = command("synth", object({
+const synth = () => command("synth", object({
   cmd: constant("prompts-synth" as const),
   buckets: multiple(option("--bucket", string({ metavar: "NAME:IN:OUT" }), {
     description: message`A bucket of IN input tokens and OUT output tokens (max_tokens); repeat or comma-separate, e.g. short:128:64,long:2048:256.`,
@@ -71,11 +71,11 @@ const synth = command("synth", object({
   description: message`Input lengths are made exact with the server's tokenizer (--tokenize-via), else counted by a local --tokenizer, else by words (approximate: a token is a run of non-whitespace, as the mock counts). Each line records its length_method. Example: ik prompts synth --tokenize-via http://127.0.0.1:8000 --bucket in512:512:128 --per-bucket 16 --out synth.jsonl`,
 });
 
-/** Parser for `ik prompts …`. */
-export const promptsCommand = command("prompts", or(validate, info, synth, buildCommand), {
+/** Builds the parser for `ik prompts …` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const promptsCommand = () => command("prompts", or(validate(), info(), synth(), buildCommand()), {
   brief: message`Validate, inspect, synthesise prompt sets, or build one from a dataset file.`,
   description: message`${text(PROMPT_FORMAT_HELP)}`,
 });
 
 /** The parsed flags of `ik prompts …`. */
-export type PromptsFlags = InferValue<typeof promptsCommand>;
+export type PromptsFlags = InferValue<ReturnType<typeof promptsCommand>>;

@@ -10,8 +10,8 @@ import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
 import { string } from "@optique/core/valueparser";
 
-/** Parser for `ik report`. */
-export const reportCommand = command("report", object({
+/** Builds the parser for `ik report` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const reportCommand = () => command("report", object({
   cmd: constant("report" as const),
   target: argument(string({ metavar: "RECORD|RUN_DIR" }), {
     description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json, a bench rounds output dir, a bench points output dir, or a store root.`,
@@ -25,4 +25,4 @@ export const reportCommand = command("report", object({
 });
 
 /** The parsed flags of `ik report`. */
-export type ReportFlags = InferValue<typeof reportCommand>;
+export type ReportFlags = InferValue<ReturnType<typeof reportCommand>>;

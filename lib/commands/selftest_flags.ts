@@ -9,8 +9,8 @@ import { withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, flag } from "@optique/core/primitives";
 
-/** Parser for `ik selftest`. */
-export const selftestCommand = command(
+/** Builds the parser for `ik selftest` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const selftestCommand = () => command(
   "selftest",
   object({
     cmd: constant("selftest" as const),
@@ -43,4 +43,4 @@ export const selftestCommand = command(
 );
 
 /** The parsed flags of `ik selftest`. */
-export type SelftestFlags = InferValue<typeof selftestCommand>;
+export type SelftestFlags = InferValue<ReturnType<typeof selftestCommand>>;

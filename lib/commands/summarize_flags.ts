@@ -10,7 +10,7 @@ import type { InferValue } from "@optique/core/parser";
 import { command, constant, option } from "@optique/core/primitives";
 import { float, integer, string } from "@optique/core/valueparser";
 
-const vllm = command("vllm", object({
+const vllm = () => command("vllm", object({
   cmd: constant("summarize-vllm" as const),
   runs: option("--runs", string({ metavar: "FILE" }), { description: message`runs.tsv: tag, [pass], dataset, conc, serial_lo, serial_hi, [warmups], [catfile], [rc], [container] (tab-separated, with a header).` }),
   results: option("--results", string({ metavar: "DIR" }), { description: message`Directory of <tag>.json (vllm bench serve --save-result --save-detailed; JSONL from --append-result uses the last) and <tag>.samples.tsv manifests.` }),
@@ -32,11 +32,11 @@ const vllm = command("vllm", object({
   description: message`Reads runs.tsv and, per cell, <tag>.json from --results (current, legacy and --append-result layouts), its container log (ik-request serial=… prompt=… cached=… gen=… acc=… prop=… lines, as ik mock --request-log prints) and <tag>.samples.tsv. Tables use vLLM's own percentiles from the files; tau = gen / (gen - accepted) from the container lines. A cell without its container log cannot be PUBLISHABLE. DECISION precedence: VOID (boots differ, clocks wrong) > NOT-PUBLISHABLE (a pass incomplete, integrity, cache or spread problems) > PUBLISHABLE.`,
 });
 
-/** Parser for `ik summarize …`. */
-export const summarizeCommand = command("summarize", vllm, {
+/** Builds the parser for `ik summarize …` (a fresh one per call: nothing keeps it once the arguments are parsed). */
+export const summarizeCommand = () => command("summarize", vllm(), {
   brief: message`Summaries of result files other tools wrote: vllm (vllm bench serve units).`,
   description: message`ik summarize vllm reads a unit of vllm bench serve result files with its container logs and prints the tables, FLAGS and an optional DECISION.`,
 });
 
 /** The parsed flags of `ik summarize vllm`. */
-export type SummarizeFlags = InferValue<typeof summarizeCommand>;
+export type SummarizeFlags = InferValue<ReturnType<typeof summarizeCommand>>;

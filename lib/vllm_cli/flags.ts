@@ -17,7 +17,7 @@ import { camelOf, NOT_HONOURED } from "./not_honoured.ts";
 const d = (s: string) => ({ description: message`${text(s)}` });
 
 /** The flags ik honours, with vLLM's defaults. */
-export const HONOURED = {
+export const honouredFlags = () => ({
   cmd: constant("bench-vllm" as const),
   backend: withDefault(option("--backend", string({ metavar: "NAME" }), d("vLLM's backend: openai or vllm (the completions API) or openai-chat (chat); others are refused.")), "openai"),
   baseUrl: optional(option("--base-url", string({ metavar: "URL" }), d("Server root (instead of --host/--port). Stored only as an HMAC tag."))),
@@ -70,7 +70,7 @@ export const HONOURED = {
   lengths: withDefault(option("--lengths", choice(["server", "words"] as const, { metavar: "HOW" }), d("ik: random prompt lengths counted by the server's /tokenize (server, exact) or as words (approximate).")), "server" as const),
   timeoutS: withDefault(option("--timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), d("ik: per-request limit, seconds (vLLM's session limit is 6 h).")), 21600),
   json: option("--json", d("ik: print ik's capacity record as one JSON object instead of the summary block.")),
-};
+});
 
 /** Parsers for the not-honoured flags (each optional), keyed by camelCase name. */
 function notHonouredParsers(): Record<string, Parser<"sync", unknown, unknown>> {
@@ -83,5 +83,5 @@ function notHonouredParsers(): Record<string, Parser<"sync", unknown, unknown>> 
   return out;
 }
 
-/** The whole flag parser of `ik bench vllm`. */
-export const benchVllmFlags = merge(object(HONOURED), object(notHonouredParsers()));
+/** Builds the whole flag parser of `ik bench vllm` (fresh per call). */
+export const benchVllmFlags = () => merge(object(honouredFlags()), object(notHonouredParsers()));

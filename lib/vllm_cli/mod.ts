@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-export { benchVllmFlags, HONOURED } from "./flags.ts";
+export { benchVllmFlags, honouredFlags } from "./flags.ts";
 export { camelOf, NOT_HONOURED, type NotHonoured, notHonouredLine } from "./not_honoured.ts";
 export { type VllmFlagValues, type VllmPlan, vllmPlan } from "./options.ts";
 export { type DatasetRequest, type DatasetSet, FILE_DATASETS, promptSetFor, randomSet, type RandomSpec } from "./dataset.ts";

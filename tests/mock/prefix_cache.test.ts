@@ -377,14 +377,14 @@ describe("the simulator with --prefix-cache-tokens", () => {
 describe("--prefix-cache-tokens flag", () => {
   it("parses to prefixCacheTokens, default 0", () => {
     const flags = (args: string[]) => {
-      const r = parse(mockCommand, ["mock", ...args]);
+      const r = parse(mockCommand(), ["mock", ...args]);
       if (!r.success) throw new Error(`parse failed: ${JSON.stringify(r.error)}`);
       return mockOptionsFromFlags(r.value);
     };
     assert.equal(flags([]).prefixCacheTokens, 0);
     assert.equal(flags(["--prefix-cache-tokens", "4096"]).prefixCacheTokens, 4096);
     assert.equal(flags(["--max-batch", "2", "--prefix-cache-tokens", "16"]).prefixCacheTokens, 16);
-    assert.equal(parse(mockCommand, ["mock", "--prefix-cache-tokens", "-5"]).success, false);
+    assert.equal(parse(mockCommand(), ["mock", "--prefix-cache-tokens", "-5"]).success, false);
   });
 
   it("a bad value in the settings is a usage error naming the flag", () => {

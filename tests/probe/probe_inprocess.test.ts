@@ -30,7 +30,7 @@ function ctx(
 }
 
 function flags(args: string[]) {
-  const r = parse(probeCommand, ["probe", ...args]);
+  const r = parse(probeCommand(), ["probe", ...args]);
   if (!r.success) throw new Error(`parse failed: ${JSON.stringify(r.error)}`);
   return r.value;
 }
