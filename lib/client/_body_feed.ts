@@ -7,7 +7,7 @@
  * reader would have raised.
  * @module
  */
-import type { BodySink, HeadersLike } from "../h1/types.ts";
+import type { BodyCancel, BodySink, HeadersLike } from "../h1/types.ts";
 import { compressionOf, decodedBody } from "./body_decode.ts";
 
 /** The per-chunk function: false when reading should stop. */
@@ -35,7 +35,7 @@ export class SinkFeed implements BodySink {
   /** The fetch handed the body here (set at the head). */
   taken = false;
   #ended: { err: unknown } | null = null;
-  #cancel: (() => void) | null = null;
+  #cancel: BodyCancel | null = null;
   #reading = false;
   #stopWanted = false;
 
@@ -43,7 +43,7 @@ export class SinkFeed implements BodySink {
   constructor(private readonly owner: FeedOwner) {}
 
   /** {@link BodySink}: a 2xx body that {@link decodedBody} would pass through as it came (nothing to decompress). */
-  accepts(status: number, headers: HeadersLike, cancel: () => void): boolean {
+  accepts(status: number, headers: HeadersLike, cancel: BodyCancel): boolean {
     if (status < 200 || status > 299 || compressionOf(headers) !== null) return false;
     // Taken only once the head is recorded: a throw here leaves the body to the stream, and the
     // loop then reads the stream (a sink that says yes and is not used would wait forever).
@@ -74,7 +74,7 @@ export class SinkFeed implements BodySink {
       this.#stopWanted = true;
       return;
     }
-    this.#cancel?.();
+    this.#cancel?.cancelBody();
     this.end(null);
   }
 

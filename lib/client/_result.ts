@@ -38,7 +38,7 @@ export function buildResult(
   t: { status: number; tSend: number; tHeaders: number | null; tEnd: number; streamed: boolean },
   secret: string | null,
 ): RequestResult {
-  const text = st.text.toString(), reasoning = st.reasoning.toString(), toolArguments = st.toolArguments.toString();
+  const text = st.text.toString(), reasoning = st.reasoning?.toString() ?? "", toolArguments = st.toolArguments?.toString() ?? "";
   const count = t.streamed
     ? resolveTokenCount({
       nIds: st.nIds,

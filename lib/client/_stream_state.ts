@@ -52,10 +52,10 @@ export class StreamState implements SseSink {
   tLast: number | null = null;
   /** Content (chat) or text (completions) of every choice, in arrival order. */
   readonly text = new TextParts();
-  /** Reasoning content, in arrival order. */
-  readonly reasoning = new TextParts();
-  /** Tool-call arguments, in arrival order. */
-  readonly toolArguments = new TextParts();
+  /** Reasoning content, in arrival order; null until the first (most responses have none). */
+  reasoning: TextParts | null = null;
+  /** Tool-call arguments, in arrival order; null until the first. */
+  toolArguments: TextParts | null = null;
   /** The streamed token ids, in order. */
   readonly tokenIds: IdColumn;
   nIds = 0;
@@ -199,7 +199,7 @@ export class StreamState implements SseSink {
       this.tLast = t;
       if (this.text.length > textBefore && this.tFirstContent === null && !this.contentFirst) {
         // Time to first output: only when reasoning came first (a reasoning model's answer).
-        if (this.reasoning.length > 0) this.tFirstContent = t;
+        if (this.reasoning !== null && this.reasoning.length > 0) this.tFirstContent = t;
         else this.contentFirst = true;
       }
       this.nIds += nIds;
@@ -216,12 +216,12 @@ export class StreamState implements SseSink {
     // vLLM copies `reasoning` into `reasoning_content`: take one of them, never both.
     const rc = delta.reasoning_content;
     if (typeof rc === "string" && rc.length !== 0) {
-      this.reasoning.append(rc);
+      (this.reasoning ??= new TextParts()).append(rc);
       tok = true;
     } else {
       const r = delta.reasoning;
       if (typeof r === "string" && r.length !== 0) {
-        this.reasoning.append(r);
+        (this.reasoning ??= new TextParts()).append(r);
         tok = true;
       }
     }
@@ -230,14 +230,14 @@ export class StreamState implements SseSink {
       for (let i = 0; i < calls.length; i++) {
         const args = calls[i]?.function?.arguments;
         if (typeof args === "string" && args.length !== 0) {
-          this.toolArguments.append(args);
+          (this.toolArguments ??= new TextParts()).append(args);
           tok = true;
         }
       }
     }
     const legacy = delta.function_call?.arguments;
     if (typeof legacy === "string" && legacy.length !== 0) {
-      this.toolArguments.append(legacy);
+      (this.toolArguments ??= new TextParts()).append(legacy);
       tok = true;
     }
     return tok;

@@ -21,7 +21,7 @@
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
+import type { BodyCancel, BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
 import { HeadOnly, plainHead } from "./head_only.ts";
 import { Pool } from "./pool.ts";
 import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
@@ -47,7 +47,7 @@ const QUEUED_BYTES = 64 * 1024;
  * ({@link Exchange.handleEvent}): a listener closure made beside the request would keep the
  * request's bytes and init (the prompt, twice) alive for the whole response.
  */
-class Exchange {
+class Exchange implements BodyCancel {
   ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
   /** The response promise has settled (the head came, or it failed). */
   answered = false;
@@ -64,13 +64,41 @@ class Exchange {
    * @param conn the connection that carries it
    * @param offer the init's body sink, offered at the head
    */
+  /** The fetch's settle functions, dropped once it has settled (a body can last minutes). */
+  private resolve: ((r: Response) => void) | null;
+  private reject: ((e: unknown) => void) | null;
+
   constructor(
-    readonly resolve: (r: Response) => void,
-    readonly reject: (e: unknown) => void,
+    resolve: (r: Response) => void,
+    reject: (e: unknown) => void,
     readonly signal: AbortSignal | null,
     readonly offer: BodySink | null,
     readonly conn: Conn,
-  ) {}
+  ) {
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  /** The fetch resolves with `r` (once). */
+  answer(r: Response): void {
+    const resolve = this.resolve;
+    this.answered = true;
+    this.resolve = this.reject = null;
+    resolve?.(r);
+  }
+
+  /** The fetch fails with `e` (once). */
+  refuse(e: unknown): void {
+    const reject = this.reject;
+    this.answered = true;
+    this.resolve = this.reject = null;
+    reject?.(e);
+  }
+
+  /** {@link BodyCancel}: the sink that took the body abandons it. */
+  cancelBody(): void {
+    this.conn.abandon(this);
+  }
 
   /** The signal aborted: the exchange fails with its reason. */
   handleEvent(): void {
@@ -117,7 +145,7 @@ class Conn implements ResponseSink, TransportHandlers {
     if (light) {
       const bare = new HeadOnly(head);
       if (this.offered(ex, bare.status, bare.headers)) {
-        ex.resolve(bare as unknown as Response);
+        ex.answer(bare as unknown as Response);
         return;
       }
     }
@@ -131,7 +159,7 @@ class Conn implements ResponseSink, TransportHandlers {
       // Built before the sink is asked: a head no Response can carry fails as before any body.
       const bare = responseOf(head, headers, null);
       if (this.offered(ex, head.status, headers)) {
-        ex.resolve(bare);
+        ex.answer(bare);
         return;
       }
     }
@@ -153,8 +181,7 @@ class Conn implements ResponseSink, TransportHandlers {
       }, { highWaterMark: QUEUED_BYTES, size: (c) => c.byteLength });
     }
     const res = responseOf(head, headers, body);
-    ex.answered = true;
-    ex.resolve(res);
+    ex.answer(res);
     if (body === null) ex.finished = true;
   }
 
@@ -166,7 +193,7 @@ class Conn implements ResponseSink, TransportHandlers {
   private offered(ex: Exchange, status: number, headers: HeadersLike): boolean {
     let taken = false;
     try {
-      taken = (ex.offer as BodySink).accepts(status, headers, () => this.abandon(ex)) === true;
+      taken = (ex.offer as BodySink).accepts(status, headers, ex) === true;
     } catch {
       // the stream carries the body
     }
@@ -177,7 +204,7 @@ class Conn implements ResponseSink, TransportHandlers {
   }
 
   /** The reader stopped early (cancelled the stream, or the sink's cancel): the rest of this response would arrive on the connection. */
-  private abandon(ex: Exchange): void {
+  abandon(ex: Exchange): void {
     if (!ex.finished) {
       ex.finished = true;
       this.drop(ex);
@@ -282,9 +309,8 @@ class Conn implements ResponseSink, TransportHandlers {
    */
   failWith(ex: Exchange, e: unknown, afterQueued = false): void {
     if (!ex.answered) {
-      ex.answered = true;
       ex.finished = true;
-      ex.reject(e);
+      ex.refuse(e);
     } else if (!ex.finished) {
       ex.finished = true;
       const c = ex.ctrl;

@@ -7,4 +7,4 @@
 export { type H1Fetch, h1Fetch, type H1FetchFn } from "./fetch.ts";
 export { framingOf, H1ProtocolError, keepsAlive, MAX_HEAD_BYTES, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
 export { netConnect } from "./net_transport.ts";
-export type { BodySink, Connect, TransportConn, TransportHandlers } from "./types.ts";
+export type { BodyCancel, BodySink, Connect, TransportConn, TransportHandlers } from "./types.ts";

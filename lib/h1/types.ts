@@ -39,6 +39,12 @@ export type Connect = (host: string, port: number, handlers: TransportHandlers) 
 /** The part of a Headers a body sink reads (ik's client may hand it the head's fields without a Headers object). */
 export type HeadersLike = Pick<Headers, "get" | "has">;
 
+/** Abandons a response whose body a {@link BodySink} took. */
+export interface BodyCancel {
+  /** Drops the response (and its connection); the sink hears nothing after it. */
+  cancelBody(): void;
+}
+
 /**
  * A response body taken by callbacks instead of through a stream: an init field (`bodySink`) ik's
  * HTTP/1.1 client understands and other fetches ignore. At the response head the client asks
@@ -50,10 +56,11 @@ export type HeadersLike = Pick<Headers, "get" | "has">;
 export interface BodySink {
   /**
    * Whether this response's body should come here; called once, when its head has arrived (a
-   * response that has a body). `cancel` abandons the response (and the connection under it); the
-   * sink hears nothing after it.
+   * response that has a body). `cancel.cancelBody()` abandons the response (and the connection
+   * under it); the sink hears nothing after it. (An object, not a closure: a sink keeps it for the
+   * whole body, and a closure would be one more function and scope a stream, issue 21.)
    */
-  accepts(status: number, headers: HeadersLike, cancel: () => void): boolean;
+  accepts(status: number, headers: HeadersLike, cancel: BodyCancel): boolean;
   /** Body bytes, as they arrive (the client does not reuse the buffer). A throw fails the response. */
   data(bytes: Uint8Array): void;
   /** The body ended: whole (`null`), or with the error a stream reader would have seen (network, protocol, abort reason). */

@@ -51,11 +51,38 @@ const SPACE = 32;
 const LOWER_D = 100;
 const CR_ANY = /\r\n?/g;
 const STREAM = { stream: true } as const;
+/**
+ * Decodes reads that end on a UTF-8 sequence boundary (nearly all of them), for every parser: a
+ * decoder per stream is one more object and its native state for each open stream (issue 21). It
+ * keeps a BOM: only the stream's start drops one (the first read's bytes, or a stream decoder).
+ */
+const WHOLE = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * True when `b` ends inside a UTF-8 sequence: a lead byte among its last three bytes with fewer
+ * bytes after it than the sequence needs (then a streaming decoder must hold the tail).
+ */
+export function endsMidSequence(b: Uint8Array): boolean {
+  const n = b.length;
+  for (let k = 1; k <= 3 && k <= n; k++) {
+    const c = b[n - k];
+    if (c < 0x80) return false;
+    if (c < 0xc0) continue;
+    const need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : c < 0xf8 ? 4 : 1;
+    return need > k;
+  }
+  return false;
+}
 
 /** An incremental SSE parser: push bytes (or text) as they arrive, get events through a sink. */
 export class SseParser {
   private readonly sink: SseSink;
-  private readonly decoder = new TextDecoder("utf-8");
+  /** A streaming decoder while a UTF-8 sequence is split across reads, else null: reads go through {@link WHOLE}. */
+  private decoder: TextDecoder | null = null;
+  /** The stream's start is settled: its BOM, if any, dropped (only there). */
+  private begun = false;
+  /** The stream's first one or two bytes while they may still be the start of a BOM. */
+  private lead: Uint8Array | null = null;
   private rest = "";
   private data = "";
   private hasData = false;
@@ -90,7 +117,41 @@ export class SseParser {
     const first = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
     const last = first === -1 ? -1 : Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
     if (!this.measure(chunk.length, first, last)) return;
-    this.feed(this.decoder.decode(chunk, STREAM));
+    this.feed(this.decode(chunk));
+  }
+
+  /**
+   * One read's text, as one streaming UTF-8 decoder over the whole stream gives it (a BOM dropped at
+   * the stream's start only: here, byte by byte, not by the runtime's decoder, whose handling of a
+   * BOM split across calls differs between runtimes).
+   */
+  private decode(chunk: Uint8Array): string {
+    if (!this.begun) {
+      if (this.lead !== null) {
+        const joined = new Uint8Array(this.lead.length + chunk.length);
+        joined.set(this.lead);
+        joined.set(chunk, this.lead.length);
+        chunk = joined;
+        this.lead = null;
+      }
+      if (chunk.length < 3 && (chunk.length === 0 || (chunk[0] === 0xef && (chunk.length === 1 || chunk[1] === 0xbb)))) {
+        if (chunk.length > 0) this.lead = chunk.slice();
+        return "";
+      }
+      this.begun = true;
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+    }
+    if (chunk.length === 0) return "";
+    let d = this.decoder;
+    if (d === null) {
+      if (!endsMidSequence(chunk)) return WHOLE.decode(chunk);
+      d = this.decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+    }
+    const text = d.decode(chunk, STREAM);
+    // Nothing is held once a read of 3 bytes or more ends on a boundary (a sequence is at most 4
+    // bytes): back to the shared decoder. A shorter read may be finishing a held sequence.
+    if (chunk.length >= 3 && !endsMidSequence(chunk)) this.decoder = null;
+    return text;
   }
 
   /** Feeds already-decoded text (the cap counts characters here). */
@@ -185,7 +246,10 @@ export class SseParser {
 
   /** Ends the stream: flushes the decoder; an event without its closing blank line is discarded. */
   end(): void {
-    const tail = this.decoder.decode();
+    // What is still held: a sequence cut by the end, or a start too short to be a BOM (U+FFFD each).
+    const tail = this.lead !== null ? WHOLE.decode(this.lead) : this.decoder?.decode() ?? "";
+    this.decoder = null;
+    this.lead = null;
     if (tail && this.overflowed === null) this.feed(tail);
     this.rest = "";
     this.data = "";

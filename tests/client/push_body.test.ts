@@ -131,16 +131,16 @@ const feedOwner = () => ({ headArrived() {}, chunk: () => true, bodyEnded() {} }
 test("the loop's sink takes only a 2xx body that needs no decoding, and only once its head is recorded", () => {
   const h = (ce?: string) => new Headers(ce ? { "content-encoding": ce } : {});
   const yes = new SinkFeed(feedOwner());
-  assert.equal(yes.accepts(200, h(), () => {}), true);
+  assert.equal(yes.accepts(200, h(), { cancelBody: () => {} }), true);
   assert.equal(yes.taken, true);
   for (const [status, ce] of [[404, undefined], [301, undefined], [200, "gzip"], [200, " X-Gzip"], [200, "deflate"]] as const) {
     const s = new SinkFeed(feedOwner());
-    assert.equal(s.accepts(status, h(ce), () => {}), false, `${status} ${ce ?? ""}`);
+    assert.equal(s.accepts(status, h(ce), { cancelBody: () => {} }), false, `${status} ${ce ?? ""}`);
     assert.equal(s.taken, false);
   }
-  assert.equal(new SinkFeed(feedOwner()).accepts(206, h(" Identity "), () => {}), true);
+  assert.equal(new SinkFeed(feedOwner()).accepts(206, h(" Identity "), { cancelBody: () => {} }), true);
   // An encoding ik does not decode is passed through as it came on either path: the sink may take it.
-  assert.equal(new SinkFeed(feedOwner()).accepts(200, h("br"), () => {}), true);
+  assert.equal(new SinkFeed(feedOwner()).accepts(200, h("br"), { cancelBody: () => {} }), true);
   const broken = new SinkFeed({
     headArrived() {
       throw new Error("no clock");
@@ -148,7 +148,7 @@ test("the loop's sink takes only a 2xx body that needs no decoding, and only onc
     chunk: () => true,
     bodyEnded() {},
   });
-  assert.throws(() => broken.accepts(200, h(), () => {}), /no clock/);
+  assert.throws(() => broken.accepts(200, h(), { cancelBody: () => {} }), /no clock/);
   assert.equal(broken.taken, false, "a head that could not be recorded leaves the body to the stream");
 });
 
@@ -158,7 +158,7 @@ test("the sink tells its owner the body's end once, when it watches: at once for
     const heard: unknown[] = [];
     let cancels = 0;
     const sink = new SinkFeed({ headArrived() {}, chunk: () => chunkOk, bodyEnded: (e) => void heard.push(e) });
-    assert.equal(sink.accepts(200, h, () => void cancels++), true);
+    assert.equal(sink.accepts(200, h, { cancelBody: () => void cancels++ }), true);
     return { sink, heard, cancels: () => cancels };
   };
   // The whole body came with the head: the end waits for watch().

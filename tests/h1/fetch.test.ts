@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { type BodySink, type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
+import { type BodyCancel, type BodySink, type H1Fetch, h1Fetch, netConnect } from "../../lib/h1/mod.ts";
 import type { HeadersLike } from "../../lib/h1/types.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { closedPort, type RawServer, rawServer, type Step } from "../client/_raw_server.ts";
@@ -142,7 +142,7 @@ for (const [name, f] of transports) {
 
     /** A body sink that records what it is given; `take` decides at the head. */
     const recorder = (take: (status: number, h: HeadersLike) => boolean = () => true) => {
-      const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[], cancel: null as (() => void) | null };
+      const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[], cancel: null as BodyCancel | null };
       const sink: BodySink = {
         accepts: (status, h, cancel) => {
           got.heads.push(status);
@@ -238,7 +238,7 @@ for (const [name, f] of transports) {
       await h1(url("/slow-body"), { ...post("{}"), bodySink: b.sink } as RequestInit);
       for (let i = 0; i < 200 && b.got.text !== "a"; i++) await sleep(5);
       assert.equal(b.got.text, "a");
-      (b.got.cancel as () => void)();
+      (b.got.cancel as BodyCancel).cancelBody();
       await sleep(100);
       assert.deepEqual(b.got.ends, []);
       assert.equal(h1.connections().busy, 0, "the cancelled exchange holds no connection");
@@ -307,6 +307,29 @@ for (const [name, f] of transports) {
       ac.abort(new Error("done"));
       assert.deepEqual(r.got.ends.length, 1);
       assert.equal(held, false, "the exchange in flight still holds its init (and with it the request body)");
+    });
+
+    test("a response still streaming into a sink keeps nothing of its settled fetch (its promise, the head-only response)", {
+      skip: !forceGc ? "needs a forced full GC (Bun)" : false,
+    }, async () => {
+      const refs: WeakRef<object>[] = [];
+      const ac = new AbortController();
+      const r = recorder();
+      await (async () => {
+        const res = await h1(url("/slow-body"), { ...post("{}"), signal: ac.signal, bodySink: r.sink } as RequestInit);
+        assert.equal(res.body, null);
+        refs.push(new WeakRef(res));
+      })();
+      for (let i = 0; i < 200 && r.got.text !== "a"; i++) await sleep(5);
+      assert.equal(r.got.text, "a");
+      for (let i = 0; i < 20 && refs[0].deref() !== undefined; i++) {
+        (forceGc as (full: boolean) => void)(true);
+        await sleep(10);
+      }
+      const held = refs[0].deref() !== undefined;
+      ac.abort(new Error("done"));
+      assert.deepEqual(r.got.ends.length, 1);
+      assert.equal(held, false, "the exchange in flight still holds its fetch's settle functions (and through them the response)");
     });
 
     test("a sink that throws on a chunk fails the response: end(error), the connection dropped", async () => {

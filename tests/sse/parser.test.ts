@@ -226,3 +226,33 @@ test("the cap counts bytes (multi-byte UTF-8), also through pushText and for man
   big.pushBytes(new Uint8Array(1024 * 1024).fill(0x61));
   assert.equal(big.overflowed, null);
 });
+
+/** Parses already-decoded text (no decoder in the parser: the reference for the bytes path). */
+function parseTextRef(text: string): SseEvent[] {
+  const out: SseEvent[] = [];
+  const p: SseParser = new SseParser({ onEvent: (data, event) => out.push({ data, event, id: p.lastEventId }) });
+  p.pushText(text);
+  p.end();
+  return out;
+}
+
+test("bytes cut anywhere decode as one streaming decoder over the whole stream would: split sequences, invalid and truncated bytes, BOMs at the start and inside", () => {
+  const rnd = mulberry(7);
+  const bom = [0xef, 0xbb, 0xbf];
+  const pieces: number[][] = [
+    [...enc.encode("data: ")], [...enc.encode("é")], [...enc.encode("日本")], [...enc.encode("😀")], [...enc.encode("abc")],
+    [0xff], [0x80], [0xc0, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xed, 0xa0, 0x80], bom, [...enc.encode("\n")], [...enc.encode("\n\n")],
+  ];
+  for (let trial = 0; trial < 400; trial++) {
+    const body: number[] = [];
+    const lead = trial % 4 === 0 ? [] : trial % 4 === 1 ? bom : trial % 4 === 2 ? [...bom, ...bom] : [0xef, 0xbb];
+    body.push(...lead, ...enc.encode("data: "));
+    for (let k = 0; k < 30; k++) body.push(...pieces[Math.floor(rnd() * pieces.length)]);
+    body.push(...enc.encode("\n\n"));
+    const bytes = Uint8Array.from(body);
+    const want = parseTextRef(new TextDecoder().decode(bytes));
+    const cuts = Array.from({ length: Math.floor(rnd() * 20) }, () => Math.floor(rnd() * bytes.length)).sort((a, b) => a - b);
+    assert.deepEqual(parseCut(bytes, cuts), want, `trial ${trial}, cuts ${cuts}`);
+    if (trial < 40) assert.deepEqual(parseCut(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)), want, `trial ${trial}, byte by byte`);
+  }
+});
