@@ -64,13 +64,16 @@ function seconds(ms: number): string {
   return `${+(ms / 1000).toFixed(3)} s`;
 }
 
+/** A content type that says the body is an event stream. */
+const EVENT_STREAM = /text\/event-stream/i;
+
 /**
  * Decides how a stream that ended without a transport error went.
  * @param head the start of the body when it produced no SSE event at all, else ""
  */
 function classifyEnd(st: StreamState, contentType: string, head: string): void {
   if (st.log.length === 0) {
-    let why = /text\/event-stream/i.test(contentType) || st.nSseEvents > 0
+    let why = EVENT_STREAM.test(contentType) || st.nSseEvents > 0
       ? "stream ended with no token"
       : `response is not an event stream (content-type '${contentType || "none"}') and carried no token`;
     if (st.nSseEvents === 0) {
@@ -303,7 +306,10 @@ export class Attempt implements Watched, FeedOwner {
         st.fail("protocol", `HTTP ${status} with no body`);
       } else {
         this.#streamed = true;
-        this.#contentType = res.headers.get("content-type") ?? "";
+        // Kept only to say what a body that is not an event stream was: an event stream's content type
+        // is a slice of the head's one string, and keeping it would keep the whole head (issue 21).
+        const ct = res.headers.get("content-type") ?? "";
+        this.#contentType = EVENT_STREAM.test(ct) ? "text/event-stream" : ct;
         if (sink.taken) {
           // The body ends in bodyEnded, which settles this promise: this call returns now.
           return new Promise<RequestResult>((resolve) => {
