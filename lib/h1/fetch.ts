@@ -21,7 +21,8 @@
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { BodyCancel, BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
+import type { BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
+import { Exchange } from "./exchange.ts";
 import { HeadOnly, plainHead } from "./head_only.ts";
 import { Pool } from "./pool.ts";
 import { requestBytes, type Target, targetOf } from "./request_bytes.ts";
@@ -41,70 +42,6 @@ export interface H1Fetch extends H1FetchFn {
 const NULL_BODY = new Set([204, 205, 304]);
 /** Body bytes queued ahead of the reader before the socket is paused (the rest waits in the kernel). */
 const QUEUED_BYTES = 64 * 1024;
-
-/**
- * One request and its response on a connection. It is its abort signal's listener itself
- * ({@link Exchange.handleEvent}): a listener closure made beside the request would keep the
- * request's bytes and init (the prompt, twice) alive for the whole response.
- */
-class Exchange implements BodyCancel {
-  ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
-  /** The response promise has settled (the head came, or it failed). */
-  answered = false;
-  /** The body has ended, failed or been cancelled. */
-  finished = false;
-  /** Listening to {@link signal}. */
-  listening = false;
-  /** The error to raise once the queued chunks are read (see {@link Conn.failWith}). */
-  pendingError: { e: unknown } | null = null;
-  /** The sink that took the body (then the Response has none), or null. */
-  sink: BodySink | null = null;
-
-  /**
-   * @param conn the connection that carries it
-   * @param offer the init's body sink, offered at the head
-   */
-  /** The fetch's settle functions, dropped once it has settled (a body can last minutes). */
-  private resolve: ((r: Response) => void) | null;
-  private reject: ((e: unknown) => void) | null;
-
-  constructor(
-    resolve: (r: Response) => void,
-    reject: (e: unknown) => void,
-    readonly signal: AbortSignal | null,
-    readonly offer: BodySink | null,
-    readonly conn: Conn,
-  ) {
-    this.resolve = resolve;
-    this.reject = reject;
-  }
-
-  /** The fetch resolves with `r` (once). */
-  answer(r: Response): void {
-    const resolve = this.resolve;
-    this.answered = true;
-    this.resolve = this.reject = null;
-    resolve?.(r);
-  }
-
-  /** The fetch fails with `e` (once). */
-  refuse(e: unknown): void {
-    const reject = this.reject;
-    this.answered = true;
-    this.resolve = this.reject = null;
-    reject?.(e);
-  }
-
-  /** {@link BodyCancel}: the sink that took the body abandons it. */
-  cancelBody(): void {
-    this.conn.abandon(this);
-  }
-
-  /** The signal aborted: the exchange fails with its reason. */
-  handleEvent(): void {
-    this.conn.failWith(this, this.signal?.reason ?? new DOMException("The operation was aborted.", "AbortError"));
-  }
-}
 
 /** Errors a body stream, if it is still open. */
 function erroredWith(c: ReadableStreamDefaultController<Uint8Array> | null, e: unknown): void {
