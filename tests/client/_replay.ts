@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { runtime } from "../../lib/runtime/mod.ts";
 import type { Served } from "../../lib/runtime/mod.ts";
 import { ROOT } from "../_helpers/ik.ts";
+import { parseEndpoint } from "../../lib/client/endpoint.ts";
 
 /** tests/testdata/engines */
 export const ENGINES_DIR: string = join(ROOT, "tests", "testdata", "engines");
@@ -139,4 +140,24 @@ export async function replayServer(): Promise<
     auths,
     url: (name: string) => `http://127.0.0.1:${served.port}/${name}`,
   });
+}
+
+/**
+ * A chat stream of `events` token chunks (`extra(i)` is spliced into chunk i's choice, e.g. its
+ * token_ids), a finish chunk and [DONE], served by an injected fetch; with the endpoint and a body
+ * that asks for exactly `events` tokens.
+ */
+export function chatStreamOf(events: number, extra: (i: number) => string = () => ""): {
+  fetch: () => Promise<Response>;
+  ep: ReturnType<typeof parseEndpoint>;
+  body: { model: string; messages: { role: string; content: string }[]; max_tokens: number; stream: true };
+} {
+  const chunk = (i: number) => `data: {"choices":[{"index":0,"delta":{"content":"t${i}"},"finish_reason":null${extra(i)}}]}\n\n`;
+  const sse = Array.from({ length: events }, (_, i) => chunk(i)).join("") +
+    `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n\ndata: [DONE]\n\n`;
+  return {
+    fetch: () => Promise.resolve(new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } })),
+    ep: parseEndpoint("http://127.0.0.1:9/v1", "--base-url"),
+    body: { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: events, stream: true },
+  };
 }

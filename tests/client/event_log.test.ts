@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { EventLog, MAX_RESERVED_EVENTS, TICKS_PER_MS } from "../../lib/client/_stream_state.ts";
 import { Attempt, RequestPayload } from "../../lib/client/_attempt.ts";
 import { streamCompletion } from "../../lib/client/mod.ts";
-import { parseEndpoint } from "../../lib/client/endpoint.ts";
+import { chatStreamOf } from "./_replay.ts";
 
 function fill(log: EventLog, n: number, ids: (i: number) => number): void {
   for (let i = 0; i < n; i++) log.push(1000 + i * 2.5, ids(i));
@@ -120,12 +120,7 @@ test("EventLog keeps every time to 0.1 µs; a time 429 s after the first, or bef
 
 test("streamCompletion reserves the event log from the body's max_tokens", async () => {
   const events = 40;
-  const chunk = (i: number) => `data: {"choices":[{"index":0,"delta":{"content":"t${i}"},"finish_reason":null}]}\n\n`;
-  const sse = Array.from({ length: events }, (_, i) => chunk(i)).join("") +
-    `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n\ndata: [DONE]\n\n`;
-  const fetch = () => Promise.resolve(new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } }));
-  const ep = parseEndpoint("http://127.0.0.1:9/v1", "--base-url");
-  const body = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: events, stream: true };
+  const { fetch, ep, body } = chatStreamOf(events);
   const r = await streamCompletion(ep, "chat", body, { fetch });
   assert.equal(r.ok, true, r.error ?? "");
   assert.equal(r.nTokenEvents, events);

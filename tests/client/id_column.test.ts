@@ -9,7 +9,7 @@ import { IdColumn } from "../../lib/client/_id_column.ts";
 import { MAX_RESERVED_EVENTS } from "../../lib/client/_event_log.ts";
 import { Attempt, RequestPayload } from "../../lib/client/_attempt.ts";
 import { streamCompletion } from "../../lib/client/mod.ts";
-import { parseEndpoint } from "../../lib/client/endpoint.ts";
+import { chatStreamOf } from "./_replay.ts";
 import { outputDoc } from "../../lib/bench/single_rows.ts";
 
 const id = (i: number) => (i * 7919) % 151_936;
@@ -61,12 +61,7 @@ test("IdColumn reserves the request's max_tokens (capped) on the first id, four 
 
 test("streamCompletion keeps the streamed ids in the reserved column, and the output document writes them as a JSON list", async () => {
   const events = 40;
-  const chunk = (i: number) => `data: {"choices":[{"index":0,"delta":{"content":"t${i}"},"finish_reason":null,"token_ids":[${id(i)}]}]}\n\n`;
-  const sse = Array.from({ length: events }, (_, i) => chunk(i)).join("") +
-    `data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n\ndata: [DONE]\n\n`;
-  const fetch = () => Promise.resolve(new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } }));
-  const ep = parseEndpoint("http://127.0.0.1:9/v1", "--base-url");
-  const body = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: events, stream: true };
+  const { fetch, ep, body } = chatStreamOf(events, (i) => `,"token_ids":[${id(i)}]`);
   const r = await streamCompletion(ep, "chat", body, { fetch });
   assert.equal(r.ok, true, r.error ?? "");
   assert.ok(r.tokenIds instanceof Uint32Array);
