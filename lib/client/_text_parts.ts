@@ -9,17 +9,23 @@ export const PIECES_PER_SEGMENT = 64;
 export const TEXT_BUFFER_BYTES = 2048;
 /** The largest buffer given back to the pool; a larger one is left to the collector. */
 const MAX_POOLED_BYTES = 16 * 1024;
-/** The most buffers the pool keeps (it holds no more than were in use at once). */
-const MAX_POOLED = 4096;
+/** The most bytes the pool keeps in all (it holds no more buffers than texts were read at once). */
+const MAX_POOL_BYTES = 8 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 // ignoreBOM: a text that begins with U+FEFF keeps it (a plain decoder would drop it).
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const pool: Uint8Array[] = [];
+let poolBytes = 0;
 
 /** Buffers waiting in the pool (for tests and benchmarks). */
 export function pooledTextBuffers(): number {
   return pool.length;
+}
+
+/** Bytes of the buffers waiting in the pool (for tests and benchmarks). */
+export function pooledTextBytes(): number {
+  return poolBytes;
 }
 
 /**
@@ -31,7 +37,8 @@ export function pooledTextBuffers(): number {
  * young collections come every ~100 ms), and promoted garbage is freed only by a full collection:
  * ~8 KB a request at 256 tokens, ~3 MB of peak RSS per KB at 1,000 streams (issue 21). The buffer goes
  * back to the pool when the text is read, so a closed loop reuses the same buffers request after
- * request.
+ * request; a buffer outgrown while streaming is left to the collector, so the pool never holds more
+ * buffers than texts were read at once (and never more than 8 MB).
  *
  * A piece that is not well-formed UTF-16 (a lone surrogate: a server that split a surrogate pair
  * across events as `\ud83d` escapes) turns the text into strings for good, so every code unit is kept
@@ -99,12 +106,17 @@ export class TextParts {
   private room(need: number): Uint8Array {
     const old = this.bytes;
     if (old === null) {
-      const b = pool.length > 0 && (pool[pool.length - 1].length >= need) ? pool.pop() as Uint8Array : new Uint8Array(Math.max(TEXT_BUFFER_BYTES, need));
-      return (this.bytes = b);
+      const top = pool.length > 0 ? pool[pool.length - 1] : null;
+      if (top !== null && top.length >= need) {
+        pool.pop();
+        poolBytes -= top.length;
+        return (this.bytes = top);
+      }
+      return (this.bytes = new Uint8Array(Math.max(TEXT_BUFFER_BYTES, need)));
     }
+    // The outgrown buffer is not pooled: each text gives back at most the one it ends with.
     const b = new Uint8Array(Math.max(old.length * 2, this.used + need));
     b.set(old.subarray(0, this.used));
-    release(old);
     return (this.bytes = b);
   }
 
@@ -122,5 +134,7 @@ export class TextParts {
 
 /** Gives a buffer back to the pool, unless it is too large or the pool is full. */
 function release(b: Uint8Array): void {
-  if (b.length <= MAX_POOLED_BYTES && pool.length < MAX_POOLED) pool.push(b);
+  if (b.length > MAX_POOLED_BYTES || poolBytes + b.length > MAX_POOL_BYTES) return;
+  pool.push(b);
+  poolBytes += b.length;
 }

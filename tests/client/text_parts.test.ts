@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PIECES_PER_SEGMENT, pooledTextBuffers, TEXT_BUFFER_BYTES, TextParts } from "../../lib/client/_text_parts.ts";
+import { PIECES_PER_SEGMENT, pooledTextBuffers, pooledTextBytes, TEXT_BUFFER_BYTES, TextParts } from "../../lib/client/_text_parts.ts";
 
 test("TextParts equals the pieces concatenated, across segment boundaries, and counts UTF-16 length", () => {
   const sizes = [0, 1, 2, PIECES_PER_SEGMENT - 1, PIECES_PER_SEGMENT, PIECES_PER_SEGMENT + 1, 3 * PIECES_PER_SEGMENT, 1000];
@@ -83,4 +83,23 @@ test("TextParts gives its buffer back when read: the next text reuses it, and no
   const n = pooledTextBuffers();
   assert.equal(big.toString().length, 64 * 1024);
   assert.equal(pooledTextBuffers(), n, "a buffer over 16 KB is not kept");
+});
+
+test("TextParts: a text that outgrows its buffer gives back only the one it ends with; the pool stays within what was in use at once", () => {
+  const before = pooledTextBuffers();
+  for (let round = 0; round < 20; round++) {
+    const texts = Array.from({ length: 8 }, () => new TextParts());
+    // 20,000 bytes each: buffers outgrown on the way (2, 4, 8, 16 KB) stay out of the pool, and the
+    // 32 KB one each ends with is over the pooled size.
+    for (const t of texts) for (let k = 0; k < 4000; k++) t.append(" word");
+    texts.forEach((t) => assert.equal(t.toString().length, 20_000));
+  }
+  const after = pooledTextBuffers();
+  assert.ok(after <= before, `outgrown buffers piled up in the pool (before ${before}, after ${after})`);
+  // 1,000 texts of 9,000 bytes read at once end in 16 KB buffers: 16 MB, of which the pool keeps 8.
+  const many = Array.from({ length: 1000 }, () => new TextParts());
+  for (const t of many) for (let k = 0; k < 1800; k++) t.append(" word");
+  many.forEach((t) => t.toString());
+  assert.ok(pooledTextBytes() <= 8 * 1024 * 1024, `the pool holds ${pooledTextBytes()} bytes`);
+  assert.ok(pooledTextBytes() >= 4 * 1024 * 1024, "the pool keeps buffers up to its bound");
 });
