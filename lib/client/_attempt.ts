@@ -104,7 +104,7 @@ export class Attempt implements Watched, FeedOwner {
   readonly #sink: SinkFeed;
   readonly #req: RequestPayload;
   #stop: Stopped | null = null;
-  /** The API asked (for the result built when a sink's body ends). */
+  /** The API asked (set by {@link run}; the result is built with it when the attempt ends). */
   #api: Api = "chat";
   /** The response's status, 0 before a head. */
   #status = 0;
@@ -328,7 +328,7 @@ export class Attempt implements Watched, FeedOwner {
     } catch (e) {
       this.#failed(e);
     }
-    return this.#end(ep, api);
+    return this.#end(ep);
   }
 
   /** {@link FeedOwner}: the body the sink took ended (null) or failed; the attempt ends with it. */
@@ -348,7 +348,7 @@ export class Attempt implements Watched, FeedOwner {
     this.#resolve = null;
     let out: RequestResult | Promise<RequestResult>;
     try {
-      out = this.#end(null, this.#api);
+      out = this.#end(null);
     } catch (e) {
       out = Promise.reject(e);
     }
@@ -373,15 +373,15 @@ export class Attempt implements Watched, FeedOwner {
    * attempt that met a stale pooled connection (no head: `ep` given) sends the request once more
    * and resolves with that attempt's result.
    */
-  #end(ep: Endpoint | null, api: Api): RequestResult | Promise<RequestResult> {
+  #end(ep: Endpoint | null): RequestResult | Promise<RequestResult> {
     const opts = this.#opts;
     deadlines.remove(this);
     opts.signal?.removeEventListener("abort", this);
     const tEnd = this.#clock();
-    const result = buildResult(this.st, api, opts, { status: this.#status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
+    const result = buildResult(this.st, this.#api, opts, { status: this.#status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
     // req.text is null once a head came: such a request is never sent again.
     if (ep === null || !this.retry || !staleConnection(result) || opts.signal?.aborted || this.#req.text === null) return result;
-    return new Attempt(this.#req, opts, false).run(ep, api).then((second) => {
+    return new Attempt(this.#req, opts, false).run(ep, this.#api).then((second) => {
       second.connectionRetries = 1;
       return second;
     });

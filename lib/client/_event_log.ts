@@ -3,8 +3,8 @@
  * @module
  */
 
-/** Rows an event log starts with when the caller gives no expected count. */
-const INITIAL_EVENTS = 128;
+/** Rows a per-request column starts with when the caller gives no expected count. */
+const INITIAL_ROWS = 128;
 /**
  * The most rows an event log reserves up front from the caller's expected count: a request that
  * asks for 32k tokens and stops at 100 must not hold 256 KB per stream while it streams.
@@ -16,6 +16,16 @@ export const MAX_RESERVED_EVENTS = 1024;
  * (row.ts `eventTimings`: offsets from t_send to 1e-4 ms).
  */
 export const TICKS_PER_MS = 1e4;
+/**
+ * Rows to reserve for a request that may bring `expected` (its max_tokens) plus `extra`, capped at
+ * {@link MAX_RESERVED_EVENTS}; {@link INITIAL_ROWS} when the count is unknown.
+ */
+export function reservedRows(expected: number | null | undefined, extra = 0): number {
+  return expected !== undefined && expected !== null && Number.isFinite(expected) && expected > 0
+    ? Math.min(Math.ceil(expected) + extra, MAX_RESERVED_EVENTS)
+    : INITIAL_ROWS;
+}
+
 /** The most ticks a 32-bit time holds: 429 s after the first event (a longer stream widens its column). */
 const MAX_TICKS = 0xffffffff;
 
@@ -48,10 +58,7 @@ export class EventLog {
 
   /** @param expected events the request may bring (its max_tokens), if known */
   constructor(expected?: number | null) {
-    const n = expected !== undefined && expected !== null && Number.isFinite(expected) && expected > 0
-      ? Math.min(Math.ceil(expected) + 1, MAX_RESERVED_EVENTS)
-      : INITIAL_EVENTS;
-    this.times = new Uint32Array(n);
+    this.times = new Uint32Array(reservedRows(expected, 1));
   }
 
   /** Bytes the columns hold now (their reservations, not only the rows written). */
@@ -89,18 +96,20 @@ export class EventLog {
 
   /** The column as ms on the clock (rows written so far; the rest zero). */
   private widened(): Float64Array {
-    const ticks = this.times, out = new Float64Array(ticks.length);
+    return (this.times = this.inMs(this.times.length));
+  }
+
+  /** The rows written, as ms on the clock, in a new column of `size` rows (the ticks column). */
+  private inMs(size: number): Float64Array {
+    const ticks = this.times, out = new Float64Array(size);
     for (let i = 0; i < this.length; i++) out[i] = this.t0 + ticks[i] / TICKS_PER_MS;
-    return (this.times = out);
+    return out;
   }
 
   /** The arrival times (ms on the clock), trimmed to length (the caller owns it; the log writes no more). */
   timesMs(): Float64Array {
-    const t = this.times, n = this.length;
-    if (t instanceof Float64Array) return trimmed(t, n);
-    const out = new Float64Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.t0 + t[i] / TICKS_PER_MS;
-    return out;
+    const t = this.times;
+    return t instanceof Float64Array ? trimmed(t, this.length) : this.inMs(this.length);
   }
 
   /** Ids per event, trimmed to length (zeros where an event carried none; the caller owns it). */
@@ -125,7 +134,7 @@ export class EventLog {
 }
 
 /** The first `n` values: a view when they fill at least half the column, else a copy (a view would keep the rest). */
-function trimmed<T extends Float64Array | Uint32Array>(col: T, n: number): T {
+export function trimmed<T extends Float64Array | Uint32Array>(col: T, n: number): T {
   if (n === col.length) return col;
   return (n * 2 >= col.length ? col.subarray(0, n) : col.slice(0, n)) as T;
 }

@@ -3,16 +3,14 @@
  * @module
  */
 
-import { MAX_RESERVED_EVENTS } from "./_event_log.ts";
+import { reservedRows, trimmed } from "./_event_log.ts";
 
-/** Ids a column starts with when the caller gives no expected count. */
-const INITIAL_IDS = 128;
 /** The largest id a 32-bit row holds. */
 const MAX_U32 = 0xffffffff;
 
 /**
  * The token ids a response streamed, in order: 32-bit rows, reserved on the first id for the
- * tokens the request asked for (its max_tokens, up to {@link MAX_RESERVED_EVENTS}).
+ * tokens the request asked for (its max_tokens, up to `MAX_RESERVED_EVENTS`: `reservedRows`).
  *
  * A `number[]` grown by `push` allocates a chain of ever larger element stores: at 256 tokens
  * ~10 KB a request that outlive the young collections (the request lives seconds), so the collector
@@ -29,9 +27,7 @@ export class IdColumn {
 
   /** @param expected ids the request may bring (its max_tokens), if known */
   constructor(expected?: number | null) {
-    this.reserve = expected !== undefined && expected !== null && Number.isFinite(expected) && expected > 0
-      ? Math.min(Math.ceil(expected), MAX_RESERVED_EVENTS)
-      : INITIAL_IDS;
+    this.reserve = reservedRows(expected);
   }
 
   /** Bytes the column holds now (its reservation, not only the ids written; 0 before the first id). */
@@ -49,11 +45,7 @@ export class IdColumn {
 
   /** The ids in order (the caller owns the column; the column writes no more). */
   values(): Uint32Array | Float64Array {
-    const col = this.col, n = this.length;
-    if (col === null) return new Uint32Array(0);
-    if (n === col.length) return col;
-    // A view keeps the whole reservation alive: only when it is mostly used.
-    return n * 2 >= col.length ? col.subarray(0, n) : col.slice(0, n);
+    return this.col === null ? new Uint32Array(0) : trimmed(this.col, this.length);
   }
 
   private grow(): Uint32Array | Float64Array {

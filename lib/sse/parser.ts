@@ -62,7 +62,7 @@ const WHOLE = new TextDecoder("utf-8", { ignoreBOM: true });
  * True when `b` ends inside a UTF-8 sequence: a lead byte among its last three bytes with fewer
  * bytes after it than the sequence needs (then a streaming decoder must hold the tail).
  */
-export function endsMidSequence(b: Uint8Array): boolean {
+function endsMidSequence(b: Uint8Array): boolean {
   const n = b.length;
   for (let k = 1; k <= 3 && k <= n; k++) {
     const c = b[n - k];

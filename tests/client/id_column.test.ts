@@ -57,6 +57,12 @@ test("IdColumn reserves the request's max_tokens (capped) on the first id, four 
   const full = new IdColumn(256);
   for (let i = 0; i < 256; i++) full.push(i);
   assert.equal(full.bytesHeld, 1024, "256 ids in the one reserved column: no growth");
+  // Handed over as a view of the reservation only when it fills half of it: a view keeps the rest.
+  const few = new IdColumn(1000), most = new IdColumn(1000);
+  for (let i = 0; i < 10; i++) few.push(i);
+  for (let i = 0; i < 900; i++) most.push(i);
+  assert.equal(few.values().buffer.byteLength, 40, "10 of 1,000 reserved: a copy of the 10");
+  assert.equal(most.values().buffer.byteLength, 4000, "900 of 1,000 reserved: a view, no copy");
 });
 
 test("streamCompletion keeps the streamed ids in the reserved column, and the output document writes them as a JSON list", async () => {
