@@ -24,6 +24,7 @@ import { targetTokens } from "./prompt_lengths.ts";
 import { outputDoc, promptTokens } from "./single_rows.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
 import { CompletionQueue } from "./completion_queue.ts";
+import { FileSpill } from "./column_spill.ts";
 
 /** A client that fell this far behind its schedule (p99, ms) may have limited the level. */
 export const SEND_LAG_LIMIT_MS = 5;
@@ -105,6 +106,11 @@ export interface LevelDeps {
   onNote?: (line: string) => void;
   /** Reads ik's own memory (sampled once a second into the level's `client_memory`), where given. */
   memory?: () => MemoryReading;
+  /**
+   * The run's folder, where the level's columns park their full chunks (an unlinked file,
+   * column_spill.ts) so that a long level's memory does not grow with its requests; absent: kept in memory.
+   */
+  spillDir?: string;
 }
 
 /** A level's GPU figures. */
@@ -157,7 +163,15 @@ export interface LevelResult {
 
 /** Runs one level and returns its numbers. */
 export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelResult> {
-  const acc = new LevelAccumulator(deps.slo);
+  const spill = deps.spillDir ? FileSpill.open(deps.spillDir, spec.shard ? `${spec.name}-${spec.shard.k}` : spec.name) : null;
+  try {
+    return await measureLevel(spec, deps, new LevelAccumulator(deps.slo, spill));
+  } finally {
+    spill?.close();
+  }
+}
+
+async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumulator): Promise<LevelResult> {
   const counts = new CountTally();
   const pick = spec.replay ? deps.pool.inOrder(spec.name) : deps.pool.picker(spec.seed, spec.name);
   let allOffsets: ArrayLike<number> | null = null;

@@ -118,7 +118,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     }, {
       runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
       signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: cfg.samplerFor?.(name, liveGauges(cfg)), live: cfg.live?.series ?? null,
-      telemetry: cfg.telemetryFor?.(name) ?? null, memory: cfg.memory,
+      telemetry: cfg.telemetryFor?.(name) ?? null, memory: cfg.memory, spillDir: run.dir,
     });
     await outputs.close().catch(onError);
     await inputs.close().catch(onError);

@@ -13,7 +13,7 @@
  * @module
  */
 import { nearestRankIndex, nearestRankSorted, orderStatisticCi } from "../stats/mod.ts";
-import { Column, type Percentiles, percentiles, percentilesOfSorted } from "./column.ts";
+import { type ChunkSpill, Column, type Percentiles, percentiles, percentilesOfSorted } from "./column.ts";
 import { meetsSlo, type Slo, type SloCheck, sloChecks } from "./slo.ts";
 
 /** The row fields a level reads. */
@@ -80,12 +80,11 @@ class Recent {
 
 /** Collects one level's rows and ITLs, then summarises them. */
 export class LevelAccumulator {
-  readonly #ttft = new Column();
-  readonly #tpot = new Column();
-  readonly #e2e = new Column();
-  // 32-bit floats: one value per token gap, the column that grows with every token (column.ts).
-  readonly #itl = new Column(4096, "f32");
-  readonly #lag = new Column();
+  readonly #ttft: Column;
+  readonly #tpot: Column;
+  readonly #e2e: Column;
+  readonly #itl: Column;
+  readonly #lag: Column;
   readonly #failures: Record<string, number> = {};
   readonly #recentTtft = new Recent();
   readonly #recentLag = new Recent();
@@ -97,8 +96,18 @@ export class LevelAccumulator {
   #t1 = -Infinity;
   #busyNs = 0;
 
-  /** @param slo the targets goodput is counted against */
-  constructor(readonly slo: Slo = {}) {}
+  /**
+   * @param slo the targets goodput is counted against
+   * @param spill where the columns park their full chunks (column.ts), or null to keep every value in memory
+   */
+  constructor(readonly slo: Slo = {}, spill: ChunkSpill | null = null) {
+    this.#ttft = new Column(256, "f64", spill);
+    this.#tpot = new Column(256, "f64", spill);
+    this.#e2e = new Column(256, "f64", spill);
+    // 32-bit floats: one value per token gap, the column that grows with every token (column.ts).
+    this.#itl = new Column(4096, "f32", spill);
+    this.#lag = new Column(256, "f64", spill);
+  }
 
   /** Adds one finished request and its inter-token gaps. */
   add(row: LevelRow, itlMs: ArrayLike<number> = []): void {

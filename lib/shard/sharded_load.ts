@@ -144,7 +144,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
       }, {
         runner: cfg.runner, pool, slo: cfg.slo, gpuCount: cfg.gpuCount, label: cfg.label, journal, outputs, inputs,
         signal, onProgress: cfg.onProgress, onNote: cfg.onNote, sampler: spec.k === 0 ? cfg.samplerFor?.(name, liveGauges(cfg)) : undefined, onSendsDone: sendsDone, live: cfg.live?.series ?? null,
-        telemetry: spec.k === 0 ? cfg.telemetryFor?.(name) ?? null : null, memory: cfg.memory,
+        telemetry: spec.k === 0 ? cfg.telemetryFor?.(name) ?? null : null, memory: cfg.memory, spillDir: run.dir,
       }).finally(async () => {
         sendsDone();
         await outputs.close().catch(onError);
