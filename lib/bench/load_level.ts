@@ -167,7 +167,7 @@ export async function runLevel(spec: LevelSpec, deps: LevelDeps): Promise<LevelR
   try {
     return await measureLevel(spec, deps, new LevelAccumulator(deps.slo, spill));
   } finally {
-    spill?.close();
+    await spill?.close();
   }
 }
 

@@ -4,7 +4,7 @@
  * when its numbers are read; a level's summary is the same with the spill as without it.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, write } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -31,7 +31,7 @@ function openSpills(): string[] {
   return out;
 }
 
-test("FileSpill: a file in the folder that is unlinked at once, chunks read back at their handles, nothing read after close", () => {
+test("FileSpill: a file in the folder that is unlinked at once; a chunk copied, written in the background and read back at its handle", async () => {
   const dir = mkdtempSync(join(tmpdir(), "ik-spill-"));
   try {
     const s = FileSpill.open(dir, "r2000/x");
@@ -42,15 +42,21 @@ test("FileSpill: a file in the folder that is unlinked at once, chunks read back
     assert.equal(ha, 0);
     assert.equal(hb, 32);
     assert.equal(s.bytes, 40);
+    assert.equal(s.heldBytes, 40, "both copies held while their writes are in flight");
     a.fill(9); // the caller refills its array: what was parked is a copy
     const ra = new Float64Array(4), rb = new Float32Array(2);
+    s.read(ha as number, new Uint8Array(ra.buffer));
+    assert.deepEqual(Array.from(ra), [1.5, -2, 3e9, 0], "read back while in flight: the copy");
+    await s.settled();
+    assert.equal(s.heldBytes, 0, "written: no copy kept");
+    ra.fill(0);
     s.read(hb as number, new Uint8Array(rb.buffer));
     s.read(ha as number, new Uint8Array(ra.buffer));
-    assert.deepEqual(Array.from(ra), [1.5, -2, 3e9, 0]);
+    assert.deepEqual(Array.from(ra), [1.5, -2, 3e9, 0], "read back from the file");
     assert.deepEqual(Array.from(rb), [7.25, 8]);
     assert.throws(() => s.read(40, new Uint8Array(8)), /spill file ended at byte 40 of 40/, "a read past the end is an error, not zeros");
-    s.close();
-    s.close();
+    await s.close();
+    await s.close();
     assert.equal(s.park(new Uint8Array(8)), null, "closed: a chunk stays with its column");
     assert.throws(() => s.read(0, new Uint8Array(8)), /already closed/);
     assert.deepEqual(readdirSync(dir), []);
@@ -60,7 +66,35 @@ test("FileSpill: a file in the folder that is unlinked at once, chunks read back
   }
 });
 
-test("a level's summary with its columns parked in a file equals the one kept in memory", () => {
+test("FileSpill: a chunk whose write fails is kept in memory and read back; no later chunk is parked", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ik-spill-fail-"));
+  try {
+    let writes = 0;
+    const s = FileSpill.open(dir, "c1", (fd, buf, off, len, pos, done) => {
+      // The first chunk goes to disk in two short writes; the second fails as a full disk does.
+      writes++;
+      if (pos < 16) return write(fd, buf, off, Math.min(len, 8), pos, done);
+      setTimeout(() => done(Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" }), 0), 1);
+    })!;
+    const first = new Float64Array([1, 2]), second = new Float64Array([3, 4]);
+    const h1 = s.park(new Uint8Array(first.buffer)), h2 = s.park(new Uint8Array(second.buffer));
+    assert.deepEqual([h1, h2], [0, 16]);
+    await s.settled();
+    assert.equal(writes, 3, "the first chunk took two writes (a short one, then the rest), the second one");
+    assert.equal(s.heldBytes, 16, "the failed chunk's copy is kept");
+    assert.equal(s.park(new Uint8Array(8)), null, "after a failed write, chunks stay with their columns");
+    const back = new Float64Array(2);
+    s.read(h2 as number, new Uint8Array(back.buffer));
+    assert.deepEqual(Array.from(back), [3, 4]);
+    s.read(h1 as number, new Uint8Array(back.buffer));
+    assert.deepEqual(Array.from(back), [1, 2]);
+    await s.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a level's summary with its columns parked in a file equals the one kept in memory", async () => {
   const dir = mkdtempSync(join(tmpdir(), "ik-spill-acc-"));
   const rng = new SeededRng(5);
   const spill = FileSpill.open(dir, "c1")!;
@@ -84,9 +118,11 @@ test("a level's summary with its columns parked in a file equals the one kept in
     const full = (k: number) => Math.floor(k / CHUNK_VALUES);
     const expected = (3 * full(ok) + full(n)) * CHUNK_VALUES * 8 + full(ok * 7) * CHUNK_VALUES * 4;
     assert.equal(spill.bytes, expected);
+    await spill.settled();
+    assert.equal(spill.heldBytes, 0);
     assert.deepEqual(parked.summary(2), kept.summary(2));
   } finally {
-    spill.close();
+    await spill.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
