@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CHUNK_VALUES, type ChunkSpill, Column } from "../../lib/metrics/mod.ts";
+import { shortestF32 } from "../../lib/metrics/column.ts";
 import { SeededRng } from "../../lib/stats/mod.ts";
 
 /** An in-memory spill: copies of the parked bytes, and which parks it refused. */
@@ -79,4 +80,29 @@ test("a chunk the spill refuses stays in memory; the column's values are the sam
   assert.deepEqual(c.toArray(), vs);
   assert.deepEqual(c.sorted(), kept.sorted());
   assert.deepEqual(c.percentilesInPlace(), kept.percentilesInPlace());
+});
+
+test("a 32-bit column's percentiles by counting its bit patterns: the nearest ranks of a sorted copy (negatives, ±0, infinities, ties, values within one bin), its push order kept, parked or not", () => {
+  const rng = new SeededRng(21);
+  const kinds: [string, () => number][] = [
+    ["spread over decades", () => rng.next() * 10 ** (Math.floor(rng.next() * 8) - 3)],
+    ["negatives and zeros", () => (rng.next() < 0.1 ? (rng.next() < 0.5 ? -0 : 0) : (rng.next() - 0.5) * 100)],
+    ["all in one bin (8 ms ± a few ULPs)", () => 8 + Math.floor(rng.next() * 40) * 2 ** -20],
+    ["ties and infinities", () => [1, 2, 2, 2, 3, Infinity, -Infinity, 5e-3][Math.floor(rng.next() * 8)]],
+  ];
+  for (const [name, draw] of kinds) {
+    for (const n of [1, 2, 5, 1000, CHUNK_VALUES + 17]) {
+      const vs = Array.from({ length: n }, draw);
+      for (const spill of [null, new FakeSpill()]) {
+        const c = new Column(16, "f32", spill);
+        fill(c, vs);
+        const before = c.toArray();
+        const want = Float32Array.from(vs).sort();
+        const at = (p: number) => shortestF32(want[Math.ceil((p / 100) * n) - 1]);
+        const got = c.percentilesInPlace();
+        assert.deepEqual(got, { n, p50: at(50), p90: at(90), p95: at(95), p99: at(99) }, `${name}, n ${n}, ${spill ? "parked" : "in memory"}`);
+        assert.deepEqual(c.toArray(), before, "the push order is kept");
+      }
+    }
+  }
 });
