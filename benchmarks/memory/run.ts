@@ -271,13 +271,16 @@ async function curve(tmp: string, env: Record<string, string>): Promise<void> {
     const at = (k: number) => r.points.find((p) => p.done >= k) ?? null;
     const step = QUICK ? 5_000 : 20_000;
     let from = 0;
-    const lows: (number | null)[] = [];
+    const lows: (number | null)[] = [], highs: (number | null)[] = [];
     for (let k = 10_000; k <= CURVE_N; k += k === 10_000 && step > 10_000 ? step - 10_000 : step) {
       const span = r.points.filter((p) => p.done > from && p.done <= k);
       const lo = span.length ? Math.min(...span.map((p) => p.workerRssKb)) : null;
       const hi = span.length ? Math.max(...span.map((p) => p.workerRssKb)) : null;
       out(`| ${k.toLocaleString("en")} | ${mb(at(k)?.workerRssKb)} | ${mb(lo)} | ${mb(hi)} |`);
-      if (k > 10_000) lows.push(lo);
+      if (k > 10_000) {
+        lows.push(lo);
+        highs.push(hi);
+      }
       from = k;
     }
     const a = at(10_000)?.workerRssKb, b = at(CURVE_N)?.workerRssKb;
@@ -288,6 +291,10 @@ async function curve(tmp: string, env: Record<string, string>): Promise<void> {
     out(`Growth of the worker's RSS from request 10,000 to ${CURVE_N.toLocaleString("en")}: ${a && b ? `${(((b - a) / a) * 100).toFixed(1)} %` : "n/a"} (goal: within 10 %: ${a && b ? (Math.abs(b - a) / a <= 0.1 ? "met" : "not met") : "n/a"}); exit ${r.rc}.`);
     const lo0 = lows[0], lo1 = lows[lows.length - 1];
     if (lo0 && lo1) out(`The floor (lowest reading of a window) from the first window after request 10,000 to the last: ${mb(lo0)} → ${mb(lo1)} MB (${(((lo1 - lo0) / lo0) * 100).toFixed(1)} %).`);
+    // The reading at k is one sample of a sawtooth (a collection every few hundred ms): the lowest
+    // and highest of each window bound it, and show whether what is held, or its peaks, grow.
+    const hi0 = highs[0], hi1 = highs[highs.length - 1];
+    if (hi0 && hi1) out(`The peaks (highest reading of a window), the same windows: ${mb(hi0)} → ${mb(hi1)} MB (${(((hi1 - hi0) / hi0) * 100).toFixed(1)} %); the highest of all windows after request 10,000: ${mb(Math.max(...highs.filter((h): h is number => h !== null)))} MB.`);
     if (r.rc !== 0) log(`curve: exit ${r.rc}: ${r.stderr.trim().split("\n").slice(-2).join(" | ")}`);
   } finally {
     await mock.stop();
