@@ -11,12 +11,10 @@ import { test } from "node:test";
 import { FileSpill } from "../../lib/bench/column_spill.ts";
 import { runLevel } from "../../lib/bench/load_level.ts";
 import { PromptPool } from "../../lib/bench/prompt_pool.ts";
-import { Runner } from "../../lib/bench/runner.ts";
-import { parseEndpoint } from "../../lib/client/endpoint.ts";
-import { JsonlWriter } from "../../lib/evidence/mod.ts";
 import { CHUNK_VALUES, LevelAccumulator, type LevelRow } from "../../lib/metrics/mod.ts";
 import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
 import { SeededRng } from "../../lib/stats/mod.ts";
+import { fakeRunner, levelWriters, ONE_TOKEN_SSE } from "./_level_fixture.ts";
 
 /** The spill files this process holds open, by the path each was opened at. */
 function openSpills(): string[] {
@@ -127,22 +125,16 @@ test("a level's summary with its columns parked in a file equals the one kept in
   }
 });
 
-const SSE = 'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
-
 test("a level given the run's folder holds its spill file open while it runs, and closes it when its numbers are read", { skip: !existsSync("/proc/self/fd") && "no /proc/self/fd" }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "ik-spill-level-"));
   try {
     const seen: string[][] = [];
     const fetch = () => {
       seen.push(openSpills().filter((p) => p.startsWith(dir)));
-      return Promise.resolve(new Response(SSE, { status: 200, headers: { "content-type": "text/event-stream" } }));
+      return Promise.resolve(new Response(ONE_TOKEN_SSE, { status: 200, headers: { "content-type": "text/event-stream" } }));
     };
-    const runner = new Runner({
-      ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4, tokenIds: "off",
-      exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 10_000, fetch,
-    } as unknown as ConstructorParameters<typeof Runner>[0]);
-    const open = (f: string) => JsonlWriter.open(join(dir, f));
-    const [journal, outputs, inputs] = await Promise.all([open("requests.jsonl"), open("outputs.jsonl"), open("inputs.jsonl")]);
+    const runner = fakeRunner(fetch);
+    const { journal, outputs, inputs } = await levelWriters(dir);
     const deps = { runner, pool: new PromptPool(loadBuiltinPromptSet().prompts), slo: {}, gpuCount: 0, label: "t", journal, outputs, inputs };
     const spec = { index: 0, level: 2, name: "c2", ratePerS: null, workers: 2, durationS: 30, maxRequests: 4, burstiness: 1, seed: [1] };
     const res = await runLevel(spec, { ...deps, spillDir: dir });

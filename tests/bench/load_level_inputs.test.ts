@@ -11,11 +11,8 @@ import { test } from "node:test";
 import { runLevel } from "../../lib/bench/load_level.ts";
 import { PromptPool } from "../../lib/bench/prompt_pool.ts";
 import { Runner } from "../../lib/bench/runner.ts";
-import { parseEndpoint } from "../../lib/client/endpoint.ts";
-import { JsonlWriter } from "../../lib/evidence/mod.ts";
 import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
-
-const SSE = 'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+import { fakeRunner, levelWriters, ONE_TOKEN_SSE } from "./_level_fixture.ts";
 
 test("a level writes each request's input record while the request is still open, and every one once", async () => {
   const dir = await mkdtemp(join(tmpdir(), "ik-level-inputs-"));
@@ -23,13 +20,9 @@ test("a level writes each request's input record while the request is still open
     // Every response waits until the test lets it go.
     const held: (() => void)[] = [];
     const fetch = () =>
-      new Promise<Response>((resolve) => held.push(() => resolve(new Response(SSE, { status: 200, headers: { "content-type": "text/event-stream" } }))));
-    const runner = new Runner({
-      ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4, tokenIds: "off",
-      exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 10_000, fetch,
-    } as unknown as ConstructorParameters<typeof Runner>[0]);
-    const open = (f: string) => JsonlWriter.open(join(dir, f));
-    const [journal, outputs, inputs] = await Promise.all([open("requests.jsonl"), open("outputs.jsonl"), open("inputs.jsonl")]);
+      new Promise<Response>((resolve) => held.push(() => resolve(new Response(ONE_TOKEN_SSE, { status: 200, headers: { "content-type": "text/event-stream" } }))));
+    const runner = fakeRunner(fetch);
+    const { journal, outputs, inputs } = await levelWriters(dir);
     const level = runLevel(
       { index: 0, level: 3, name: "c3", ratePerS: null, workers: 3, durationS: 30, maxRequests: 3, burstiness: 1, seed: [1] },
       { runner, pool: new PromptPool(loadBuiltinPromptSet().prompts), slo: {}, gpuCount: 0, label: "t", journal, outputs, inputs },
@@ -72,14 +65,10 @@ test("a request that cannot be built is a rejected send, as from an async functi
         throw new Error("cannot build this body");
       }
     }
-    const runner = new Broken({
-      ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4, tokenIds: "off",
-      exactLength: false, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 10_000, fetch: () => Promise.reject(new Error("nothing is sent")),
-    } as unknown as ConstructorParameters<typeof Runner>[0]);
+    const runner = fakeRunner(() => Promise.reject(new Error("nothing is sent")), Broken);
     const sent = runner.stream(loadBuiltinPromptSet().prompts[0], null, null);
     await assert.rejects(sent, /cannot build this body/, "Runner.stream rejects; it does not throw");
-    const open = (f: string) => JsonlWriter.open(join(dir, f));
-    const [journal, outputs, inputs] = await Promise.all([open("requests.jsonl"), open("outputs.jsonl"), open("inputs.jsonl")]);
+    const { journal, outputs, inputs } = await levelWriters(dir);
     const res = await runLevel(
       { index: 0, level: 2, name: "c2", ratePerS: null, workers: 2, durationS: 30, maxRequests: 4, burstiness: 1, seed: [1] },
       { runner, pool: new PromptPool(loadBuiltinPromptSet().prompts), slo: {}, gpuCount: 0, label: "t", journal, outputs, inputs },
