@@ -53,6 +53,21 @@ async function workerOf(launcher: number): Promise<number> {
   throw new Error(`no worker under ${launcher}`);
 }
 
+/**
+ * Rows in the one run's journal under `staging`, 0 until it is there. The run's folder is made
+ * before its `requests.jsonl`, so a poll can see the folder without the file (CI failed on that).
+ */
+function journalRows(staging: string): number {
+  const ids = existsSync(staging) ? readdirSync(staging) : [];
+  if (ids.length !== 1) return 0;
+  try {
+    return readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw e;
+  }
+}
+
 async function until(ok: () => boolean, ms: number, proc?: IkProcess): Promise<void> {
   const end = Date.now() + ms;
   let exited = false;
@@ -72,10 +87,7 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
     const env = { IK_RUNS_DIR: join(dir, "runs1"), IK_KEY_FILE: join(dir, "key") };
     const serve = startArgv([ikBin()], ["bench", "serve", "--base-url", base, "--model", "mock-model", "--max-tokens", "4", "--warmup", "0", "--rounds", "200"], { env });
     const staging = join(dir, "runs1", ".staging");
-    const rows = () => {
-      const ids = existsSync(staging) ? readdirSync(staging) : [];
-      return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
-    };
+    const rows = () => journalRows(staging);
     await until(() => rows() >= 3, 20_000, serve);
     const environ = readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
     if (!NODE_BUILD) assert.ok(environ.includes("BUN_CONFIG_MAX_HTTP_REQUESTS=65336"), "the measuring process started with the raised limit");
@@ -115,10 +127,7 @@ describe("the collector setting of a closed loop of many streams", { skip: !HAVE
       };
       // After the execve the process's environ is the measuring one; rows follow once the first requests end.
       const staging = join(runs, ".staging");
-      const rows = () => {
-        const ids = existsSync(staging) ? readdirSync(staging) : [];
-        return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
-      };
+      const rows = () => journalRows(staging);
       let taken: boolean;
       try {
         await until(() => rows() >= 1, 30_000, serve);
@@ -143,10 +152,7 @@ describe("a SIGKILLed worker (IK_LAUNCHER=1)", { skip: !HAVE ? "Bun only, needs 
     const serve = startArgv([ikBin()], ["bench", "serve", "--base-url", base, "--model", "mock-model", "--max-tokens", "4", "--warmup", "0", "--rounds", "200"], { env });
     const worker = await workerOf(serve.pid);
     const staging = join(dir, "runs", ".staging");
-    const rows = () => {
-      const ids = existsSync(staging) ? readdirSync(staging) : [];
-      return ids.length === 1 ? readFileSync(join(staging, ids[0], "requests.jsonl"), "utf8").split("\n").filter(Boolean).length : 0;
-    };
+    const rows = () => journalRows(staging);
     await until(() => rows() >= 3, 20_000, serve);
     process.kill(worker, "SIGKILL");
     const end = await serve.exited;
