@@ -24,6 +24,7 @@ import { FAULT_TTFT_PLUS_5MS } from "./_fault.ts";
 import { TextParts } from "./_text_parts.ts";
 import { EventLog } from "./_event_log.ts";
 import { IdColumn } from "./_id_column.ts";
+import { appendField, chunkScan, fieldText, holdsDone, isDone, nonEmpty, pushIds } from "./_chunk_scan.ts";
 
 export { EventLog, MAX_RESERVED_EVENTS, TICKS_PER_MS } from "./_event_log.ts";
 import { errorInfoFromJson } from "./error_body.ts";
@@ -111,6 +112,62 @@ export class StreamState implements SseSink {
     return errorInfoFromJson(obj)?.message ?? snippet(d);
   }
 
+  /**
+   * {@link SseSink}: one event's data as bytes. Takes it when it is `[DONE]`, comes after it or
+   * after a failure, or is a chunk the byte reader is sure of (_chunk_scan.ts), with the effect
+   * {@link onEvent} would have had; declines (false, nothing changed) anything else. Most token
+   * events take this path: no string, parse tree or piece of text is made of them (issue 21: the
+   * collector's work and the heap's growth between collections were mostly these).
+   */
+  onDataBytes(b: Uint8Array, start: number, end: number): boolean {
+    if (this.sawDone) {
+      this.nSseEvents++;
+      return true;
+    }
+    if (isDone(b, start, end)) {
+      this.nSseEvents++;
+      this.sawDone = true;
+      this.tDone = this.tRead;
+      return true;
+    }
+    if (this.failKind !== null) {
+      // After a failure only a `[DONE]` (also one with spaces around it: the text path trims) still
+      // changes something: data that holds one goes the text path.
+      if (holdsDone(b, start, end)) return false;
+      this.nSseEvents++;
+      return true;
+    }
+    const sc = chunkScan;
+    if (!sc.scan(b, start, end)) return false;
+    this.nSseEvents++;
+    const textBefore = this.text.length;
+    let tok = false, nIds = 0;
+    for (let k = 0; k < sc.nChoices; k++) {
+      const ch = sc.choices[k];
+      if (ch.hasDelta) {
+        if (nonEmpty(ch.content)) {
+          appendField(this.text, b, ch.content);
+          tok = true;
+        }
+        // As in delta(): reasoning_content, else reasoning, never both.
+        if (nonEmpty(ch.reasoningContent)) {
+          appendField(this.reasoning ??= new TextParts(), b, ch.reasoningContent);
+          tok = true;
+        } else if (nonEmpty(ch.reasoning)) {
+          appendField(this.reasoning ??= new TextParts(), b, ch.reasoning);
+          tok = true;
+        }
+      } else if (nonEmpty(ch.text)) {
+        appendField(this.text, b, ch.text);
+        tok = true;
+      }
+      if (ch.ids.start >= 0) nIds += pushIds(b, ch.ids.start, ch.ids.end, this.tokenIds);
+      if (nonEmpty(ch.finishReason)) this.finishReason = fieldText(b, ch.finishReason);
+    }
+    this.tokenEvent(tok, nIds, textBefore);
+    return true;
+  }
+
   /** {@link SseSink} entry point: one event's data. */
   onEvent(data: string, event: string): void {
     this.nSseEvents++;
@@ -192,6 +249,11 @@ export class StreamState implements SseSink {
     }
     const ext = obj.sglext;
     if (nIds === 0 && ext !== undefined && ext !== null) nIds += this.addIds(ext.output_ids);
+    this.tokenEvent(tok, nIds, textBefore);
+  }
+
+  /** Records a token event (one with a token or ids) at the read's time; `textBefore`: the text's length before the event. */
+  private tokenEvent(tok: boolean, nIds: number, textBefore: number): void {
     if (tok || nIds > 0) {
       const t = this.tRead;
       this.log.push(t, nIds);

@@ -90,6 +90,28 @@ export class TextParts {
     }
   }
 
+  /**
+   * Appends `src[start, end)` when it is all ASCII and the text is still bytes (a piece read
+   * straight from a response's bytes: no string is made of it); false, with nothing appended,
+   * otherwise (the caller appends the piece as a string).
+   */
+  appendAscii(src: Uint8Array, start: number, end: number): boolean {
+    const len = end - start;
+    if (this.strings) return false;
+    if (len <= 0) return len === 0;
+    let b = this.bytes;
+    if (b === null || b.length - this.used < len) b = this.room(len);
+    let n = this.used;
+    for (let i = start; i < end; i++) {
+      const c = src[i];
+      if (c >= 0x80) return false;
+      b[n++] = c;
+    }
+    this.used = n;
+    this.length += len;
+    return true;
+  }
+
   /** The whole text, as one string (its buffer goes back to the pool). */
   toString(): string {
     if (!this.strings) this.toStrings();

@@ -26,6 +26,14 @@ export interface SseSink {
    */
   onEvent(data: string, event: string): void;
   /**
+   * Optional: an event's data offered as bytes before any text is made of it (`bytes[start, end)`,
+   * UTF-8; the event was one `data:` line and nothing else). True when the sink took it, with the
+   * effect {@link onEvent} would have had; false: the parser decodes it and calls {@link onEvent}.
+   * Offered only for a read made of whole such events, and only while nothing is pending between
+   * reads. The bytes are the runtime's: read them during the call only.
+   */
+  onDataBytes?(bytes: Uint8Array, start: number, end: number): boolean;
+  /**
    * Called once when a line or an event's data grows past the cap; nothing is parsed after it.
    * @param message e.g. "SSE line over 64 MiB"
    */
@@ -51,6 +59,10 @@ const SPACE = 32;
 const LOWER_D = 100;
 const CR_ANY = /\r\n?/g;
 const STREAM = { stream: true } as const;
+/** The bytes `data:`. */
+const DATA_COLON = [100, 97, 116, 97, 58];
+/** A parser's spans before its first read of whole events (grown on first use). */
+const NO_SPANS = new Int32Array(0);
 /**
  * Decodes reads that end on a UTF-8 sequence boundary (nearly all of them), for every parser: a
  * decoder per stream is one more object and its native state for each open stream (issue 21). It
@@ -98,6 +110,16 @@ export class SseParser {
   lastEventId = "";
   /** The last valid `retry:` value in ms, or null. */
   retryMs: number | null = null;
+  /** Events the sink took as bytes ({@link SseSink.onDataBytes}): no text was made of them. */
+  eventsFromBytes = 0;
+  /**
+   * Nothing is pending between reads: the stream's start (a BOM) is behind, no bytes are held by a
+   * decoder, no partial line, field or event, no CR that a next LF would complete. Only then may a
+   * read be taken as whole events.
+   */
+  private clean = false;
+  /** Value spans [start, end) of the whole events of the read being offered as bytes. */
+  private spans = NO_SPANS;
 
   /**
    * @param sink receives every dispatched event, synchronously, in order
@@ -111,6 +133,58 @@ export class SseParser {
   /** Feeds raw bytes from the network; UTF-8 split across chunks is reassembled. */
   pushBytes(chunk: Uint8Array): void {
     if (this.overflowed !== null) return;
+    if (this.clean && this.sink.onDataBytes !== undefined) {
+      const n = this.wholeEvents(chunk);
+      if (n > 0) return this.offerBytes(chunk, n);
+    }
+    this.pushDecoded(chunk);
+    // (A held start of a BOM, `lead`, is only there before `begun`.)
+    this.clean = this.begun && this.decoder === null && this.rest.length === 0 &&
+      !this.hasData && this.event === "" && !this.pendingCR && this.overflowed === null;
+  }
+
+  /**
+   * How many events `chunk` holds when it is nothing but whole events of one `data:` line each
+   * (`data:`, at most one space, the value, LF LF; no CR anywhere; every line within the cap),
+   * their value spans noted; else 0.
+   */
+  private wholeEvents(chunk: Uint8Array): number {
+    const len = chunk.length;
+    if (len < 7 || chunk.indexOf(CR) !== -1) return 0;
+    let pos = 0, n = 0;
+    while (pos < len) {
+      if (pos + 5 > len) return 0;
+      for (let k = 0; k < 5; k++) if (chunk[pos + k] !== DATA_COLON[k]) return 0;
+      let v = pos + 5;
+      if (v < len && chunk[v] === SPACE) v++;
+      const nl = chunk.indexOf(LF, v);
+      if (nl === -1 || nl + 1 >= len || chunk[nl + 1] !== LF || nl - pos > this.maxLine) return 0;
+      if (2 * n + 2 > this.spans.length) {
+        const grown = new Int32Array(Math.max(16, this.spans.length * 2));
+        grown.set(this.spans);
+        this.spans = grown;
+      }
+      this.spans[2 * n] = v;
+      this.spans[2 * n + 1] = nl;
+      n++;
+      pos = nl + 2;
+    }
+    return n;
+  }
+
+  /** Offers each whole event of the read to the sink as bytes; one it declines is decoded and dispatched as text. */
+  private offerBytes(chunk: Uint8Array, n: number): void {
+    const sink = this.sink, take = sink.onDataBytes!;
+    this.lineSize = 0;
+    for (let k = 0; k < n; k++) {
+      const a = this.spans[2 * k], b = this.spans[2 * k + 1];
+      if (take.call(sink, chunk, a, b)) this.eventsFromBytes++;
+      else sink.onEvent(a === b ? "" : WHOLE.decode(chunk.subarray(a, b)), "message");
+    }
+  }
+
+  /** The general path: decodes the read (UTF-8 split across reads reassembled) and parses its text. */
+  private pushDecoded(chunk: Uint8Array): void {
     // Count the unfinished line in bytes before decoding, so the cap holds before memory is spent.
     const lf = chunk.indexOf(LF);
     const cr = chunk.indexOf(CR);
@@ -157,6 +231,7 @@ export class SseParser {
   /** Feeds already-decoded text (the cap counts characters here). */
   pushText(text: string): void {
     if (this.overflowed !== null) return;
+    this.clean = false;
     const lf = text.indexOf("\n");
     const cr = text.indexOf("\r");
     const first = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
@@ -246,6 +321,7 @@ export class SseParser {
 
   /** Ends the stream: flushes the decoder; an event without its closing blank line is discarded. */
   end(): void {
+    this.clean = false;
     // What is still held: a sequence cut by the end, or a start too short to be a BOM (U+FFFD each).
     const tail = this.lead !== null ? WHOLE.decode(this.lead) : this.decoder?.decode() ?? "";
     this.decoder = null;
