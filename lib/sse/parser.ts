@@ -29,8 +29,8 @@ export interface SseSink {
    * Optional: an event's data offered as bytes before any text is made of it (`bytes[start, end)`,
    * UTF-8; the event was one `data:` line and nothing else). True when the sink took it, with the
    * effect {@link onEvent} would have had; false: the parser decodes it and calls {@link onEvent}.
-   * Offered only for a read made of whole such events, and only while nothing is pending between
-   * reads. The bytes are the runtime's: read them during the call only.
+   * Offered only for the whole such events a read starts with, and only while nothing is pending
+   * between reads. The bytes are the runtime's: read them during the call only.
    */
   onDataBytes?(bytes: Uint8Array, start: number, end: number): boolean;
   /**
@@ -61,8 +61,6 @@ const CR_ANY = /\r\n?/g;
 const STREAM = { stream: true } as const;
 /** The bytes `data:`. */
 const DATA_COLON = [100, 97, 116, 97, 58];
-/** A parser's spans before its first read of whole events (grown on first use). */
-const NO_SPANS = new Int32Array(0);
 /**
  * Decodes reads that end on a UTF-8 sequence boundary (nearly all of them), for every parser: a
  * decoder per stream is one more object and its native state for each open stream (issue 21). It
@@ -118,8 +116,6 @@ export class SseParser {
    * read be taken as whole events.
    */
   private clean = false;
-  /** Value spans [start, end) of the whole events of the read being offered as bytes. */
-  private spans = NO_SPANS;
 
   /**
    * @param sink receives every dispatched event, synchronously, in order
@@ -133,54 +129,38 @@ export class SseParser {
   /** Feeds raw bytes from the network; UTF-8 split across chunks is reassembled. */
   pushBytes(chunk: Uint8Array): void {
     if (this.overflowed !== null) return;
-    if (this.clean && this.sink.onDataBytes !== undefined) {
-      const n = this.wholeEvents(chunk);
-      if (n > 0) return this.offerBytes(chunk, n);
-    }
-    this.pushDecoded(chunk);
+    const from = this.clean && this.sink.onDataBytes !== undefined ? this.wholeEvents(chunk) : 0;
+    if (from === chunk.length) return;
+    this.pushDecoded(from === 0 ? chunk : chunk.subarray(from));
     // (A held start of a BOM, `lead`, is only there before `begun`.)
     this.clean = this.begun && this.decoder === null && this.rest.length === 0 &&
       !this.hasData && this.event === "" && !this.pendingCR && this.overflowed === null;
   }
 
   /**
-   * How many events `chunk` holds when it is nothing but whole events of one `data:` line each
-   * (`data:`, at most one space, the value, LF LF; no CR anywhere; every line within the cap),
-   * their value spans noted; else 0.
+   * Offers the whole events the read starts with to the sink as bytes: each one `data:` line (at
+   * most one space after the colon, no CR, within the cap) and a blank line (LF LF). One the sink
+   * declines is decoded and dispatched as text. Returns where the first byte that is not such an
+   * event is: the rest goes the general way, from a state with nothing pending (as if the read had
+   * been cut there, on an ASCII boundary).
    */
   private wholeEvents(chunk: Uint8Array): number {
-    const len = chunk.length;
-    if (len < 7 || chunk.indexOf(CR) !== -1) return 0;
-    let pos = 0, n = 0;
-    while (pos < len) {
-      if (pos + 5 > len) return 0;
-      for (let k = 0; k < 5; k++) if (chunk[pos + k] !== DATA_COLON[k]) return 0;
+    const len = chunk.length, sink = this.sink, take = sink.onDataBytes!;
+    let cr = chunk.indexOf(CR);
+    if (cr === -1) cr = len;
+    let pos = 0;
+    while (pos + 7 <= len) {
+      for (let k = 0; k < 5; k++) if (chunk[pos + k] !== DATA_COLON[k]) return pos;
       let v = pos + 5;
-      if (v < len && chunk[v] === SPACE) v++;
+      if (chunk[v] === SPACE) v++;
       const nl = chunk.indexOf(LF, v);
-      if (nl === -1 || nl + 1 >= len || chunk[nl + 1] !== LF || nl - pos > this.maxLine) return 0;
-      if (2 * n + 2 > this.spans.length) {
-        const grown = new Int32Array(Math.max(16, this.spans.length * 2));
-        grown.set(this.spans);
-        this.spans = grown;
-      }
-      this.spans[2 * n] = v;
-      this.spans[2 * n + 1] = nl;
-      n++;
+      if (nl === -1 || nl + 1 >= len || chunk[nl + 1] !== LF || nl + 2 > cr || nl - pos > this.maxLine) return pos;
+      this.lineSize = 0;
+      if (take.call(sink, chunk, v, nl)) this.eventsFromBytes++;
+      else sink.onEvent(v === nl ? "" : WHOLE.decode(chunk.subarray(v, nl)), "message");
       pos = nl + 2;
     }
-    return n;
-  }
-
-  /** Offers each whole event of the read to the sink as bytes; one it declines is decoded and dispatched as text. */
-  private offerBytes(chunk: Uint8Array, n: number): void {
-    const sink = this.sink, take = sink.onDataBytes!;
-    this.lineSize = 0;
-    for (let k = 0; k < n; k++) {
-      const a = this.spans[2 * k], b = this.spans[2 * k + 1];
-      if (take.call(sink, chunk, a, b)) this.eventsFromBytes++;
-      else sink.onEvent(a === b ? "" : WHOLE.decode(chunk.subarray(a, b)), "message");
-    }
+    return pos;
   }
 
   /** The general path: decodes the read (UTF-8 split across reads reassembled) and parses its text. */

@@ -263,6 +263,10 @@ test("edge cases of JSON and of the chunk's shape read the same through bytes an
     `data: ${TOKEN}\r\n\r\n`, `data:${TOKEN}\n\n`, `data:  ${TOKEN}\n\n`, `event: error\ndata: ${TOKEN}\n\n`, `: keep-alive\n\ndata: ${TOKEN}\n\n`,
     `id: 7\ndata: ${TOKEN}\n\n`, `data: ${TOKEN}\ndata: ${TOKEN}\n\n`, `data: ${TOKEN}\n`, `data: ${TOKEN}\n\ndata: ${TOKEN}`, `retry: 10\n\n`, `data\n\n`,
     `data: ${TOKEN}\n\ndata: [DONE]\n\n`, `\ufeffdata: ${TOKEN}\n\n`, `data: ${TOKEN}\nxdata: ${TOKEN}\n\n`, `data: ${TOKEN}\n\n\n`,
+    // A CR inside what would be one line's value ends the line: the rest is a comment here.
+    `data: ${TOKEN}\r: c\n\n`, `data: ${TOKEN}\n\ndata: ${TOKEN}\r: c\n\n`,
+    // Whole events, then the start of the next: the whole ones as bytes, the rest the general way.
+    `data: ${TOKEN}\n\ndata: ${TOKEN}\n\ndata: {"choi`, `data: ${TOKEN}\n\nevent: error\n`, `data: ${TOKEN}\n\ndata: ${TOKEN}\n`,
   ];
   for (const s of shapes) {
     same([enc.encode(`data: ${ROLE}\n\n`), enc.encode(s), enc.encode(`data: ${TOKEN}\n\n`)], JSON.stringify(s));
