@@ -13,7 +13,7 @@
  * 5. client-attributable TTFT lag at 100, 500, 2000 req/s (in process, against the mock's log).
  *
  * Env: IK_BIN (default dist/ik, built once with scripts/build.sh when missing), BENCH_LOAD_QUICK=1
- * (small sizes, for trying the script), BENCH_LOAD_REPS (repeats of the short measurements, 2).
+ * (small sizes, for trying the script: written to RESULTS-quick.md, never over RESULTS.md), BENCH_LOAD_REPS (repeats of the short measurements, 2).
  * @module
  */
 import { execFileSync } from "node:child_process";
@@ -409,8 +409,10 @@ async function main(): Promise<void> {
   for (const n of notes) out(`- Note: ${n}.`);
   out();
   out(`Load average at start ${load0}, at end ${load1} (2 cores: other agents' work shares them). Total bench time ${f((performance.now() - tStart) / 1000, 0)} s, ${REPS} rep(s) of sections 2–5${QUICK ? " (BENCH_LOAD_QUICK: small sizes)" : ""}.`);
-  writeFileSync(join(HERE, "RESULTS.md"), md.join("\n") + "\n");
-  log(`wrote benchmarks/load/RESULTS.md in ${f((performance.now() - tStart) / 1000, 0)} s`);
+  // A quick run's small sizes are no result: they go beside RESULTS.md, never over it.
+  const file = QUICK ? "RESULTS-quick.md" : "RESULTS.md";
+  writeFileSync(join(HERE, file), md.join("\n") + "\n");
+  log(`wrote benchmarks/load/${file} in ${f((performance.now() - tStart) / 1000, 0)} s`);
 }
 
 try {

@@ -22,7 +22,7 @@
  * Prints the tables (host CPU, date, load average) and writes benchmarks/memory/RESULTS.md. Env: IK_BIN
  * (default dist/ik), BENCH_MEMORY_QUICK=1 (small sizes, to try the script), BENCH_MEMORY_STREAMS=1000
  * (only these stream counts, comma-separated), BENCH_MEMORY_CURVE=0 (no 200,000-request curve),
- * BENCH_MEMORY_PROBE=0 (no per-stream probe); a run with any of the last three writes
+ * BENCH_MEMORY_PROBE=0 (no per-stream probe); a run with any of these four writes
  * RESULTS-partial.md instead.
  * @module
  */
@@ -41,7 +41,8 @@ const QUICK = process.env.BENCH_MEMORY_QUICK === "1";
 const IK = resolve(ROOT, process.env.IK_BIN ?? "dist/ik");
 const STREAMS = process.env.BENCH_MEMORY_STREAMS !== undefined ? streamCounts(process.env.BENCH_MEMORY_STREAMS) : QUICK ? [64, 256] : [64, 256, 1000];
 const CURVE = process.env.BENCH_MEMORY_CURVE !== "0";
-const PARTIAL = CURVE === false || process.env.BENCH_MEMORY_STREAMS !== undefined || process.env.BENCH_MEMORY_PROBE === "0";
+// A quick run's small sizes are no result either: it must not overwrite RESULTS.md.
+const PARTIAL = QUICK || CURVE === false || process.env.BENCH_MEMORY_STREAMS !== undefined || process.env.BENCH_MEMORY_PROBE === "0";
 const TOKENS = 256;
 const STREAM_S = QUICK ? 3 : 8;
 const CURVE_RATE = 2000;
