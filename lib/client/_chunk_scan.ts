@@ -16,7 +16,7 @@
  */
 
 import type { TextParts } from "./_text_parts.ts";
-import { COLON, COMMA, Decline, EMPTY, JsonBytes, LBRACE, LBRACKET, NINE, QUOTE, RBRACE, RBRACKET, ZERO } from "./_json_bytes.ts";
+import { COLON, Decline, EMPTY, JsonBytes, LBRACE, LBRACKET, NINE, QUOTE, RBRACE, RBRACKET, ZERO } from "./_json_bytes.ts";
 
 /** Choices one event may carry on this path (ik never asks for n > 1; n = 2..4 still read here). */
 export const MAX_CHOICES = 4;
@@ -60,8 +60,6 @@ export interface IdsSpan {
   start: number;
   /** The `]`'s index. */
   end: number;
-  /** How many ids. */
-  count: number;
 }
 
 /** What one choice carries. */
@@ -81,7 +79,6 @@ function span(): StringSpan {
   return { start: -1, end: -1, escaped: false };
 }
 
-
 /** A reusable reader: {@link scan} one event, then read {@link choices} up to {@link nChoices}. */
 export class ChunkScan extends JsonBytes {
   /** The choices of the last event scanned (the first {@link nChoices} are valid). */
@@ -92,7 +89,7 @@ export class ChunkScan extends JsonBytes {
     reasoning: span(),
     text: span(),
     finishReason: span(),
-    ids: { start: -1, end: -1, count: 0 },
+    ids: { start: -1, end: -1 },
   }));
   /** Choices in the last event scanned. */
   nChoices = 0;
@@ -136,13 +133,8 @@ export class ChunkScan extends JsonBytes {
       if (this.sEscaped) this.decline();
       const v = this.ws(this.expect(keyEnd, COLON));
       i = this.ws(level === TOP ? this.topMember(keyEnd, v) : level === CHOICE ? this.choiceMember(keyEnd, v) : this.deltaMember(keyEnd, v));
-      if (i >= this.end) this.decline();
-      if (this.b[i] === COMMA) {
-        i++;
-        continue;
-      }
-      if (this.b[i] === RBRACE) return i + 1;
-      this.decline();
+      if (!this.more(i, RBRACE)) return i + 1;
+      i++;
     }
   }
 
@@ -204,13 +196,8 @@ export class ChunkScan extends JsonBytes {
       seenOrAbsent(ch.text);
       seenOrAbsent(ch.finishReason);
       if (ch.ids.start === UNSEEN) ch.ids.start = -1;
-      if (i >= this.end) this.decline();
-      if (this.b[i] === COMMA) {
-        i++;
-        continue;
-      }
-      if (this.b[i] === RBRACKET) return i + 1;
-      this.decline();
+      if (!this.more(i, RBRACKET)) return i + 1;
+      i++;
     }
   }
 
@@ -238,31 +225,23 @@ export class ChunkScan extends JsonBytes {
   private idList(v: number, ids: IdsSpan): number {
     if (ids.start !== UNSEEN) this.decline();
     ids.start = -1;
-    ids.count = 0;
     if (this.isNull(v)) return v + 4;
     if (this.b[v] !== LBRACKET) this.decline();
     const b = this.b, end = this.end;
     let i = this.ws(v + 1);
     if (i < end && b[i] === RBRACKET) return i + 1; // empty: no ids, as with null
-    let count = 0;
     for (;;) {
       const from = i;
       if (i < end && b[i] === ZERO) i++;
       else while (i < end && b[i] >= ZERO && b[i] <= NINE) i++;
       if (i === from || i - from > 15) this.decline();
-      count++;
       i = this.ws(i);
-      if (i >= end) this.decline();
-      if (b[i] === COMMA) {
-        i = this.ws(i + 1);
-        continue;
-      }
-      if (b[i] !== RBRACKET) this.decline();
-      ids.start = v + 1;
-      ids.end = i;
-      ids.count = count;
-      return i + 1;
+      if (!this.more(i, RBRACKET)) break;
+      i = this.ws(i + 1);
     }
+    ids.start = v + 1;
+    ids.end = i;
+    return i + 1;
   }
 
   private deltaMember(keyEnd: number, v: number): number {

@@ -139,19 +139,26 @@ export class JsonBytes {
           i = this.expect(this.str(this.ws(i)), COLON);
         }
         i = this.ws(this.skip(i, depth + 1));
-        if (i >= this.end) this.decline();
-        if (this.b[i] === COMMA) {
-          i++;
-          continue;
-        }
-        if (this.b[i] === close) return i + 1;
-        this.decline();
+        if (!this.more(i, close)) return i + 1;
+        i++;
       }
     }
     if (c === 116) return this.lit(i, TRUE);
     if (c === 102) return this.lit(i, FALSE);
     if (c === 110) return this.lit(i, NULL);
     return this.num(i);
+  }
+
+  /**
+   * After a member or an element, at `i` (whitespace skipped): true at a comma (more follow), false
+   * at `close` (the object or list ends); anything else is declined.
+   */
+  protected more(i: number, close: number): boolean {
+    if (i >= this.end) this.decline();
+    const c = this.b[i];
+    if (c === COMMA) return true;
+    if (c !== close) this.decline();
+    return false;
   }
 
   /** Whether the last key read (by {@link str}) is `k`; a key written with an escape is declined. */
