@@ -106,6 +106,8 @@ export interface LevelDeps {
   onNote?: (line: string) => void;
   /** Reads ik's own memory (sampled once a second into the level's `client_memory`), where given. */
   memory?: () => MemoryReading;
+  /** What of the executable's pages the run handed back before its first request (MiB), recorded beside `client_memory`. */
+  exePagesReleasedMib?: number | null;
   /**
    * The run's folder, where the level's columns park their full chunks (an unlinked file,
    * column_spill.ts) so that a long level's memory does not grow with its requests; absent: kept in memory.
@@ -294,7 +296,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     await done.drain();
   }
   const loop = lag.stop();
-  const clientMemory = memory ? memory.stop() : null;
+  const clientMemory = memory ? { ...memory.stop(), exe_pages_released_mib: deps.exePagesReleasedMib ?? null } : null;
   deps.live?.levelEnd(spec.name);
   const server = deps.sampler ? await deps.sampler.stop() : null;
   const telemetry = deps.telemetry ? await deps.telemetry.stop() : null;

@@ -25,6 +25,12 @@ export interface ClientMemoryRecord {
   heap_used_peak_mib: number | null;
   external_peak_mib: number | null;
   array_buffers_peak_mib: number | null;
+  /**
+   * The executable's pages handed back before the run's first request (MiB resident then;
+   * lib/runtime/_exe_pages.ts): they are not in `rss`, they stay in the page cache, and what runs
+   * again maps back. Null where none were (not Linux, no FFI); absent in records made before.
+   */
+  exe_pages_released_mib?: number | null;
 }
 
 const MIB = 1024 * 1024;

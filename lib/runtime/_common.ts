@@ -65,6 +65,7 @@ export function makeRuntime(
     cpuUsage: p.cpuUsage,
     memoryUsage: p.memoryUsage,
     shrinkHeap: () => Promise.resolve(),
+    releaseExePages: () => ({ reason: "this build has no FFI to call madvise" }),
     fetch: fetchFn,
     files,
   };

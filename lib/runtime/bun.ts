@@ -1,12 +1,13 @@
 /** Bun's serve. `idleTimeout: 0`, or Bun cuts an SSE stream that is silent for 10 s (a long prefill). */
 import { makeRuntime, scriptArgv } from "./_common.ts";
 import { process } from "./_process.ts";
-import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
+import type { ClockSync, ExePagesResult, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
 import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 import { h1Fetch } from "../h1/fetch.ts";
 import { bunConnect } from "./_bun_socket.ts";
 import { measuredFetchChoice } from "./_fetch_choice.ts";
+import { releaseExePages } from "./_exe_pages.ts";
 
 interface BunServer {
   port: number;
@@ -119,7 +120,23 @@ export function bunRuntime(): Runtime {
   const measured = measuredFetchChoice(process.env) === "h1" ? h1Fetch(bunConnect, globalFetch) : globalFetch;
   const rt = makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, measured, bunLibc, bunExecve);
   rt.shrinkHeap = () => shrinkAndSettle(bun);
+  rt.releaseExePages = bunReleaseExePages;
   return rt;
+}
+
+/** {@link releaseExePages} with madvise(2) through bun:ffi (addresses as 64-bit integers). */
+function bunReleaseExePages(): ExePagesResult {
+  const req = (import.meta as unknown as { require?: (id: string) => unknown }).require;
+  if (!req) return { reason: "bun:ffi cannot be loaded here (no import.meta.require)" };
+  if (process.platform !== "linux") return { reason: `releasing the executable's pages is Linux only (this is ${process.platform})` };
+  const ffi = req("bun:ffi") as BunFfi;
+  const h = firstLibc((lib) => ffi.dlopen(lib, { madvise: { args: ["u64", "u64", "i32"], returns: "i32" } }));
+  if (typeof h === "string") return { reason: h };
+  try {
+    return releaseExePages((addr, length, advice) => h.symbols.madvise(addr, length, advice), "linux");
+  } finally {
+    h.close();
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { makeRuntime } from "./_common.ts";
 import { process } from "./_process.ts";
 import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
+import { releaseExePages } from "./_exe_pages.ts";
 import { firstLibc, type LibcCalls, PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER, WNOHANG } from "./_libc.ts";
 
 async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
@@ -76,5 +77,16 @@ function denoLibc(): LibcCalls | string {
 export function denoRuntime(): Runtime {
   const compiled = Deno.build && (Deno as unknown as { mainModule?: string }).mainModule?.includes("/deno-compile-");
   const self = (): string[] => compiled ? [Deno.execPath()] : [Deno.execPath(), "run", "-A", process.argv[1]];
-  return makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync, undefined, denoLibc);
+  const rt = makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync, undefined, denoLibc);
+  rt.releaseExePages = () => {
+    if (Deno.build.os !== "linux") return { reason: `releasing the executable's pages is Linux only (this is ${Deno.build.os})` };
+    const h = firstLibc((lib) => Deno.dlopen(lib, { madvise: { parameters: ["usize", "usize", "i32"], result: "i32" } } as const));
+    if (typeof h === "string") return { reason: h };
+    try {
+      return releaseExePages((addr, length, advice) => h.symbols.madvise(addr, length, advice) as number, "linux");
+    } finally {
+      h.close();
+    }
+  };
+  return rt;
 }

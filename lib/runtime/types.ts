@@ -10,6 +10,12 @@ export interface ServedRequestInfo {
   bodyReadMs: number | null;
 }
 
+/**
+ * What {@link Runtime.releaseExePages} did: the mappings released and what of them was resident
+ * before (kB), and how many the kernel refused; or why nothing was done.
+ */
+export type ExePagesResult = { mappings: number; rssKb: number; failed: number } | { reason: string };
+
 /** A fetch-style request handler (a Hono app's `fetch`). */
 export type Handler = (req: Request, info?: ServedRequestInfo) => Response | Promise<Response>;
 
@@ -226,6 +232,13 @@ export interface Runtime {
    * once it has run (~5 ms). Where the runtime has no such call (Deno, Node) it does nothing.
    */
   shrinkHeap(): Promise<void>;
+  /**
+   * Drops this process's mappings of its own executable's read-only pages (`madvise(MADV_DONTNEED)`,
+   * lib/runtime/_exe_pages.ts): what start-up ran stops counting in the RSS, pages stay in the page
+   * cache and what runs again maps back on a minor fault. Linux with an FFI only; elsewhere the
+   * result says why nothing was done.
+   */
+  releaseExePages(): ExePagesResult;
   /**
    * The HTTP client for measured streaming requests: the global fetch on Bun and Deno; on Node a
    * `node:http` one (its fetch adds ~1 ms to every TTFT: lib/runtime/_node_fetch.ts).
