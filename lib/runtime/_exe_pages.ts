@@ -42,10 +42,10 @@ export function releasableMappings(smaps: string, exePath: string): ExeMapping[]
     cur = null;
   };
   for (const line of smaps.split("\n")) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) [0-9a-f]+ \S+ \d+\s+(.*)$/.exec(line);
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) [0-9a-f]+ \S+ \d+(?:\s+(.*))?$/.exec(line);
     if (head) {
       flush();
-      const [, a, b, perms, path] = head;
+      const [, a, b, perms, path = ""] = head;
       // Private ('p'), not writable, and the executable's own file (a deleted or replaced file reads "(deleted)").
       if (perms[3] === "p" && perms[1] === "-" && path === exePath) {
         const start = BigInt("0x" + a);

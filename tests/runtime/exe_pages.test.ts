@@ -31,11 +31,16 @@ describe("the executable's pages", () => {
       map("7f0000400000-7f0000500000", "r--p", "00000000", EXE + " (deleted)", 100, 0),
       map("7f0000600000-7f0000700000", "r--p", "00000000", EXE, 100, null),
       anonMap("56772200000-567b2200000", 39436),
+      // The last mapping of the executable, then a nameless one printed without the trailing space:
+      // its Anonymous line must not be read as the executable's.
+      map("7f0000800000-7f0000900000", "r--p", "00000000", EXE, 200, 0),
+      anonMap("7f0000a00000-7f0000b00000", 300).replace("00:00 0 \n", "00:00 0\n"),
     ].join("\n") + "\n";
     const got = releasableMappings(smaps, EXE);
     assert.deepEqual(got.map((m) => [m.start.toString(16), m.length.toString(16), m.perms, m.rssKb]), [
       ["200000", "1839000", "r--p", 6948],
       ["1a40000", "4e0a000", "r-xp", 36648],
+      ["7f0000800000", "100000", "r--p", 200],
     ]);
   });
 
