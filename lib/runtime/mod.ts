@@ -10,7 +10,7 @@ import type { Runtime } from "./types.ts";
 
 export type * from "./types.ts";
 export { HTTP_CLIENT_ENV, httpClientEnvProblem } from "./_fetch_choice.ts";
-export { BUN_FETCH_LIMIT_ENV, COLLECTOR_ENV, COLLECTOR_MIN_STREAMS, COLLECTOR_VALUE, measuringStartEnv } from "./_start_env.ts";
+export { BUN_FETCH_LIMIT_ENV, COLLECTOR_ENV, COLLECTOR_MIN_STREAMS, COLLECTOR_VALUE, GROWTH_ENV, GROWTH_MIN_STREAMS, GROWTH_VALUE, measuringStartEnv } from "./_start_env.ts";
 
 function detect(): Runtime {
   const g = globalThis as unknown as { Bun?: unknown; Deno?: unknown };

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type IkProcess, ikBin, runArgv, runIk, startArgv } from "../_helpers/ik.ts";
 import { freePorts } from "../_helpers/ports.ts";
-import { COLLECTOR_ENV, COLLECTOR_VALUE, runtime } from "../../lib/runtime/mod.ts";
+import { COLLECTOR_ENV, COLLECTOR_VALUE, GROWTH_ENV, GROWTH_VALUE, runtime } from "../../lib/runtime/mod.ts";
 import { processTable } from "../../lib/engines_host/proc_table.ts";
 
 const BUN = runtime.name === "bun";
@@ -92,7 +92,7 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
     const environ = readFileSync(`/proc/${serve.pid}/environ`, "utf8").split("\0");
     if (!NODE_BUILD) assert.ok(environ.includes("BUN_CONFIG_MAX_HTTP_REQUESTS=65336"), "the measuring process started with the raised limit");
     // Single mode keeps JSC's default collector (lib/runtime/_start_env.ts: a closed loop of many streams only).
-    if (!process.env[COLLECTOR_ENV]) assert.ok(!environ.some((e) => e.startsWith(`${COLLECTOR_ENV}=`)), "single mode: no collector setting");
+    for (const v of [COLLECTOR_ENV, GROWTH_ENV]) if (!process.env[v]) assert.ok(!environ.some((e) => e.startsWith(`${v}=`)), `single mode: no ${v}`);
     const kids = processTable().filter((p) => p.ppid === serve.pid && p.state !== "Z" && readCmd(p.pid).includes("bench serve"));
     assert.deepEqual(kids.map((k) => readCmd(k.pid)), [], "no second ik process");
     process.kill(serve.pid, "SIGKILL");
@@ -109,14 +109,20 @@ describe("one process (the default)", { skip: !HAVE ? "Bun only, needs dist/ik a
 
 describe("the collector setting of a closed loop of many streams", { skip: !HAVE ? "Bun only, needs dist/ik and /proc" : NODE_BUILD ? "the Node build's V8 has no such setting" : false }, () => {
   // As a `bench rounds` cell starts: its parent ik already raised the fetch cap, and it inherits that.
-  for (const [what, inherited] of [["", {}], [", also when the fetch cap is inherited (a rounds cell)", { BUN_CONFIG_MAX_HTTP_REQUESTS: "65336" }]] as const) {
-    test(`bench serve --closed-loop --concurrency 256: the measuring process starts with it, and its JSC takes it${what} (~3 s)`, async () => {
+  // 256 streams: the full-collection trigger; 512 and more: the heap growth instead (lib/runtime/_start_env.ts).
+  const cases = [
+    ["256", "", {}, `${COLLECTOR_ENV}=${COLLECTOR_VALUE}`, GROWTH_ENV],
+    ["256", ", also when the fetch cap is inherited (a rounds cell)", { BUN_CONFIG_MAX_HTTP_REQUESTS: "65336" }, `${COLLECTOR_ENV}=${COLLECTOR_VALUE}`, GROWTH_ENV],
+    ["512", " (the heap growth, not the trigger)", {}, `${GROWTH_ENV}=${GROWTH_VALUE}`, COLLECTOR_ENV],
+  ] as const;
+  for (const [streams, what, inherited, setting, absent] of cases) {
+    test(`bench serve --closed-loop --concurrency ${streams}: the measuring process starts with its collector setting, and its JSC takes it${what} (~3 s)`, async () => {
       const m = startArgv([ikBin()], ["mock", "--port", "0", "--tpot-ms", "10"]);
       mocks.push(m);
       const base = (await m.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
-      const runs = join(dir, `runs-gc${Object.keys(inherited).length}`);
+      const runs = join(dir, `runs-gc${streams}-${Object.keys(inherited).length}`);
       const env = { ...inherited, IK_RUNS_DIR: runs, IK_KEY_FILE: join(dir, "key") };
-      const args = ["bench", "serve", "--base-url", base, "--model", "mock-model", "--mode", "load", "--closed-loop", "--concurrency", "256", "--duration-s", "60", "--max-requests-per-level", "20000", "--max-tokens", "64", "--warmup", "0"];
+      const args = ["bench", "serve", "--base-url", base, "--model", "mock-model", "--mode", "load", "--closed-loop", "--concurrency", streams, "--duration-s", "60", "--max-requests-per-level", "20000", "--max-tokens", "64", "--warmup", "0"];
       const serve = startArgv([ikBin()], args, { env });
       const environ = () => {
         try {
@@ -128,15 +134,21 @@ describe("the collector setting of a closed loop of many streams", { skip: !HAVE
       // After the execve the process's environ is the measuring one; rows follow once the first requests end.
       const staging = join(runs, ".staging");
       const rows = () => journalRows(staging);
-      let taken: boolean;
+      let taken: boolean, both: boolean;
       try {
         await until(() => rows() >= 1, 30_000, serve);
-        taken = environ().includes(`${COLLECTOR_ENV}=${COLLECTOR_VALUE}`);
+        const now = environ();
+        taken = now.includes(setting);
+        // Only one of ik's two collector settings: the other is absent.
+        both = now.some((e) => e.startsWith(`${absent}=`));
       } finally {
         process.kill(serve.pid, "SIGINT");
       }
       const end = await serve.exited;
-      if (!process.env[COLLECTOR_ENV]) assert.ok(taken, "the measuring process started with the collector setting");
+      if (!process.env[COLLECTOR_ENV] && !process.env[GROWTH_ENV]) {
+        assert.ok(taken, `the measuring process started with ${setting}`);
+        assert.ok(!both, "one collector setting, not both");
+      }
       assert.equal(end.code, 130, serve.stderr().slice(-800));
       assert.doesNotMatch(serve.stderr(), /invalid JSC environment variable/);
     });
