@@ -71,7 +71,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   // ~3 MB of peak RSS at 1,000 streams (issue 21: −5 to −9 MB there, ~5 ms once).
   await runtime.shrinkHeap();
   // So are the executable's pages that start-up ran (module loading, the CLI, the setup): they stay
-  // in the page cache and what the levels run maps back (AMD EPYC, 1,000 streams: file pages 49 → 40 MB).
+  // in the page cache and what the levels run maps back (AMD EPYC, 1,000 streams: file pages at the peak 51 → 43.5 MB).
   const released = runtime.releaseExePages();
   const exePagesReleasedMib = "rssKb" in released ? Math.round(released.rssKb / 102.4) / 10 : null;
   for (let i = 0; i < cfg.warmup && !aborted(); i++) {

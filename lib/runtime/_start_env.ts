@@ -26,14 +26,14 @@
  *   live heap and each young collection is followed by a full one. AMD EPYC (2 vCPU, the mock on the
  *   same cores, 256 tokens at 8 ms), interleaved: 1,000 streams 111.5-117.4 -> 94.0-97.8 MB peak RSS
  *   (7 pairs), 512 streams 94.5-96.6 -> 80.5-81.5 MB (2 pairs); the cost, twice the collections:
- *   ik's CPU +8 % (median; +2 to +24 %), its own longest loop block 2.7-4.5 -> 3.3-9.4 ms and the loop lag p99 6.6-10.2
- *   -> 8.2-14.8 ms at 1,000 streams (levels the record flags client_limited on that host either way),
+ *   ik's CPU +8 % (median; +2 to +24 %), its own longest loop block 2.7-4.5 -> 3.3-9.4 ms and the
+ *   loop lag p99 6.6-10.2 -> 8.2-14.8 ms at 1,000 streams (levels the record flags client_limited on that host either way),
  *   5.6-5.7 -> 8.4-9.1 ms at 512. At 256 streams (85-86 -> 75 MB) the lag cost (p99 4.5-4.7 -> 6.3-8.4
  *   ms) buys memory that is not short there, so it starts at 512, where the peak neared 100 MB.
  *
  * A value the user set themselves is kept, and a user who set either collector variable gets
- * neither of ik's (their own tuning stands alone). JSC refuses to start on an option it does not know,
- * so the collector setting is given only to the Bun line it was measured on.
+ * neither of ik's (their own tuning stands alone). JSC refuses to start on an option it does not
+ * know, so the collector settings are given only to the Bun line they were measured on.
  * @module
  */
 
