@@ -65,11 +65,18 @@ export function releasableMappings(smaps: string, exePath: string): ExeMapping[]
   return out;
 }
 
+/** madvise(2) as the runtime's FFI opened it (returns 0 on success), and how to close it. */
+export interface Madvise {
+  call(addr: bigint, length: bigint, advice: number): number;
+  close(): void;
+}
+
 /**
- * Releases this process's executable pages through `madvise(addr, length, advice)` (the runtime's
- * FFI; returns 0 on success). Linux only; `exePath` defaults to /proc/self/exe's target.
+ * Releases this process's executable pages through the runtime's madvise (`open`: opened only on
+ * Linux and where there is a mapping to release, closed before this returns; a string says why it
+ * could not be opened). `exePath` defaults to /proc/self/exe's target.
  */
-export function releaseExePages(madvise: (addr: bigint, length: bigint, advice: number) => number, platform: string, exePath?: string): ExePagesResult {
+export function releaseExePages(platform: string, open: () => Madvise | string, exePath?: string): ExePagesResult {
   if (platform !== "linux") return { reason: `releasing the executable's pages is Linux only (this is ${platform})` };
   let smaps: string, exe: string;
   try {
@@ -80,10 +87,16 @@ export function releaseExePages(madvise: (addr: bigint, length: bigint, advice: 
   }
   const maps = releasableMappings(smaps, exe);
   if (maps.length === 0) return { reason: `no read-only mapping of ${exe} without private pages` };
+  const madvise = open();
+  if (typeof madvise === "string") return { reason: madvise };
   let failed = 0, rssKb = 0;
-  for (const m of maps) {
-    if (madvise(m.start, m.length, MADV_DONTNEED) === 0) rssKb += m.rssKb;
-    else failed++;
+  try {
+    for (const m of maps) {
+      if (madvise.call(m.start, m.length, MADV_DONTNEED) === 0) rssKb += m.rssKb;
+      else failed++;
+    }
+  } finally {
+    madvise.close();
   }
   return { mappings: maps.length - failed, rssKb, failed };
 }

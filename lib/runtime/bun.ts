@@ -126,17 +126,13 @@ export function bunRuntime(): Runtime {
 
 /** {@link releaseExePages} with madvise(2) through bun:ffi (addresses as 64-bit integers). */
 function bunReleaseExePages(): ExePagesResult {
-  const req = (import.meta as unknown as { require?: (id: string) => unknown }).require;
-  if (!req) return { reason: "bun:ffi cannot be loaded here (no import.meta.require)" };
-  if (process.platform !== "linux") return { reason: `releasing the executable's pages is Linux only (this is ${process.platform})` };
-  const ffi = req("bun:ffi") as BunFfi;
-  const h = firstLibc((lib) => ffi.dlopen(lib, { madvise: { args: ["u64", "u64", "i32"], returns: "i32" } }));
-  if (typeof h === "string") return { reason: h };
-  try {
-    return releaseExePages((addr, length, advice) => h.symbols.madvise(addr, length, advice), "linux");
-  } finally {
-    h.close();
-  }
+  return releaseExePages(process.platform, () => {
+    const req = (import.meta as unknown as { require?: (id: string) => unknown }).require;
+    if (!req) return "bun:ffi cannot be loaded here (no import.meta.require)";
+    const ffi = req("bun:ffi") as BunFfi;
+    const h = firstLibc((lib) => ffi.dlopen(lib, { madvise: { args: ["u64", "u64", "i32"], returns: "i32" } }));
+    return typeof h === "string" ? h : { call: (addr, length, advice) => h.symbols.madvise(addr, length, advice), close: () => h.close() };
+  });
 }
 
 /**

@@ -78,15 +78,10 @@ export function denoRuntime(): Runtime {
   const compiled = Deno.build && (Deno as unknown as { mainModule?: string }).mainModule?.includes("/deno-compile-");
   const self = (): string[] => compiled ? [Deno.execPath()] : [Deno.execPath(), "run", "-A", process.argv[1]];
   const rt = makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync, undefined, denoLibc);
-  rt.releaseExePages = () => {
-    if (Deno.build.os !== "linux") return { reason: `releasing the executable's pages is Linux only (this is ${Deno.build.os})` };
-    const h = firstLibc((lib) => Deno.dlopen(lib, { madvise: { parameters: ["usize", "usize", "i32"], result: "i32" } } as const));
-    if (typeof h === "string") return { reason: h };
-    try {
-      return releaseExePages((addr, length, advice) => h.symbols.madvise(addr, length, advice) as number, "linux");
-    } finally {
-      h.close();
-    }
-  };
+  rt.releaseExePages = () =>
+    releaseExePages(Deno.build.os, () => {
+      const h = firstLibc((lib) => Deno.dlopen(lib, { madvise: { parameters: ["usize", "usize", "i32"], result: "i32" } } as const));
+      return typeof h === "string" ? h : { call: (addr, length, advice) => h.symbols.madvise(addr, length, advice) as number, close: () => h.close() };
+    });
   return rt;
 }

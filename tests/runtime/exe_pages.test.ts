@@ -45,14 +45,19 @@ describe("the executable's pages", () => {
   });
 
   test("not on Linux, or a madvise that fails, is said, not hidden", () => {
-    assert.match(String((releaseExePages(() => 0, "darwin") as { reason: string }).reason), /Linux only/);
-    if (process.platform !== "linux") return;
+    let opened = 0, closed = 0;
     const calls: number[] = [];
-    const r = releaseExePages((_a, _l, advice) => (calls.push(advice), -1), "linux", realpathSync("/proc/self/exe"));
+    const failing = () => (opened++, { call: (_a: bigint, _l: bigint, advice: number) => (calls.push(advice), -1), close: () => void closed++ });
+    assert.match(String((releaseExePages("darwin", failing) as { reason: string }).reason), /Linux only/);
+    assert.equal(opened, 0, "nothing opened where there is nothing to do");
+    if (process.platform !== "linux") return;
+    assert.deepEqual(releaseExePages("linux", () => "no libc could be opened"), { reason: "no libc could be opened" });
+    const r = releaseExePages("linux", failing, realpathSync("/proc/self/exe"));
     if ("reason" in r) return assert.fail(r.reason);
     assert.equal(r.mappings, 0);
     assert.equal(r.rssKb, 0);
     assert.ok(r.failed >= 1 && calls.every((a) => a === MADV_DONTNEED), JSON.stringify({ r, calls }));
+    assert.deepEqual([opened, closed], [1, 1], "opened once, closed once");
   });
 
   test("the runtime's madvise takes the pages out of the resident set, and the process runs on", { skip: process.platform !== "linux" ? "Linux only" : false }, () => {
