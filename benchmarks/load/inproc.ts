@@ -19,7 +19,7 @@ import { runLevel } from "../../lib/bench/load_level.ts";
 import { parseEndpoint, setDefaultFetch } from "../../lib/client/mod.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { JsonlWriter } from "../../lib/evidence/mod.ts";
-import { runOpenLoop } from "../../lib/executors/mod.ts";
+import { type PacerTimers, REAL_TIMERS, runOpenLoop } from "../../lib/executors/mod.ts";
 import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
@@ -53,8 +53,20 @@ export function makeRunner(baseUrl: string, maxTokens = 4): { runner: Runner; po
   return { runner, pool: new PromptPool(set.prompts) };
 }
 
+/** How a pacer run sleeps before its spin: on the timers, or on the runtime's precise sleep. */
+export type PacerSleep = "timer" | "precise";
+
+/** The real timers with the given sleep (the precise one where the runtime has it, else null). */
+export function pacerTimers(sleep: PacerSleep): PacerTimers | null {
+  const { clock, sleep: timerSleep, yieldNow, spinUntil } = REAL_TIMERS;
+  const base: PacerTimers = { clock, sleep: timerSleep, yieldNow, spinUntil };
+  if (sleep === "timer") return base;
+  return runtime.preciseSleep ? { ...base, sleepPrecise: runtime.preciseSleep } : null;
+}
+
 /** Lag and CPU of one pacer run. */
 export interface PacerResult {
+  sleep: PacerSleep;
   margin: number;
   rate: number;
   n: number;
@@ -66,8 +78,9 @@ export interface PacerResult {
   cpuPct: number;
 }
 
-function pacerStats(margin: number, rate: number, lags: number[], wallMs: number, cpu: number): PacerResult {
+function pacerStats(sleep: PacerSleep, margin: number, rate: number, lags: number[], wallMs: number, cpu: number): PacerResult {
   return {
+    sleep,
     margin,
     rate,
     n: lags.length,
@@ -80,7 +93,9 @@ function pacerStats(margin: number, rate: number, lags: number[], wallMs: number
 }
 
 /** The pacer with a no-op send at `rate` req/s for `durationS`. */
-export async function pacerNoop(rate: number, durationS: number, margin: number, seed = 7): Promise<PacerResult> {
+export async function pacerNoop(rate: number, durationS: number, margin: number, seed = 7, sleep: PacerSleep = "timer"): Promise<PacerResult> {
+  const timers = pacerTimers(sleep);
+  if (!timers) throw new Error(`this runtime has no precise sleep`);
   const offsetsMs = arrivalOffsetsMs({ ratePerS: rate, durationS, burstiness: 1, maxRequests: null, seed: [seed, 1, 2] });
   const lags: number[] = [];
   let first = 0, last = 0;
@@ -91,12 +106,14 @@ export async function pacerNoop(rate: number, durationS: number, margin: number,
     last = now;
     lags.push(now - due);
     return Promise.resolve();
-  }, { offsetsMs, spinMarginMs: margin });
-  return pacerStats(margin, rate, lags, last - first, cpuUs() - c0);
+  }, { offsetsMs, spinMarginMs: margin, timers });
+  return pacerStats(sleep, margin, rate, lags, last - first, cpuUs() - c0);
 }
 
 /** The pacer with real streamed requests (Runner.send) at `rate` req/s for `durationS`. */
-export async function pacerReal(mock: Mock, rate: number, durationS: number, margin: number, seed = 7): Promise<PacerResult & { failed: number }> {
+export async function pacerReal(mock: Mock, rate: number, durationS: number, margin: number, seed = 7, sleep: PacerSleep = "timer"): Promise<PacerResult & { failed: number }> {
+  const timers = pacerTimers(sleep);
+  if (!timers) throw new Error(`this runtime has no precise sleep`);
   const { runner, pool } = makeRunner(mock.baseUrl);
   const pick = pool.picker([seed, 3], `m${margin}`);
   for (let i = 0; i < 20; i++) await runner.send(pick().prompt, `warm-${i}`);
@@ -112,8 +129,8 @@ export async function pacerReal(mock: Mock, rate: number, durationS: number, mar
     const { prompt, salt } = pick();
     const r = await runner.send(prompt, salt, due);
     if (!r.result.ok) failed++;
-  }, { offsetsMs, spinMarginMs: margin });
-  return { ...pacerStats(margin, rate, lags, last - first, cpuUs() - c0), failed };
+  }, { offsetsMs, spinMarginMs: margin, timers });
+  return { ...pacerStats(sleep, margin, rate, lags, last - first, cpuUs() - c0), failed };
 }
 
 /** One in-process level's client-attributable TTFT lag. */

@@ -9,7 +9,7 @@
  * 2. 1,000 closed-loop streams against a paced mock: RSS and client CPU;
  * 3. achieved/target rate, send lag p50/p99 and client CPU at 100, 500, 2000 req/s, and the rate
  *    where send lag p99 passes 5 ms;
- * 4. the pacer's spin margin: CPU and lag at 500 req/s for margins 0 … 1.5 ms (in process);
+ * 4. the pacer: CPU and lag at 500 req/s for spin margins 0 … 1.5 ms after a timer, 0 and 0.2 ms after the precise sleep (in process);
  * 5. client-attributable TTFT lag at 100, 500, 2000 req/s (in process, against the mock's log).
  *
  * Env: IK_BIN (default dist/ik, built once with scripts/build.sh when missing), BENCH_LOAD_QUICK=1
@@ -21,9 +21,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_SPIN_MARGIN_MS, PRECISE_SPIN_MARGIN_MS } from "../../lib/executors/mod.ts";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
-import { pacerNoop, type PacerResult, pacerReal, type TtftLagResult, ttftLagLevel } from "./inproc.ts";
+import { pacerNoop, type PacerResult, pacerReal, type PacerSleep, pacerTimers, type TtftLagResult, ttftLagLevel } from "./inproc.ts";
 import { type ClientRun, cpuPct, killAll, maxRss, type Mock, runSampled, startMock, windowOf } from "./procs.ts";
 import { cpuName } from "../_host_cpu.ts";
 
@@ -43,6 +44,8 @@ const RATE_S = QUICK ? 2 : 4;
 const CEILING_STEPS = [1000, 2000, 3000, 4000, 5000, 6000];
 const CEILING_S = QUICK ? 2 : 3;
 const MARGINS = [0, 0.5, 1.0, 1.5];
+/** Margins after the runtime's precise sleep (PRECISE_SPIN_MARGIN_MS = 0.2), where it has one. */
+const PRECISE_MARGINS = [0, 0.2];
 const PACER_S = QUICK ? 1.5 : 3;
 const STREAMS = 1000;
 const STREAMS_S = QUICK ? 3 : 4;
@@ -352,29 +355,33 @@ async function main(): Promise<void> {
   out();
 
   // ---------------------------------------------------------------- 4. pacer margins
-  log(`4. pacer margins ${MARGINS.join(",")} at 500 req/s × ${REPS}`);
+  const arms: [PacerSleep, number][] = [
+    ...MARGINS.map((m) => ["timer", m] as [PacerSleep, number]),
+    ...(pacerTimers("precise") ? PRECISE_MARGINS.map((m) => ["precise", m] as [PacerSleep, number]) : []),
+  ];
+  log(`4. pacer ${arms.map(([s, m]) => `${s} ${m}`).join(", ")} at 500 req/s × ${REPS}`);
   const noop: PacerResult[] = [];
   const real: (PacerResult & { failed: number })[] = [];
   for (let r = 0; r < REPS; r++) {
-    const order = r % 2 ? [...MARGINS].reverse() : MARGINS;
-    for (const m of order) noop.push(await pacerNoop(500, PACER_S, m, 7 + r));
+    const order = r % 2 ? [...arms].reverse() : arms;
+    for (const [s, m] of order) noop.push(await pacerNoop(500, PACER_S, m, 7 + r, s));
   }
   await withMock("mock-pacer", ["--tpot-ms", "0", "--ttft-ms", "0"], async (mock) => {
     for (let r = 0; r < REPS; r++) {
-      const order = r % 2 ? [...MARGINS].reverse() : MARGINS;
-      for (const m of order) real.push(await pacerReal(mock, 500, PACER_S, m, 7 + r));
+      const order = r % 2 ? [...arms].reverse() : arms;
+      for (const [s, m] of order) real.push(await pacerReal(mock, 500, PACER_S, m, 7 + r, s));
     }
   });
   out("## 4. The pacer's spin margin (500 req/s)");
   out();
-  out(`In this bench process: lib/executors runOpenLoop with \`spinMarginMs\` = 0, 0.5, 1.0, 1.5 (DEFAULT_SPIN_MARGIN_MS = 1.5), ${PACER_S} s of Poisson arrivals at 500 req/s. "no-op send" isolates the pacer (send returns at once); "real send" streams each request to the zero-delay mock through Runner.send (no journal). Lag = when send was called − its deadline. CPU = this process's user+sys over the send window (% of one core). Reps alternate the margin order.`);
+  out(`In this bench process: lib/executors runOpenLoop with \`spinMarginMs\` = ${MARGINS.join(", ")} after a timer's sleep (DEFAULT_SPIN_MARGIN_MS = ${DEFAULT_SPIN_MARGIN_MS}), and ${PRECISE_MARGINS.join(", ")} after the runtime's precise sleep (PRECISE_SPIN_MARGIN_MS = ${PRECISE_SPIN_MARGIN_MS}; Bun's Atomics.waitAsync, lib/runtime/_precise_sleep.ts: ${pacerTimers("precise") ? "measured" : "not measured, this runtime has none"}), ${PACER_S} s of Poisson arrivals at 500 req/s. "no-op send" isolates the pacer (send returns at once); "real send" streams each request to the zero-delay mock through Runner.send (no journal). Lag = when send was called − its deadline. CPU = this process's user+sys over the send window (% of one core). Reps alternate the margin order.`);
   out();
-  out("| send | margin (ms) | rep | n | achieved (req/s) | lag p50 (ms) | lag p99 (ms) | lag max (ms) | CPU (%) |");
-  out("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out("| send | sleep | margin (ms) | rep | n | achieved (req/s) | lag p50 (ms) | lag p99 (ms) | lag max (ms) | CPU (%) |");
+  out("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const [label, rs] of [["no-op", noop], ["real", real]] as const) {
-    for (const m of MARGINS) {
-      rs.filter((x) => x.margin === m).forEach((x, i) => {
-        out(`| ${label} | ${m} | ${i + 1} | ${x.n} | ${f(x.achievedRps, 1)} | ${f(x.lagP50, 3)} | ${f(x.lagP99, 3)} | ${f(x.lagMax, 2)} | ${f(x.cpuPct, 1)} |`);
+    for (const [s, m] of arms) {
+      rs.filter((x) => x.sleep === s && x.margin === m).forEach((x, i) => {
+        out(`| ${label} | ${s} | ${m} | ${i + 1} | ${x.n} | ${f(x.achievedRps, 1)} | ${f(x.lagP50, 3)} | ${f(x.lagP99, 3)} | ${f(x.lagMax, 2)} | ${f(x.cpuPct, 1)} |`);
       });
     }
   }

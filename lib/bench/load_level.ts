@@ -10,7 +10,7 @@ import { type ClientMemoryRecord, type MemoryReading, startClientMemory } from "
 import { itlMs, type RequestResult, requestRow } from "../client/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
-import { loopBlockNote, loopLagRecord, type LoopLagRecord, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
+import { loopBlockNote, loopLagRecord, type LoopLagRecord, type Pacing, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { CountTally } from "./count_limitations.ts";
@@ -141,6 +141,12 @@ export interface LevelResult {
   event_loop_lag_ms: LoopLagRecord;
   /** ik's own memory during the level (peaks, MiB), or null where it was not read. */
   client_memory: ClientMemoryRecord | null;
+  /**
+   * Open loop: how the sends were paced (the sleep before each deadline, "precise" where the
+   * runtime has a sub-millisecond one, and the spin after it); null for a closed loop. Absent in
+   * records made before it.
+   */
+  pacer?: Pacing | null;
   server: Record<string, unknown> | null;
   /** Why the client may have limited this level, or null. */
   client_limited: string | null;
@@ -274,16 +280,17 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     ttftP95Ms: acc.peekTtftP95(), sendLagP99Ms: acc.peekSendLagP99(),
   }), 1000);
   (tick as unknown as { unref?: () => void }).unref?.();
+  let pacer: Pacing | null = null;
   try {
     if (offsets) {
-      await runOpenLoop((i, due) => send(seqOf(i), due), {
+      ({ pacing: pacer } = await runOpenLoop((i, due) => send(seqOf(i), due), {
         offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms, maxInFlight: spec.maxInFlight,
         onSendsDone: () => {
           // The seqs after this shard's last one are drawn too, so the next level's picks match.
           if (allOffsets && !deps.signal?.aborted) while (picked < allOffsets.length) (pick(), picked++);
           deps.onSendsDone?.();
         },
-      });
+      }));
     } else {
       if (spec.t0Ms !== undefined) await waitUntil(spec.t0Ms, undefined, { signal: deps.signal });
       const cap = spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests;
@@ -334,6 +341,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     summary,
     event_loop_lag_ms: loopLagRecord(loop),
     client_memory: clientMemory,
+    pacer,
     server,
     client_limited: clientLimited,
     interrupted,

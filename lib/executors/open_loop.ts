@@ -5,7 +5,7 @@
  * as it completes, so nothing per request is kept here.
  * @module
  */
-import { type PacerTimers, REAL_TIMERS, START_SLICE, waitUntil } from "./pacer.ts";
+import { type PacerTimers, type Pacing, pacingOf, REAL_TIMERS, START_SLICE, waitUntil } from "./pacer.ts";
 
 /** Options for {@link runOpenLoop}. */
 export interface OpenLoopOptions {
@@ -44,6 +44,8 @@ export interface OpenLoopOutcome {
   sent: number;
   /** When the last request was handed to send. */
   lastSendMs: number | null;
+  /** How the sends were paced: the sleep before each deadline and the spin after it. */
+  pacing: Pacing;
 }
 
 /** A promise that settles when the signal aborts (never without a signal). */
@@ -84,5 +86,5 @@ export async function runOpenLoop(
   }
   opts.onSendsDone?.();
   await Promise.all(inFlight);
-  return { t0Ms: t0, sent, lastSendMs: lastSend };
+  return { t0Ms: t0, sent, lastSendMs: lastSend, pacing: pacingOf(timers, opts.spinMarginMs) };
 }

@@ -125,6 +125,7 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     started_unix_s: tWall0,
     percentiles: verdict.percentiles,
     event_loop_lag_ms: loopLag,
+    pacer: outcome.pacing,
     definitions: {
       attainment: "requests that succeeded with ttft <= slo.ttft_s and tpot <= slo.tpot_s, divided by the requests asked (failed or unsent requests are misses; a request with no TPOT, one token, passes the TPOT part)",
       valid: `all requests sent, median send lag <= ${verdict.validity.lag_p50_limit_ms} ms and p99 <= ${verdict.validity.lag_p99_limit_ms} ms`,

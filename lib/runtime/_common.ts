@@ -66,6 +66,7 @@ export function makeRuntime(
     memoryUsage: p.memoryUsage,
     shrinkHeap: () => Promise.resolve(),
     releaseExePages: () => ({ reason: "this build has no FFI to call madvise" }),
+    preciseSleep: null,
     fetch: fetchFn,
     files,
   };

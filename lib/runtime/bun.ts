@@ -8,6 +8,7 @@ import { h1Fetch } from "../h1/fetch.ts";
 import { bunConnect } from "./_bun_socket.ts";
 import { measuredFetchChoice } from "./_fetch_choice.ts";
 import { releaseExePages } from "./_exe_pages.ts";
+import { atomicsWaitAsync, waitAsyncSleep } from "./_precise_sleep.ts";
 
 interface BunServer {
   port: number;
@@ -121,6 +122,8 @@ export function bunRuntime(): Runtime {
   const rt = makeRuntime("bun", bun.version, serve, self, () => process.argv.slice(2), clockSync, measured, bunLibc, bunExecve);
   rt.shrinkHeap = () => shrinkAndSettle(bun);
   rt.releaseExePages = bunReleaseExePages;
+  const waitAsync = atomicsWaitAsync();
+  rt.preciseSleep = waitAsync ? waitAsyncSleep(waitAsync) : null;
   return rt;
 }
 

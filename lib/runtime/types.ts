@@ -1,4 +1,6 @@
 /** The one interface behind which Deno, Bun and Node differ. Everything else in ik is web standards. */
+import type { PreciseSleep } from "./_precise_sleep.ts";
+export type { PreciseSleep };
 
 /** What a server knows of a request beyond the Request itself. */
 export interface ServedRequestInfo {
@@ -239,6 +241,11 @@ export interface Runtime {
    * result says why nothing was done.
    */
   releaseExePages(): ExePagesResult;
+  /**
+   * A sleep that keeps fractions of a millisecond and holds no CPU (lib/runtime/_precise_sleep.ts),
+   * for the open-loop pacer; null where the runtime has none better than its timers (Deno, Node).
+   */
+  preciseSleep: PreciseSleep | null;
   /**
    * The HTTP client for measured streaming requests: the global fetch on Bun and Deno; on Node a
    * `node:http` one (its fetch adds ~1 ms to every TTFT: lib/runtime/_node_fetch.ts).

@@ -52,6 +52,12 @@ describe("bench serve --mode load", { skip }, () => {
         assert.equal(line.split(/\s+/)[0], a.sha256, a.path);
       }
       const lv = measured.data.levels[0];
+      // How the open loop paced its sends: the Bun build sleeps to 0.2 ms before each deadline with
+      // its precise sleep (Atomics.waitAsync); the Node build on its timers, 0.5 ms before.
+      const built = JSON.parse(execFileSync(ikBin(), ["--version", "--json"], { encoding: "utf8" })).runtime as string;
+      for (const l of measured.data.levels) {
+        assert.deepEqual(l.pacer, built.startsWith("bun ") ? { sleep: "precise", spin_margin_ms: 0.2 } : { sleep: "timer", spin_margin_ms: 0.5 }, built);
+      }
       const outLines = (await readFile(join(env.IK_RUNS_DIR, mid, "outputs", "vllm", "load-r4.jsonl"), "utf8")).trim().split("\n");
       assert.equal(outLines.length, lv.sent);
       // The clock anchor puts monotonic stamps on the wall axis; the sync state is the kernel's.
@@ -127,6 +133,7 @@ describe("bench serve --mode load", { skip }, () => {
       assert.equal(r.code, 0, r.stderr);
       const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
       const lv = m.data.levels[0];
+      assert.equal(lv.pacer, null, "a closed loop has no pacer");
       assert.ok(lv.server.max.running >= 350, `the mock saw at most ${lv.server.max.running} running`);
       assert.ok(lv.summary.ttft_ms.p50 < 200, `TTFT p50 ${lv.summary.ttft_ms.p50} ms: requests waited in the client`);
       // ik's own memory during the level, sampled (on Bun the heap and external figures count

@@ -1,8 +1,9 @@
 /** Executors on a manual clock: open loop sends on absolute deadlines, never early, catches up; closed loop keeps N in flight. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type PacerTimers, REAL_TIMERS, runClosedLoop, runOpenLoop, waitUntil } from "../../lib/executors/mod.ts";
+import { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, pacingOf, PRECISE_SPIN_MARGIN_MS, REAL_TIMERS, runClosedLoop, runOpenLoop, setPreciseSleep, waitUntil } from "../../lib/executors/mod.ts";
 import { START_SLICE } from "../../lib/executors/closed_loop.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
 
 /** A clock whose sleeps wake `lateMs` late, as real timers do, and whose yields take 0.01 ms. */
 function manual(lateMs: number): PacerTimers & { now: number; sleeps: number; yields: number } {
@@ -42,6 +43,78 @@ describe("waitUntil", () => {
     ac.abort();
     await waitUntil(1e6, t, { signal: ac.signal });
     assert.equal(t.now, 0);
+  });
+});
+
+/**
+ * A manual clock with a precise sleep that wakes `lateMs` late (0.1 ms: Bun's waitAsync beside
+ * timers) and records what it was asked; its whole-millisecond `sleep` must not be used.
+ */
+function precise(lateMs: number) {
+  const t = manual(0);
+  const asked: { ms: number; signal: AbortSignal | undefined }[] = [];
+  const spins: [number, number][] = [];
+  const timers: PacerTimers = {
+    clock: t.clock,
+    sleep: () => Promise.reject(new Error("the timer sleep was used although a precise one was given")),
+    yieldNow: t.yieldNow,
+    spinUntil: (deadline, clock) => {
+      spins.push([deadline, clock()]);
+      t.now = Math.max(t.now, deadline);
+      return Promise.resolve();
+    },
+    sleepPrecise: (ms, signal) => {
+      asked.push({ ms, signal });
+      t.now += ms + lateMs;
+      return Promise.resolve();
+    },
+  };
+  return { t, timers, asked, spins };
+}
+
+describe("waitUntil with a precise sleep", () => {
+  test(`sleeps precisely to ${PRECISE_SPIN_MARGIN_MS} ms before the deadline (not to a timer's margin), then spins only that`, async () => {
+    const p = precise(0.1);
+    await waitUntil(100, p.timers);
+    assert.deepEqual(p.asked.map((a) => a.ms), [100 - PRECISE_SPIN_MARGIN_MS]);
+    assert.equal(p.spins.length, 1, "one spin");
+    assert.ok(Math.abs(p.spins[0][1] - (100 - PRECISE_SPIN_MARGIN_MS + 0.1)) < 1e-9, `the spin began at ${p.spins[0][1]}`);
+    assert.equal(p.t.now, 100);
+    assert.deepEqual(pacingOf(p.timers), { sleep: "precise", spin_margin_ms: PRECISE_SPIN_MARGIN_MS });
+  });
+  test("a caller's margin still rules; a sleep that wakes early is slept again; the signal reaches the sleep", async () => {
+    const p = precise(0);
+    const exact = p.timers.sleepPrecise!;
+    let first = true;
+    p.timers.sleepPrecise = async (ms, signal) => {
+      await exact(ms, signal);
+      if (first) p.t.now -= 3; // the first wake comes 3 ms early
+      first = false;
+    };
+    const ac = new AbortController();
+    await waitUntil(50, p.timers, { spinMarginMs: 1, signal: ac.signal });
+    assert.deepEqual(p.asked.map((a) => a.ms), [49, 3]);
+    assert.ok(p.asked.every((a) => a.signal === ac.signal), "each sleep can be cut short by the abort");
+    assert.equal(p.t.now, 50);
+    assert.deepEqual(pacingOf(p.timers, 1), { sleep: "precise", spin_margin_ms: 1 });
+  });
+  test("without one, the timer sleep and its margin, as before", () => {
+    assert.deepEqual(pacingOf(manual(0)), { sleep: "timer", spin_margin_ms: DEFAULT_SPIN_MARGIN_MS });
+  });
+  test("REAL_TIMERS sleep with the runtime's precise sleep where it has one; setPreciseSleep swaps it, null takes it away", () => {
+    const had = REAL_TIMERS.sleepPrecise;
+    assert.equal(had, runtime.preciseSleep ?? undefined, "the runtime shim's sleep (Bun's), else none");
+    const mine = () => Promise.resolve();
+    try {
+      setPreciseSleep(mine);
+      assert.equal(REAL_TIMERS.sleepPrecise, mine);
+      assert.equal(pacingOf(REAL_TIMERS).sleep, "precise");
+      setPreciseSleep(null);
+      assert.equal(REAL_TIMERS.sleepPrecise, undefined);
+      assert.equal(pacingOf(REAL_TIMERS).sleep, "timer");
+    } finally {
+      setPreciseSleep(had ?? null);
+    }
   });
 });
 
@@ -107,10 +180,22 @@ describe("runOpenLoop", () => {
     }, { offsetsMs: offsets, timers: t, spinMarginMs: 1.5 });
     assert.equal(out.sent, 4);
     assert.equal(ended, 4);
+    assert.deepEqual(out.pacing, { sleep: "timer", spin_margin_ms: 1.5 }, "the outcome says how it paced");
     for (const s of sends) {
       assert.equal(s.due, out.t0Ms + offsets[s.i]);
       assert.ok(s.at >= s.due && s.at - s.due < 0.02, `request ${s.i}: lag ${s.at - s.due}`);
     }
+  });
+  test("on a precise sleep each request is on time, and the outcome says so", async () => {
+    const p = precise(0.1);
+    const lags: number[] = [];
+    const out = await runOpenLoop((_i, due) => {
+      lags.push(p.t.now - due);
+      return Promise.resolve();
+    }, { offsetsMs: [5, 7.25, 30], timers: p.timers });
+    assert.equal(out.sent, 3);
+    assert.ok(lags.every((l) => l >= 0 && l < 1e-9), `lags ${lags}`);
+    assert.deepEqual(out.pacing, { sleep: "precise", spin_margin_ms: PRECISE_SPIN_MARGIN_MS });
   });
   test("behind schedule it sends at once; a failing send does not stop the level; abort stops sending", async () => {
     const t = manual(0);

@@ -4,7 +4,7 @@
  * before any request is sent (the mock's request log stays empty), naming the hours and the flag.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -48,4 +48,8 @@ test("a schedule past --max-schedule-h is refused (64) before anything is sent, 
   const ok = await run("10", "6", ["--max-schedule-h", "1"], "fits");
   assert.ok(ok.code === 0 || ok.code === 2, `${ok.code}: ${ok.stderr}`);
   assert.equal(mock.proc.stdout().match(/ik-request /g)?.length, 6);
+  // Its summary says how the sends were paced (the Bun build: its precise sleep; the Node build: timers).
+  const built = JSON.parse((await runIk(["--version", "--json"])).stdout).runtime as string;
+  const summary = JSON.parse(await readFile(join(dir, "fits", "summary.json"), "utf8"));
+  assert.equal(summary.pacer.sleep, built.startsWith("bun ") ? "precise" : "timer", JSON.stringify(summary.pacer));
 });
