@@ -411,7 +411,9 @@ async function main(): Promise<void> {
   out();
   out(`- Memory bound at ${MEM_REQUESTS} requests: ${memOk === null ? "not measured" : memOk ? "met" : "NOT met"} (section 1).`);
   out(`- ${STREAMS} streams ≤ 100 MB: ${streamsOk === null ? "not measured" : streamsOk ? "met" : "NOT met"} for the worker's VmHWM; for the tree (every process): ${streamsOk1024 === null ? "not measured" : streamsOk1024 ? "met" : "NOT met"} (section 2).`);
-  out(`- 500 req/s: achieved ≥ 0.99 × target ${g500.length ? (g500.every((g) => g.ratio) ? "met" : "NOT met") : "n/a"} (≥ 0.99 × the schedule's own rate: ${g500.length ? (g500.every((g) => g.sratio) ? "met" : "NOT met") : "n/a"}); send lag p50 ≤ 0.2 ms ${g500.length ? (g500.every((g) => g.p50) ? "met" : "NOT met") : "n/a"}; p99 ≤ 1 ms ${g500.length ? (g500.every((g) => g.p99) ? "met" : "NOT met") : "n/a"} (all reps).`);
+  // Each criterion: met in how many of the reps (every rep's own verdict is in section 3).
+  const inReps = (ok: (g: (typeof g500)[number]) => boolean) => g500.length ? `met in ${g500.filter(ok).length} of ${g500.length} reps` : "n/a";
+  out(`- 500 req/s: achieved ≥ 0.99 × target ${inReps((g) => g.ratio)} (≥ 0.99 × the schedule's own rate: ${inReps((g) => g.sratio)}); send lag p50 ≤ 0.2 ms ${inReps((g) => g.p50)}; p99 ≤ 1 ms ${inReps((g) => g.p99)}.`);
   out(`- Ceiling (send lag p99 > 5 ms first at): ${ceilingOf.map((c) => (c === null ? "none" : `${c} req/s`)).join(", ")}.`);
   for (const n of notes) out(`- Note: ${n}.`);
   out();

@@ -84,8 +84,10 @@ export const DEFAULT_SPIN_MARGIN_MS = 0.5;
 
 /**
  * The spin before a deadline when the sleep before it is precise: the ~0.1 ms that sleep wakes
- * late beside the level's timers, and some. 500 req/s, 4 s levels through the binary, 3 runs each
- * (benchmarks/load/RESULTS.md): send lag p99 1.16–1.36 → 0.76–1.00 ms, p50 0.12–0.13 → 0.04–0.05 ms.
+ * late beside the level's timers, and some. The pacer alone at 500 req/s (2-vCPU AMD EPYC,
+ * benchmarks/load/RESULTS.md, two runs): lag p99 0.10–0.32 ms for 7.4–7.9 % of a core, against
+ * 0.58–0.62 ms for 7.7–8.9 % with a timer's sleep and {@link DEFAULT_SPIN_MARGIN_MS}. Through the binary, where the
+ * collector's pauses set the tail: send lag p50 0.12–0.16 → 0.04–0.06 ms, p99 median 1.29 → 1.13 ms.
  */
 export const PRECISE_SPIN_MARGIN_MS = 0.2;
 
