@@ -5,10 +5,11 @@
  * (`setImmediate`), which keeps in-flight streams being read while it waits. The margin is the
  * CPU it spends for the precision; benchmarks measure both.
  *
- * Where the runtime has a sleep that keeps fractions of a millisecond (`runtime.preciseSleep`: Bun's
- * `Atomics.waitAsync`, lib/runtime/_precise_sleep.ts), the pacer sleeps with it to {@link PRECISE_SPIN_MARGIN_MS} before the
- * deadline and spins only that: a timer's whole-millisecond wake-up put up to 1.5 ms of spinning
- * before every request, and a timer asked for less than 1 ms woke at 1.08 ms, past the margin.
+ * Where the runtime has a sleep that keeps fractions of a millisecond (`runtime.preciseSleep`:
+ * Bun's `Atomics.waitAsync`, lib/runtime/_precise_sleep.ts), the pacer sleeps with it to
+ * {@link PRECISE_SPIN_MARGIN_MS} before the deadline and spins only that: a timer's whole-millisecond
+ * wake-up put up to 1.5 ms of spinning before every request, and a timer asked for less than 1 ms
+ * woke at 1.08 ms, past the margin.
  * @module
  */
 import { setImmediate } from "node:timers";
@@ -86,8 +87,9 @@ export const DEFAULT_SPIN_MARGIN_MS = 0.5;
  * The spin before a deadline when the sleep before it is precise: the ~0.1 ms that sleep wakes
  * late beside the level's timers, and some. The pacer alone at 500 req/s (2-vCPU AMD EPYC,
  * benchmarks/load/RESULTS.md, two runs): lag p99 0.10–0.32 ms for 7.4–7.9 % of a core, against
- * 0.58–0.62 ms for 7.7–8.9 % with a timer's sleep and {@link DEFAULT_SPIN_MARGIN_MS}. Through the binary, where the
- * collector's pauses set the tail: send lag p50 0.12–0.16 → 0.04–0.06 ms, p99 median 1.29 → 1.13 ms.
+ * 0.58–0.62 ms for 7.7–8.9 % with a timer's sleep and {@link DEFAULT_SPIN_MARGIN_MS}. Through the
+ * binary, where the collector's pauses set the tail: send lag p50 0.12–0.16 → 0.04–0.06 ms, p99
+ * median 1.29 → 1.13 ms.
  */
 export const PRECISE_SPIN_MARGIN_MS = 0.2;
 

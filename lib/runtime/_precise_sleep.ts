@@ -14,6 +14,8 @@
 
 /** The longest single wait (a timer's delay must stay under 2^31 ms); a longer sleep ends there. */
 const MAX_MS = 2_000_000_000;
+/** How long after its time the keep-alive timer ends a sleep whose wait has not (a runtime that never ends it). */
+export const KEEP_ALIVE_SLACK_MS = 1000;
 
 /** Sleeps about `ms` (fractions kept); ends early, resolved, when the signal aborts. */
 export type PreciseSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -36,23 +38,27 @@ export function atomicsWaitAsync(): WaitAsync | null {
  * A {@link PreciseSleep} on `waitAsync`'s timeout. Every sleep waits on one shared cell that stays
  * 0; an abort wakes the cell's waiters (`Atomics.notify`), so another sleeper woken with it ends
  * early too: callers re-check their clock (the pacer does). While a wait is pending a timer due
- * after it is armed, because the wait itself does not keep the event loop alive (without it,
- * a level whose first request is due later would end the process as it waits).
+ * {@link KEEP_ALIVE_SLACK_MS} after it is armed, because the wait itself does not keep the event
+ * loop alive (without it, a level whose first request is due later would end the process as it
+ * waits); if the wait has not ended by then, the timer ends the sleep, late but not never.
  */
 export function waitAsyncSleep(waitAsync: WaitAsync): PreciseSleep {
   const cell = new Int32Array(new SharedArrayBuffer(4));
   const wake = () => void Atomics.notify(cell, 0);
-  const noop = () => {};
   return (ms, signal) => {
     if (!(ms > 0) || signal?.aborted) return Promise.resolve();
     const wait = Math.min(ms, MAX_MS);
     const w = waitAsync(cell, 0, 0, wait);
     if (!w.async) return Promise.resolve();
-    const keep = setTimeout(noop, Math.ceil(wait) + 1000);
-    signal?.addEventListener("abort", wake, { once: true });
-    return w.value.then(() => {
-      clearTimeout(keep);
-      signal?.removeEventListener("abort", wake);
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(keep);
+        signal?.removeEventListener("abort", wake);
+        resolve();
+      };
+      const keep = setTimeout(done, Math.ceil(wait) + KEEP_ALIVE_SLACK_MS);
+      signal?.addEventListener("abort", wake, { once: true });
+      w.value.then(done);
     });
   };
 }

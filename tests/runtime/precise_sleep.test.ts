@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
-import { atomicsWaitAsync, type WaitAsync, waitAsyncSleep } from "../../lib/runtime/_precise_sleep.ts";
+import { atomicsWaitAsync, KEEP_ALIVE_SLACK_MS, type WaitAsync, waitAsyncSleep } from "../../lib/runtime/_precise_sleep.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 
 /** A waitAsync that records each call and resolves only when told. */
@@ -49,6 +49,14 @@ describe("waitAsyncSleep on a fake waitAsync", () => {
     ac.abort();
     await Promise.all([sleep(0), sleep(-1), sleep(Number.NaN), sleep(5, ac.signal)]);
     assert.equal(w.calls.length, 0);
+  });
+  test(`a wait the runtime never ends is ended by the keep-alive timer, ${KEEP_ALIVE_SLACK_MS} ms after its time`, async () => {
+    const w = fakeWaitAsync();
+    const t0 = performance.now();
+    await waitAsyncSleep(w.fn)(5);
+    const took = performance.now() - t0;
+    assert.equal(w.calls.length, 1);
+    assert.ok(took >= 5 + KEEP_ALIVE_SLACK_MS - 50, `ended after ${took.toFixed(0)} ms, before the keep-alive timer`);
   });
   test("a wait longer than a timer can hold is capped; a wait the runtime ends at once resolves", async () => {
     const w = fakeWaitAsync();
