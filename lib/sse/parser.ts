@@ -61,6 +61,8 @@ const CR_ANY = /\r\n?/g;
 const STREAM = { stream: true } as const;
 /** The bytes `data:`. */
 const DATA_COLON = [100, 97, 116, 97, 58];
+/** The first byte of a UTF-8 BOM (EF BB BF). */
+const BOM_FIRST_BYTE = 0xef;
 /**
  * Decodes reads that end on a UTF-8 sequence boundary (nearly all of them), for every parser: a
  * decoder per stream is one more object and its native state for each open stream (issue 21). It
@@ -129,6 +131,12 @@ export class SseParser {
   /** Feeds raw bytes from the network; UTF-8 split across chunks is reassembled. */
   pushBytes(chunk: Uint8Array): void {
     if (this.overflowed !== null) return;
+    if (!this.begun && !this.started && this.lead === null && chunk.length !== 0 && chunk[0] !== BOM_FIRST_BYTE) {
+      // The stream's first read, and it cannot start a BOM: its start is settled with nothing
+      // pending, so its whole events may go as bytes too. (A short response often comes in one read:
+      // every event of it went the text way, decoded and parsed, before.)
+      this.begun = this.started = this.clean = true;
+    }
     const from = this.clean && this.sink.onDataBytes !== undefined ? this.wholeEvents(chunk) : 0;
     if (from === chunk.length) return;
     this.pushDecoded(from === 0 ? chunk : chunk.subarray(from));

@@ -127,6 +127,17 @@ test("every engine transcript, a real llama-server's and the mock's read the sam
   assert.ok(viaBytes > 100, `events read as bytes: ${viaBytes}`);
 });
 
+test("a short response in one read, the stream's first, goes as bytes; a first read that may start a BOM goes the text way", () => {
+  const events = eventsOf(MOCK).length;
+  assert.equal(same([MOCK], "the mock's whole response in one read"), events, "every event of the first read as bytes");
+  // A BOM first: dropped by both paths alike; that read is decoded, the reads after it go as bytes.
+  const bom = new Uint8Array([0xef, 0xbb, 0xbf]);
+  assert.equal(same([concat([bom, MOCK])], "a BOM, then the response, in one read"), 0);
+  assert.equal(same([bom, MOCK], "a BOM alone, then the response"), events);
+  // A first byte that only looks like a BOM's start (not one) is text too, and no event is lost.
+  same([concat([new Uint8Array([0xef]), MOCK])], "0xEF, then the response");
+});
+
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
   let o = 0;
