@@ -28,6 +28,21 @@ import { FileSpill } from "./column_spill.ts";
 
 /** A client that fell this far behind its schedule (p99, ms) may have limited the level. */
 export const SEND_LAG_LIMIT_MS = 5;
+/**
+ * Why a level's send lag flags it client-limited, or null when it does not: its p99 over `limitMs`,
+ * with the p99 of the lag less the loop thread's wait for a CPU where that was read. A p99 under the
+ * limit without the wait means the host (CPUs held by other work, or a vCPU woken late), not ik's
+ * own work, made the sends late.
+ */
+export function sendLagNote(p99: number | null, lessWaitP99: number | null | undefined, limitMs: number): string | null {
+  if (p99 === null || p99 <= limitMs) return null;
+  const base = `send lag p99 ${p99.toFixed(1)} ms > ${limitMs} ms`;
+  if (lessWaitP99 === null || lessWaitP99 === undefined) return base;
+  return lessWaitP99 <= limitMs
+    ? `${base} (${lessWaitP99.toFixed(1)} ms less the loop thread's wait for a CPU: the rest was the host, its CPUs held by other work or a vCPU woken late)`
+    : `${base} (${lessWaitP99.toFixed(1)} ms less the loop thread's wait for a CPU)`;
+}
+
 /** An event loop blocked this long (ms) may have delayed sends and timestamps. */
 export const LOOP_BLOCK_LIMIT_MS = 10;
 
@@ -225,9 +240,11 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   const shardTag = spec.shard ? `${spec.shard.k}/${spec.shard.s}` : null;
   // `seq` numbers a level's requests in send order (the open loop's schedule index).
   /** A measured request recorded: its row journaled, its numbers added (run under the per-turn budget). */
-  const record = (result: RequestResult, prompt: Prompt, seq: number, salt: string | null) => {
+  const record = (result: RequestResult, prompt: Prompt, seq: number, salt: string | null, cpuWait: number | null | undefined) => {
     const maxTokens = deps.runner.maxFor(prompt);
     const extra: Record<string, unknown> = { level: spec.name, seq, label: deps.label, max_tokens: maxTokens, prompt_tokens: promptTokens(result) };
+    // Open loop: the loop thread's wait for a CPU while this request waited for its deadline (null: unread).
+    if (cpuWait !== undefined) extra.send_cpu_wait_ms = cpuWait;
     const target = targetTokens(prompt);
     if (target !== null) extra.target_prompt_tokens = target;
     if (shardTag) extra.shard = shardTag;
@@ -245,7 +262,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   // Not an async function, and the body is recorded as it is sent: a suspended call would hold its
   // frame, and the prompt, for the whole response (issue 21). Whatever throws is a rejection, as
   // from an async function (the executors swallow or report it).
-  const send = (seq: number, due: number | null): Promise<void> => {
+  const send = (seq: number, due: number | null, cpuWait?: number | null): Promise<void> => {
     let counted = false;
     try {
       const { prompt, salt } = pickFor(seq);
@@ -260,7 +277,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
       return measured.then((result) => {
         inFlight--;
         // The request is measured; what records it runs under the per-turn budget (completion_queue.ts).
-        done.push(() => record(result, prompt, seq, salt));
+        done.push(() => record(result, prompt, seq, salt, cpuWait));
       }, (e) => {
         inFlight--;
         throw e;
@@ -283,7 +300,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   let pacer: Pacing | null = null;
   try {
     if (offsets) {
-      ({ pacing: pacer } = await runOpenLoop((i, due) => send(seqOf(i), due), {
+      ({ pacing: pacer } = await runOpenLoop((i, due, cpuWait) => send(seqOf(i), due, cpuWait), {
         offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms, maxInFlight: spec.maxInFlight,
         onSendsDone: () => {
           // The seqs after this shard's last one are drawn too, so the next level's picks match.
@@ -316,7 +333,8 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   const window = firstSend !== null && lastSend !== null ? (lastSend - firstSend) / 1000 : null;
   const offered = window && window > 0 ? (sent - 1) / window : null;
   const why: string[] = [];
-  if ((summary.send_lag_ms.p99 ?? 0) > SEND_LAG_LIMIT_MS) why.push(`send lag p99 ${summary.send_lag_ms.p99?.toFixed(1)} ms > ${SEND_LAG_LIMIT_MS} ms`);
+  const late = sendLagNote(summary.send_lag_ms.p99, summary.send_lag_without_cpu_wait_ms?.p99, SEND_LAG_LIMIT_MS);
+  if (late !== null) why.push(late);
   const blocked = loopBlockNote(loop, LOOP_BLOCK_LIMIT_MS);
   if (blocked !== null) why.push(blocked);
   const clientLimited = why.length ? why.join("; ") : null;

@@ -17,6 +17,7 @@ import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
 import type { LevelResult } from "./load_level.ts";
+import type { ClientWarmUp } from "./client_warm_up.ts";
 import { lengthMethods } from "./prompt_lengths.ts";
 import { requestSet } from "./request_set.ts";
 import type { LoadRun } from "./load_run.ts";
@@ -33,6 +34,8 @@ export interface LoadRecordInput extends LoadRun {
   e2eRefMs: number | null;
   referenceE2eMs: number[];
   warmupE2eMs: number[];
+  /** ik's own request path run in memory before the first level (client_warm_up.ts), or absent (a merge). */
+  clientWarmUp?: ClientWarmUp | null;
   needRef: boolean;
   salted: number;
   interrupted: boolean;
@@ -181,7 +184,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     label: x.label, base_url_kind: x.isLocal ? "local" : "remote", server: x.server.info, prompt_set_sha256: x.set.sha256,
     prompt_set_name: x.set.name, level_kind: x.levelKind, open_loop: !x.closedLoop, e2e_ref_ms: x.e2eRefMs,
     e2e_ref_source: x.closedLoop || x.levelKind === "rate" ? null : x.needRef ? "reference_requests" : "ref_e2e_ms",
-    warmup_e2e_ms: x.warmupE2eMs, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
+    warmup_e2e_ms: x.warmupE2eMs, client_warm_up: x.clientWarmUp ?? null, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
     ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
     ...(tf ? { trace: { rows: tf.rows, sent_rows: tf.n, dropped_after_max_duration: tf.dropped, time_scale: tf.timeScale, max_duration_s: tf.maxDurationS, span_s: tf.spanS, mean_rate_rps: tf.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
@@ -196,6 +199,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
       client_limited: `send lag p99 > 5 ms or the event loop blocked > 10 ms`,
+      client_warm_up: "before the first level ik ran its own request path that many times in memory (the runner's bodies, its HTTP/1.1 client over a transport with no network, a canned streamed answer parsed, the rows built and dropped; nothing sent to the server), then paused 50 ms: a fresh process's first requests ran on cold code (TTFT of the first 50 +0.5-0.9 ms, 2-vCPU AMD EPYC)",
+      send_lag_without_cpu_wait_ms: "open loop: each request's send lag (sent - due) less the time the loop's thread waited on a run queue for a CPU between the previous send and this one (the row's send_cpu_wait_ms, Linux schedstat), never below zero: the lag ik's own work caused; null where the wait cannot be read",
       event_loop_lag_ms: "how late a 20 ms timer fired (p50, p99, max); own_p99_ms/own_max_ms: that lag less the time the loop's thread waited on a run queue for a CPU (Linux schedstat; null where it cannot be read), i.e. ik's own work; cpu_wait_ms: that wait over the level",
       clock: "anchor: one reading of (performance.timeOrigin + performance.now(), performance.now()) in ms: a row's wall time = t_*_ns / 1e6 + (wall_ms - mono_ms); sync: the kernel's adjtimex state (unsynced flag, estimated and maximum error), the bound this host's wall clock claims",
     },

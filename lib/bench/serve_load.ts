@@ -15,6 +15,7 @@ import { arrivalOffsetsMs, AutoSearch, concurrencyToRate, levelSeed, type ProbeO
 import { median } from "../stats/mod.ts";
 import { runtime } from "../runtime/mod.ts";
 import { type LevelResult, runLevel } from "./load_level.ts";
+import { warmUpClient } from "./client_warm_up.ts";
 import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "./load_records.ts";
 import type { LoadRun } from "./load_run.ts";
 import { PromptPool } from "./prompt_pool.ts";
@@ -66,6 +67,9 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const order = pool.order(levelSeed(cfg.seed, 10_000));
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
+  // ik's own request path, run in memory first (nothing sent): a level's first requests would
+  // otherwise be measured on cold code (client_warm_up.ts).
+  const clientWarmUp = await warmUpClient(cfg.runner, order, { signal: cfg.signal });
   // What setting the run up compiled and left live (the CLI's parsers, the prompts' building, the
   // server check) is dropped before the first request: each MB the heap keeps through a level is
   // ~3 MB of peak RSS at 1,000 streams (issue 21: −5 to −9 MB there, ~5 ms once).
@@ -135,7 +139,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const interrupted = aborted() || io.fail !== null;
   const liveReport = cfg.live ? await cfg.live.finish() : null;
   const input: LoadRecordInput = {
-    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, needRef, salted: pool.salted, interrupted, liveReport,
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, clientWarmUp, needRef, salted: pool.salted, interrupted, liveReport,
     // A search's grid is what it measured, in level order; the record keeps how it chose them.
     ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),
   };

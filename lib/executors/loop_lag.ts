@@ -7,11 +7,11 @@
  * find it), or the loop's thread was ready but waited for a CPU that other work held (an
  * oversubscribed host: a mock or an engine on the same cores, or ik's own collector and runtime
  * threads competing with its loop on too few cores). Where Linux reports it
- * (`/proc/thread-self/schedstat`, the thread's time waiting on a run queue), each late tick's wait
- * is taken out of its lag: `own` is the lag that waiting for a CPU does not explain.
+ * (`/proc/thread-self/schedstat`, the thread's time waiting on a run queue: cpu_wait.ts), each late
+ * tick's wait is taken out of its lag: `own` is the lag that waiting for a CPU does not explain.
  * @module
  */
-import { readFileSync } from "node:fs";
+import { threadCpuWaitMs } from "./cpu_wait.ts";
 import { nearestRankSorted } from "../stats/mod.ts";
 
 /** What the monitor saw. */
@@ -25,20 +25,6 @@ export interface LoopLag {
   ownMaxMs: number | null;
   /** The loop thread's wait for a CPU over the level, in all (ms), or null. */
   cpuWaitMs: number | null;
-}
-
-/**
- * The calling thread's time spent waiting on a run queue, in ms since it started (Linux
- * `/proc/thread-self/schedstat`, second field, ns), or null where it cannot be read.
- */
-export function threadCpuWaitMs(): number | null {
-  try {
-    const f = readFileSync("/proc/thread-self/schedstat", "latin1").split(" ");
-    const ns = Number(f[1]);
-    return Number.isFinite(ns) ? ns / 1e6 : null;
-  } catch {
-    return null;
-  }
 }
 
 /**

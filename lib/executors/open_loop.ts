@@ -5,6 +5,7 @@
  * as it completes, so nothing per request is kept here.
  * @module
  */
+import { type CpuWaitReader, threadCpuWaitMs } from "./cpu_wait.ts";
 import { type PacerTimers, type Pacing, pacingOf, REAL_TIMERS, START_SLICE, waitUntil } from "./pacer.ts";
 
 /** Options for {@link runOpenLoop}. */
@@ -34,6 +35,12 @@ export interface OpenLoopOptions {
    * deadline, so its send lag includes the wait for the cap. Arrivals keep their order. Default none.
    */
   maxInFlight?: number | null;
+  /**
+   * Reads the event loop's thread's cumulative wait for a CPU, ms (cpu_wait.ts), read before and
+   * after each request's wait for its deadline; null: not read. Default: the real reader with the
+   * real timers, none with a caller's timers (a manual clock).
+   */
+  cpuWaitMs?: CpuWaitReader | null;
 }
 
 /** What a level's sending did. */
@@ -55,13 +62,17 @@ function abortOf(signal: AbortSignal | undefined): Promise<void> {
 
 /**
  * Sends request i at t0 + offsetsMs[i] and waits until every sent request has ended.
- * @param send starts request i, due at `tScheduledMs`; its promise ends with the request
+ * @param send starts request i, due at `tScheduledMs`; `cpuWaitMs` is how long the event loop's
+ *   thread waited for a CPU from the end of the previous send to this one (the stretch in which
+ *   this request waited for its deadline; null where it is not read): the part of its send lag
+ *   that the host, not ik, caused is at most that. Its promise ends with the request.
  */
 export async function runOpenLoop(
-  send: (index: number, tScheduledMs: number) => Promise<unknown>,
+  send: (index: number, tScheduledMs: number, cpuWaitMs: number | null) => Promise<unknown>,
   opts: OpenLoopOptions,
 ): Promise<OpenLoopOutcome> {
   const timers = opts.timers ?? REAL_TIMERS;
+  const cpuWait = opts.cpuWaitMs !== undefined ? opts.cpuWaitMs : timers === REAL_TIMERS ? threadCpuWaitMs : null;
   const t0 = opts.t0Ms ?? timers.clock();
   const inFlight = new Set<Promise<unknown>>();
   let sent = 0;
@@ -72,6 +83,7 @@ export async function runOpenLoop(
   let inARow = 0;
   for (let i = 0; i < opts.offsetsMs.length; i++) {
     const due = t0 + opts.offsetsMs[i];
+    const wait0 = cpuWait?.() ?? null;
     if (due <= timers.clock()) {
       if (++inARow % START_SLICE === 0) await timers.yieldNow();
     } else inARow = 0;
@@ -79,8 +91,9 @@ export async function runOpenLoop(
     // Bounded: each wait ends when one running request ends (or on abort).
     while (inFlight.size >= cap && !opts.signal?.aborted) await Promise.race([...inFlight, aborted]);
     if (opts.signal?.aborted) break;
+    const wait1 = wait0 === null ? null : (cpuWait as CpuWaitReader)();
     lastSend = timers.clock();
-    const p = send(i, due).catch(() => {}).finally(() => inFlight.delete(p));
+    const p = send(i, due, wait1 === null ? null : Math.max(0, wait1 - (wait0 as number))).catch(() => {}).finally(() => inFlight.delete(p));
     inFlight.add(p);
     sent++;
   }

@@ -23,6 +23,8 @@ export interface TrialRow {
   tpot_ms: number | null;
   e2e_ms: number | null;
   send_lag_ms: number | null;
+  /** The loop thread's wait for a CPU while the request waited for its deadline (absent or null: not read). */
+  send_cpu_wait_ms?: number | null;
   error_kind?: string | null;
 }
 
@@ -52,7 +54,21 @@ export interface TrialVerdict {
   /** Why requests missed: failed, ttft, tpot (a request may miss both targets). */
   misses: { failed: number; ttft: number; tpot: number; unsent: number };
   failures_by_kind: Record<string, number>;
-  percentiles: { ttft_ms: TrialPercentiles; tpot_ms: TrialPercentiles; e2e_ms: TrialPercentiles; send_lag_ms: TrialPercentiles };
+  percentiles: {
+    ttft_ms: TrialPercentiles;
+    tpot_ms: TrialPercentiles;
+    e2e_ms: TrialPercentiles;
+    send_lag_ms: TrialPercentiles;
+    /** The send lag less the loop thread's wait for a CPU (the lag ik's own work caused), or null where no wait was read. */
+    send_lag_without_cpu_wait_ms: TrialPercentiles | null;
+  };
+}
+
+/** Percentiles of each row's send lag less its CPU wait (rows with both), or null when no row has a wait. */
+function lagLessWait(rows: readonly TrialRow[]): TrialPercentiles | null {
+  const v: number[] = [];
+  for (const r of rows) if (typeof r.send_lag_ms === "number" && typeof r.send_cpu_wait_ms === "number") v.push(Math.max(0, r.send_lag_ms - r.send_cpu_wait_ms));
+  return v.length ? pct(v) : null;
 }
 
 function pct(values: number[]): TrialPercentiles {
@@ -102,6 +118,6 @@ export function judgeTrial(rows: readonly TrialRow[], requested: number, slo: { 
     attainment, met, requested, target, attained: attainment >= target,
     validity: { valid: reasons.length === 0, sent: rows.length, requested, lag_p50_ms: p50, lag_p99_ms: p99, lag_p50_limit_ms: LAG_P50_LIMIT_MS, lag_p99_limit_ms: LAG_P99_LIMIT_MS, reasons },
     misses, failures_by_kind: byKind,
-    percentiles: { ttft_ms: pct(nums(ok, "ttft_ms")), tpot_ms: pct(nums(ok, "tpot_ms")), e2e_ms: pct(nums(ok, "e2e_ms")), send_lag_ms: pct(lags) },
+    percentiles: { ttft_ms: pct(nums(ok, "ttft_ms")), tpot_ms: pct(nums(ok, "tpot_ms")), e2e_ms: pct(nums(ok, "e2e_ms")), send_lag_ms: pct(lags), send_lag_without_cpu_wait_ms: lagLessWait(rows) },
   };
 }

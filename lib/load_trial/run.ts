@@ -14,6 +14,7 @@ import { itlMs } from "../client/row.ts";
 import { liveLimitation, type LiveRun } from "../live_metrics/live_run.ts";
 import { PromptLengthTally } from "../bench/prompt_lengths.ts";
 import { Runner } from "../bench/runner.ts";
+import { warmUpClient } from "../bench/client_warm_up.ts";
 import { promptTokens } from "../bench/single_rows.ts";
 import type { EngineKind } from "../engines/mod.ts";
 import { IkError } from "../cli/errors.ts";
@@ -81,15 +82,17 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
   const journal = await JsonlWriter.open(join(cfg.outDir, "requests.jsonl"), { onError });
   const rows: TrialRow[] = [];
   const lengths = new PromptLengthTally();
+  // ik's own request path, run in memory first (nothing sent; client_warm_up.ts).
+  const clientWarmUp = await warmUpClient(runner, prompts, { signal: cfg.signal });
   const lag = startLoopLag();
   const tWall0 = Date.now() / 1000;
   const live = cfg.live?.series ?? null;
   live?.levelStart("trial", cfg.rateRps, cfg.requests);
-  const outcome = await runOpenLoop(async (i, due) => {
+  const outcome = await runOpenLoop(async (i, due, cpuWait) => {
     const idx = i % reqs.length;
     live?.sent("trial");
     const { result } = await runner.send(prompts[idx], null, due);
-    const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens, prompt_tokens: promptTokens(result) });
+    const row = requestRow(result, { seq: i, workload_index: idx, scheduled_offset_ms: offsets[i], max_tokens: reqs[idx].max_tokens, input_tokens: reqs[idx].input_tokens, prompt_tokens: promptTokens(result), send_cpu_wait_ms: cpuWait });
     journal.write(row);
     live?.ended("trial", row as never, itlMs(result));
     lengths.add({ ok: row.ok as boolean, bucket: "all", salt: null, prompt_tokens: row.prompt_tokens as number | null, target_prompt_tokens: reqs[idx].input_tokens });
@@ -126,11 +129,14 @@ export async function runTrial(cfg: TrialConfig): Promise<TrialResult> {
     percentiles: verdict.percentiles,
     event_loop_lag_ms: loopLag,
     pacer: outcome.pacing,
+    client_warm_up: clientWarmUp,
     definitions: {
       attainment: "requests that succeeded with ttft <= slo.ttft_s and tpot <= slo.tpot_s, divided by the requests asked (failed or unsent requests are misses; a request with no TPOT, one token, passes the TPOT part)",
       valid: `all requests sent, median send lag <= ${verdict.validity.lag_p50_limit_ms} ms and p99 <= ${verdict.validity.lag_p99_limit_ms} ms`,
       ttft_ms: "client clock, request sent to first token event", tpot_ms: "(last token - first token) / (tokens - k_first), client clock",
       percentiles: "nearest rank over ok requests",
+      client_warm_up: "before the first request ik ran its own request path that many times in memory (nothing sent to the server), then paused 50 ms, so the first requests are not measured on cold code",
+      send_lag_without_cpu_wait_ms: "each request's send lag less the time the loop's thread waited on a run queue for a CPU between the previous send and this one (the row's send_cpu_wait_ms, Linux schedstat), never below zero: the lag ik's own work caused; null where the wait cannot be read",
     },
     workload: { sha256: cfg.workload.requests_sha256, requests: reqs.length, seed: cfg.workload.seed },
     ...cfg.identity,

@@ -5,7 +5,7 @@
  * - p50/p90/p95/p99 of TTFT, TPOT, e2e (ok requests) and ITL (every gap between token events);
  * - failures by kind; output tokens, tok/s (and per GPU), goodput and achieved rps (ok requests)
  *   over the level's window, first send to last end;
- * - mean in flight by Little's law; send lag;
+ * - mean in flight by Little's law; send lag, and the send lag less the loop thread's wait for a CPU;
  * - failure-adjusted percentiles of TTFT and e2e: every failed request counts as infinitely slow,
  *   so a server that refuses half its requests cannot look faster than one that serves them all
  *   (CONTRACTS.md "Words": a percentile that falls on a failure is null with `censored: true`);
@@ -25,6 +25,8 @@ export interface LevelRow {
   e2e_ms: number | null;
   n_tokens: number | null;
   send_lag_ms: number | null;
+  /** Open loop: the loop thread's wait for a CPU while the request waited for its deadline (absent or null: not read). */
+  send_cpu_wait_ms?: number | null;
   t_send_ns: number;
   t_end_ns: number;
 }
@@ -55,6 +57,12 @@ export interface LevelSummary {
   achieved_rps: number | null;
   mean_inflight: number | null;
   send_lag_ms: Percentiles;
+  /**
+   * The send lag less the loop thread's wait for a CPU in its request's wait (never below zero):
+   * the lag ik's own work caused. Over the requests whose wait was read; null where none was
+   * (a closed loop, a host without Linux schedstat, a record made before it was measured).
+   */
+  send_lag_without_cpu_wait_ms?: Percentiles | null;
   slo_checks: Record<string, SloCheck>;
   slo_ok: boolean | null;
 }
@@ -85,6 +93,7 @@ export class LevelAccumulator {
   readonly #e2e: Column;
   readonly #itl: Column;
   readonly #lag: Column;
+  readonly #lagLessWait: Column;
   readonly #failures: Record<string, number> = {};
   readonly #recentTtft = new Recent();
   readonly #recentLag = new Recent();
@@ -107,6 +116,7 @@ export class LevelAccumulator {
     // 32-bit floats: one value per token gap, the column that grows with every token (column.ts).
     this.#itl = new Column(4096, "f32", spill);
     this.#lag = new Column(256, "f64", spill);
+    this.#lagLessWait = new Column(256, "f64", spill);
   }
 
   /** Adds one finished request and its inter-token gaps. */
@@ -118,6 +128,8 @@ export class LevelAccumulator {
     if (row.send_lag_ms !== null) {
       this.#lag.push(row.send_lag_ms);
       this.#recentLag.push(row.send_lag_ms);
+      const wait = row.send_cpu_wait_ms;
+      if (typeof wait === "number") this.#lagLessWait.push(Math.max(0, row.send_lag_ms - wait));
     }
     if (meetsSlo(row, this.slo)) this.#good++;
     if (!row.ok) {
@@ -189,6 +201,7 @@ export class LevelAccumulator {
       achieved_rps: per(this.#ok),
       mean_inflight: window > 0 ? this.#busyNs / 1e9 / window : null,
       send_lag_ms: percentiles(this.#lag),
+      send_lag_without_cpu_wait_ms: this.#lagLessWait.length ? percentiles(this.#lagLessWait) : null,
       slo_checks: checks,
       slo_ok: Object.keys(checks).length ? Object.values(checks).every((c) => c.ok) : null,
     };

@@ -24,6 +24,7 @@ import { waitUntil } from "../executors/mod.ts";
 import { arrivalOffsetsMs, concurrencyToRate, levelSeed } from "../schedule/mod.ts";
 import { type LevelResult, runLevel } from "../bench/load_level.ts";
 import { PromptPool } from "../bench/prompt_pool.ts";
+import { warmUpClient } from "../bench/client_warm_up.ts";
 import { levelBounds, levelName, liveGauges, type LoadRun, refuseEmptyLevels } from "../bench/serve_load.ts";
 import { levelStartsMs, type PlannedLevel, plannedRequests, scheduleHashes } from "./schedule.ts";
 import type { ShardRun } from "./shard_run.ts";
@@ -88,6 +89,8 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
 
   const order = new PromptPool(cfg.prompts).order(levelSeed(cfg.seed, 10_000));
   const warm: number[] = [];
+  // ik's own request path, run in memory first (nothing sent; client_warm_up.ts).
+  const clientWarmUp = await warmUpClient(cfg.runner, order, { signal: cfg.signal });
   for (let i = 0; i < cfg.warmup && !aborted(); i++) {
     const { result } = await cfg.runner.send(order[i % order.length], `ik-warm-s${spec.k}-${i}`);
     if (result.ok && result.tDoneMs !== null) warm.push(result.tDoneMs - result.tSendMs);
@@ -166,7 +169,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const anchorEnd = clockAnchor();
   const interrupted = aborted() || levels.length < cfg.grid.length;
   const slice = await buildSliceRecord({
-    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: [], warmupE2eMs: warm, needRef: false,
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: [], warmupE2eMs: warm, clientWarmUp, needRef: false,
     salted: levelPools.reduce((a, q) => a + q.salted, 0), interrupted, liveReport,
   }, { ...cfg.shard, levelStartsMs: starts, scheduleHash: hashes?.schedule ?? null, picksHash: hashes?.picks ?? null, anchorEnd, planned: planned?.map((l) => ({ name: l.name, level: l.level, rate_rps: l.ratePerS, n: l.offsetsMs.length })) ?? null });
   const dir = await run.finish(slice);

@@ -72,6 +72,20 @@ describe("bench serve --mode load", { skip }, () => {
       assert.deepEqual(rows.map((r) => r.seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
       assert.deepEqual(outLines.map((l) => JSON.parse(l).seq).sort((a, b) => a - b), Array.from({ length: lv.sent }, (_, i) => i));
       assert.ok(lv.summary.itl_ms.n > 0 && lv.summary.send_lag_ms.n === lv.sent);
+      // Each open-loop row says how long the loop's thread waited for a CPU while it waited for its
+      // deadline (Linux schedstat); the level's send lag less that wait is summarised beside the lag.
+      for (const row of rows) assert.ok(typeof row.send_cpu_wait_ms === "number" && row.send_cpu_wait_ms >= 0, JSON.stringify(row));
+      const lessWait = rows.map((r) => Math.max(0, r.send_lag_ms - r.send_cpu_wait_ms)).sort((a, b) => a - b);
+      assert.equal(lv.summary.send_lag_without_cpu_wait_ms.n, lv.sent);
+      assert.equal(lv.summary.send_lag_without_cpu_wait_ms.p50, lessWait[Math.ceil(lessWait.length / 2) - 1]);
+      assert.ok(lv.summary.send_lag_without_cpu_wait_ms.p99 <= lv.summary.send_lag_ms.p99);
+      // ik's own request path ran in memory before the first level, and the server saw none of it:
+      // every request it served is a row of this run.
+      assert.ok(measured.data.client_warm_up.requests >= 10 && measured.data.client_warm_up.ms > 0, JSON.stringify(measured.data.client_warm_up));
+      const served = (await (await fetch(`${mock.base}/metrics`)).text()).split("\n")
+        .filter((l) => l.startsWith("vllm:request_success_total{")).reduce((a, l) => a + Number(l.split(" ").pop()), 0);
+      const allRows = (await readFile(join(env.IK_RUNS_DIR, mid, "requests.jsonl"), "utf8")).trim().split("\n").length;
+      assert.equal(served, allRows, "the server served exactly the run's rows (--warmup 0): the client's warm-up sent nothing");
       assert.ok(Math.abs(lv.summary.tpot_ms.p50 - 2) < 0.5, `tpot ${lv.summary.tpot_ms.p50}`);
       assert.ok(typeof lv.event_loop_lag_ms.p99_ms === "number");
       const c = await load(mock, ["--concurrency", "1,2", "--duration-s", "2", "--max-tokens", "8", "--ref-requests", "3"]);

@@ -192,6 +192,24 @@ describe("the real timers' spin", () => {
 });
 
 describe("runOpenLoop", () => {
+  test("each send is told the loop thread's wait for a CPU over its own wait for its deadline (read before and after)", async () => {
+    const t = manual(0);
+    let wait = 10;
+    // The wait grows by 2 ms during every sleep: what each request's stretch saw.
+    const timers = { ...t, sleep: async (ms: number) => {
+      wait += 2;
+      t.now += ms;
+    } };
+    const got: [number, number | null][] = [];
+    await runOpenLoop(async (i, _due, cpuWait) => void got.push([i, cpuWait]), { offsetsMs: [5, 10, 10], timers, spinMarginMs: 0, cpuWaitMs: () => wait });
+    assert.deepEqual(got, [[0, 2], [1, 2], [2, 0]], "a request already due when its turn came waited no CPU in between");
+    const none: (number | null)[] = [];
+    await runOpenLoop(async (_i, _due, cpuWait) => void none.push(cpuWait), { offsetsMs: [1, 2], timers: manual(0) });
+    assert.deepEqual(none, [null, null], "a caller's timers without a reader: not read");
+    const broken: (number | null)[] = [];
+    await runOpenLoop(async (_i, _due, cpuWait) => void broken.push(cpuWait), { offsetsMs: [1], timers: manual(0), cpuWaitMs: () => null });
+    assert.deepEqual(broken, [null], "a reader that cannot read");
+  });
   test("each request at t0 + offset (never early), lag recorded by the caller, all awaited", async () => {
     const t = manual(0.8);
     const sends: { i: number; due: number; at: number }[] = [];

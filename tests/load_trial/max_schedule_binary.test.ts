@@ -52,4 +52,11 @@ test("a schedule past --max-schedule-h is refused (64) before anything is sent, 
   const built = JSON.parse((await runIk(["--version", "--json"])).stdout).runtime as string;
   const summary = JSON.parse(await readFile(join(dir, "fits", "summary.json"), "utf8"));
   assert.equal(summary.pacer.sleep, built.startsWith("bun ") ? "precise" : "timer", JSON.stringify(summary.pacer));
+  // ik's request path ran in memory first (the server saw only the 6 above), and each row's wait
+  // for a CPU gives the send lag less it.
+  assert.ok(summary.client_warm_up.requests >= 10, JSON.stringify(summary.client_warm_up));
+  const rows = (await readFile(join(dir, "fits", "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+  assert.ok(rows.every((r) => typeof r.send_cpu_wait_ms === "number" && r.send_cpu_wait_ms >= 0), JSON.stringify(rows[0]));
+  assert.equal(summary.percentiles.send_lag_without_cpu_wait_ms.n, 6);
+  assert.ok(summary.percentiles.send_lag_without_cpu_wait_ms.max <= summary.percentiles.send_lag_ms.max);
 });

@@ -9,6 +9,23 @@ function row(i: number, over: Partial<LevelRow> = {}): LevelRow {
 }
 
 describe("LevelAccumulator", () => {
+  test("the send lag less each row's CPU wait (never below zero), over the rows that have one; null where none has", () => {
+    const lv = new LevelAccumulator();
+    // Lags 1..100 ms; rows 1..30 waited 0.5 ms each for a CPU, rows 31..99 longer than their lag, row 100 had no reading.
+    for (let i = 1; i <= 100; i++) lv.add(row(i, { send_lag_ms: i, send_cpu_wait_ms: i <= 30 ? 0.5 : i < 100 ? i + 1 : null }));
+    const s = lv.summary();
+    assert.equal(s.send_lag_ms.p99, 99);
+    const w = s.send_lag_without_cpu_wait_ms;
+    assert.ok(w);
+    assert.equal(w.n, 99, "the row without a reading is left out");
+    // 69 zeros (rows 31..99, never below zero) then 0.5..29.5: the median is the 50th of 99.
+    assert.equal(w.p50, 0);
+    assert.equal(w.p99, 29.5);
+    const none = new LevelAccumulator();
+    none.add(row(1, { send_lag_ms: 3 }));
+    none.add(row(2, { send_lag_ms: 4, send_cpu_wait_ms: null }));
+    assert.equal(none.summary().send_lag_without_cpu_wait_ms, null, "no reading at all: no figure");
+  });
   test("window from first send to last end; rps, tok/s, Little's law, failures by kind", () => {
     const lv = new LevelAccumulator({ ttftP95Ms: 200 });
     for (let i = 0; i < 10; i++) lv.add(row(i), [10, 10, 12]);
