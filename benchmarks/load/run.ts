@@ -316,22 +316,23 @@ async function main(): Promise<void> {
   });
   out("## 3. Achieved rate, send lag and client CPU");
   out();
-  out(`\`--rates ${RATES.join(",")} --duration-s ${RATE_S} --max-tokens 4 --sweep-all\`, zero-delay mock; from the measured record's levels (offered_rate_rps, summary.achieved_rps, summary.send_lag_ms); client CPU = utime+stime of the ik process over the level's window (% of one core). Goal at 500 req/s: achieved ≥ 0.99 × target, send lag p50 ≤ 0.2 ms, p99 ≤ 1 ms.`);
+  out(`\`--rates ${RATES.join(",")} --duration-s ${RATE_S} --max-tokens 4 --sweep-all\`, zero-delay mock; from the measured record's levels (offered_rate_rps, summary.achieved_rps, summary.send_lag_ms); client CPU = utime+stime of the ik process over the level's window (% of one core); "less CPU wait" = summary.send_lag_without_cpu_wait_ms, each request's send lag less the time ik's loop thread waited for a CPU while it waited for its deadline (Linux schedstat): the lag ik's own work caused. Goal at 500 req/s: achieved ≥ 0.99 × target, send lag p50 ≤ 0.2 ms, p99 ≤ 1 ms.`);
   out();
-  out("| rep | target (req/s) | schedule's own rate | offered | achieved | achieved / target | achieved / schedule | send lag p50 (ms) | send lag p99 (ms) | loop lag max (ms) | of it ik's own (ms) | client CPU (%) | client_limited |");
-  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-  const at500: { ratio: number; sratio: number | null; p50: number; p99: number }[] = [];
+  out("| rep | target (req/s) | schedule's own rate | offered | achieved | achieved / target | achieved / schedule | send lag p50 (ms) | send lag p99 (ms) | less CPU wait p99 (ms) | loop lag max (ms) | of it ik's own (ms) | client CPU (%) | client_limited |");
+  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+  const at500: { ratio: number; sratio: number | null; p50: number; p99: number; ownP99: number | null }[] = [];
   rateRuns.forEach((r, i) => {
     if (r.error) return out(`| ${i + 1} | error: ${r.error} ||||||||||`);
     for (const l of r.levels) {
       const ratio = l.achieved !== null && l.target ? l.achieved / l.target : null;
       const sratio = l.achieved !== null && l.scheduled ? l.achieved / l.scheduled : null;
-      if (l.target === 500 && ratio !== null) at500.push({ ratio, sratio, p50: l.summary.send_lag_ms.p50, p99: l.summary.send_lag_ms.p99 });
-      out(`| ${i + 1} | ${l.target} | ${f(l.scheduled, 1)} | ${f(l.offered, 1)} | ${f(l.achieved, 1)} | ${f(ratio, 3)} | ${f(sratio, 3)} | ${f(l.summary.send_lag_ms.p50, 3)} | ${f(l.summary.send_lag_ms.p99, 3)} | ${f(l.loopMaxMs, 1)} | ${f(l.loopOwnMaxMs, 1)} | ${f(l.cpuPct, 0)} | ${l.clientLimited ?? ""} |`);
+      const ownP99 = (l.summary.send_lag_without_cpu_wait_ms?.p99 ?? null) as number | null;
+      if (l.target === 500 && ratio !== null) at500.push({ ratio, sratio, p50: l.summary.send_lag_ms.p50, p99: l.summary.send_lag_ms.p99, ownP99 });
+      out(`| ${i + 1} | ${l.target} | ${f(l.scheduled, 1)} | ${f(l.offered, 1)} | ${f(l.achieved, 1)} | ${f(ratio, 3)} | ${f(sratio, 3)} | ${f(l.summary.send_lag_ms.p50, 3)} | ${f(l.summary.send_lag_ms.p99, 3)} | ${f(ownP99, 3)} | ${f(l.loopMaxMs, 1)} | ${f(l.loopOwnMaxMs, 1)} | ${f(l.cpuPct, 0)} | ${l.clientLimited ?? ""} |`);
     }
   });
   out();
-  const g500 = at500.map((a) => ({ ratio: a.ratio >= 0.99, sratio: (a.sratio ?? 0) >= 0.99, p50: a.p50 <= 0.2, p99: a.p99 <= 1 }));
+  const g500 = at500.map((a) => ({ ratio: a.ratio >= 0.99, sratio: (a.sratio ?? 0) >= 0.99, p50: a.p50 <= 0.2, p99: a.p99 <= 1, ownP99: a.ownP99 !== null && a.ownP99 <= 1 }));
   out(`"schedule's own rate" = (planned − 1) / (last − first arrival offset) of the level's seeded Poisson schedule (recomputed here with lib/schedule arrivalOffsetsMs and the record's seed): a ${RATE_S} s Poisson sample at 500 req/s has a ±${f(100 / Math.sqrt(500 * RATE_S), 1)} % (1σ) spread in its count, so "achieved / target" judges the schedule's luck as much as the client; "achieved / schedule" judges the client.`);
   out();
   out(`Goal at 500 req/s, per rep: ${g500.map((g, i) => `rep ${i + 1}: rate vs target ${g.ratio ? "met" : "NOT met"} (vs schedule ${g.sratio ? "met" : "NOT met"}), p50 ${g.p50 ? "met" : "NOT met"}, p99 ${g.p99 ? "met" : "NOT met"}`).join("; ") || "not measured"}.`);
@@ -413,7 +414,7 @@ async function main(): Promise<void> {
   out(`- ${STREAMS} streams ≤ 100 MB: ${streamsOk === null ? "not measured" : streamsOk ? "met" : "NOT met"} for the worker's VmHWM; for the tree (every process): ${streamsOk1024 === null ? "not measured" : streamsOk1024 ? "met" : "NOT met"} (section 2).`);
   // Each criterion: met in how many of the reps (every rep's own verdict is in section 3).
   const inReps = (ok: (g: (typeof g500)[number]) => boolean) => g500.length ? `met in ${g500.filter(ok).length} of ${g500.length} reps` : "n/a";
-  out(`- 500 req/s: achieved ≥ 0.99 × target ${inReps((g) => g.ratio)} (≥ 0.99 × the schedule's own rate: ${inReps((g) => g.sratio)}); send lag p50 ≤ 0.2 ms ${inReps((g) => g.p50)}; p99 ≤ 1 ms ${inReps((g) => g.p99)}.`);
+  out(`- 500 req/s: achieved ≥ 0.99 × target ${inReps((g) => g.ratio)} (≥ 0.99 × the schedule's own rate: ${inReps((g) => g.sratio)}); send lag p50 ≤ 0.2 ms ${inReps((g) => g.p50)}; p99 ≤ 1 ms ${inReps((g) => g.p99)} (less the loop thread's wait for a CPU: ${inReps((g) => g.ownP99)}).`);
   out(`- Ceiling (send lag p99 > 5 ms first at): ${ceilingOf.map((c) => (c === null ? "none" : `${c} req/s`)).join(", ")}.`);
   for (const n of notes) out(`- Note: ${n}.`);
   out();

@@ -153,6 +153,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const abortedBy: Record<string, number> = {};
     const sentBy = new Map<number, number>();
     const levelLag = new Map<number, Column>();
+    const levelLagLessWait = new Map<number, Column>();
     for (const s of g.slices) {
       const journal = artifactOf(s, "requests", null);
       if (!journal) throw dataError(s.dir, "the slice lists no requests artifact", "the slice is damaged; rerun that shard");
@@ -163,6 +164,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       let sent = 0;
       const mine = new Column();
       levelLag.set(s.k, mine);
+      // Its send lag less each row's wait for a CPU (rows that carry one), for its client-limited note.
+      const mineLessWait = new Column();
+      levelLagLessWait.set(s.k, mineLessWait);
       for await (const row of lines(resolve(s.dir, journal.path))) {
         const lv = String(row.level);
         if (!names.includes(lv)) throw dataError(where, `a row of level '${lv}', which is not in the grid ${names.join(", ")}`, "these slices are not one run's");
@@ -183,6 +187,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
         if (typeof row.send_lag_ms === "number") {
           st.own.push(row.send_lag_ms);
           mine.push(row.send_lag_ms);
+          if (typeof row.send_cpu_wait_ms === "number") mineLessWait.push(Math.max(0, row.send_lag_ms - row.send_cpu_wait_ms));
         }
         if (typeof row.t_scheduled_ns === "number" && t0 !== null && starts[j] !== undefined) {
           const due = starts[j] - refOff + (row.t_scheduled_ns / 1e6 - t0);
@@ -268,8 +273,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const why: string[] = [];
     for (const s of ran) {
       const p99 = percentiles(levelLag.get(s.k) as Column).p99;
-      const lessWait = num(obj(obj(entriesOf.get(s.k)?.get(name)?.summary).send_lag_without_cpu_wait_ms).p99);
-      const late = sendLagNote(p99, lessWait, SEND_LAG_LIMIT_MS);
+      const lessWait = levelLagLessWait.get(s.k) as Column;
+      const late = sendLagNote(p99, lessWait.length ? percentiles(lessWait).p99 : null, SEND_LAG_LIMIT_MS);
       if (late !== null) why.push(`shard ${s.k}/${S} ${late}`);
       const blocked = loopBlockNoteOfRecord(loopLagFromRecord(entriesOf.get(s.k)?.get(name)?.event_loop_lag_ms), LOOP_BLOCK_LIMIT_MS);
       if (blocked !== null) why.push(`shard ${s.k}/${S} ${blocked}`);
