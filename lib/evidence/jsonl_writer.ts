@@ -38,6 +38,8 @@ export const MAX_PENDING = 2048;
 
 const encoder = new TextEncoder();
 const NEWLINE = 10;
+/** Batch buffers kept for reuse once written: one being filled while another's write is in flight, and one more. */
+const SPARE_BUFFERS = 2;
 /** Bounds of a batch buffer's starting size (it grows when a batch needs more). */
 export const MIN_START_BYTES = 4096;
 const MAX_START_BYTES = 1 << 20;
@@ -72,6 +74,14 @@ export class JsonlWriter {
   #sealTimer: ReturnType<typeof setTimeout> | null = null;
   /** Starting size of the next batch's buffer. */
   #batchBytes = MIN_START_BYTES;
+  /**
+   * Batch buffers whose write has completed, for the next batches (at most {@link SPARE_BUFFERS}):
+   * a buffer per batch was about as many bytes of garbage as the file's lines (~2.6 KB a request
+   * over a level's three files), every one of them counted towards the next young collection.
+   */
+  #spare: Uint8Array[] = [];
+  /** Batch buffers this writer has made (the rest were reused). */
+  buffersMade = 0;
 
   private constructor(fh: FileHandle, readonly path: string, size: number, opts: JsonlWriterOptions) {
     this.#fh = fh;
@@ -136,7 +146,7 @@ export class JsonlWriter {
   #encode(budgetMs: number): void {
     if (!this.#pending.length) return;
     const t0 = performance.now();
-    const b = this.#batch ??= { buf: new Uint8Array(this.#batchBytes), used: 0, ends: [] };
+    const b = this.#batch ??= { buf: this.#freshBuffer(), used: 0, ends: [] };
     let i = 0;
     do {
       const v = this.#pending[i++];
@@ -170,10 +180,35 @@ export class JsonlWriter {
     if (b === null || b.used === 0) return;
     // The next batch starts at about this one's size (within bounds), so most batches never grow.
     this.#batchBytes = Math.min(MAX_START_BYTES, Math.max(MIN_START_BYTES, b.used));
-    // A buffer that grew for one long line can be far larger than the batch: only the batch waits.
-    const bytes = b.used * 2 < b.buf.length ? b.buf.slice(0, b.used) : b.buf.subarray(0, b.used);
+    // A buffer that grew for one long line can be far larger than the batch: only the batch waits
+    // (a copy), and the buffer is free at once; otherwise it is free when its write has completed.
+    const buf = b.buf;
+    const copied = b.used * 2 < buf.length;
+    const bytes = copied ? buf.slice(0, b.used) : buf.subarray(0, b.used);
+    if (copied) this.#recycle(buf);
     const ends = b.ends;
-    this.#chain = this.#chain.then(() => this.#append(bytes, ends));
+    this.#chain = this.#chain.then(() => this.#append(bytes, ends)).then(() => {
+      if (!copied) this.#recycle(buf);
+    });
+  }
+
+  /** A buffer for the next batch: a spare one of about its size, else a new one. */
+  #freshBuffer(): Uint8Array {
+    const want = this.#batchBytes;
+    for (let i = 0; i < this.#spare.length; i++) {
+      const b = this.#spare[i];
+      if (b.length >= want && b.length <= want * 4) {
+        this.#spare.splice(i, 1);
+        return b;
+      }
+    }
+    this.buffersMade++;
+    return new Uint8Array(want);
+  }
+
+  /** Keeps a buffer whose bytes are no longer needed for a later batch (a few, none over MAX_START_BYTES). */
+  #recycle(buf: Uint8Array): void {
+    if (this.#spare.length < SPARE_BUFFERS && buf.length <= MAX_START_BYTES) this.#spare.push(buf);
   }
 
   /**

@@ -62,8 +62,23 @@ function headerLines(h: HeadersInit | undefined, t: Target, bodyLength: number |
   return head;
 }
 
+/** Only 7-bit characters: each one byte in UTF-8. */
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** The request's bytes: head and body in one buffer (one write, one segment on the wire). */
 export function requestBytes(method: string, t: Target, headers: HeadersInit | undefined, body: string | Uint8Array | null): Uint8Array {
+  if (typeof body === "string" && body.length > 0 && ASCII.test(body)) {
+    // A JSON body is ASCII almost always: its length is its byte count, so the head and the body
+    // are encoded straight into one buffer (not a buffer for each and a third for both: ~2 KB of
+    // garbage a request at a 1.5 KB body, at thousands of requests a second).
+    const head = `${method} ${t.path} HTTP/1.1\r\n${headerLines(headers, t, body.length)}\r\n`;
+    if (ASCII.test(head)) {
+      const all = new Uint8Array(head.length + body.length);
+      encoder.encodeInto(head, all);
+      encoder.encodeInto(body, all.subarray(head.length));
+      return all;
+    }
+  }
   const payload = typeof body === "string" ? encoder.encode(body) : body;
   const needsLength = payload !== null || method === "POST" || method === "PUT" || method === "PATCH";
   const head = encoder.encode(`${method} ${t.path} HTTP/1.1\r\n${headerLines(headers, t, needsLength ? (payload?.length ?? 0) : null)}\r\n`);

@@ -134,3 +134,26 @@ test("lines of every size and script land whole: multi-byte text, a line far pas
     assert.equal(readFileSync(p3, "utf8"), JSON.stringify(row) + "\n", `emoji shifted ${shift}`);
   }
 });
+
+test("batch buffers are reused once written: twenty batches make a few buffers, and a reused one never leaks an earlier batch's bytes", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-jsonl-reuse-"));
+  try {
+    const path = join(dir, "reuse.jsonl");
+    const w = await JsonlWriter.open(path);
+    const rows: { seq: number; text: string }[] = [];
+    for (let batch = 0; batch < 20; batch++) {
+      // Long rows then short ones in turn: a short batch written into a buffer a long one filled.
+      for (let i = 0; i < 8; i++) {
+        const row = { seq: rows.length, text: (batch % 2 ? "s" : "LONG-").repeat(batch % 2 ? 3 : 60) };
+        rows.push(row);
+        w.write(row);
+      }
+      await w.flush();
+    }
+    await w.close();
+    assert.deepEqual(lines(path), rows);
+    assert.ok(w.buffersMade <= 4, `${w.buffersMade} buffers for 20 batches`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
