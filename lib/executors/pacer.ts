@@ -101,14 +101,17 @@ export const START_SLICE = 16;
 export const DEFAULT_SPIN_MARGIN_MS = 0.5;
 
 /**
- * The spin before a deadline when the sleep before it is precise: the ~0.1 ms that sleep wakes
- * late beside the level's timers, and some. The pacer alone at 500 req/s (2-vCPU AMD EPYC,
- * benchmarks/load/RESULTS.md, two runs): lag p99 0.10–0.32 ms for 7.4–7.9 % of a core, against
- * 0.58–0.62 ms for 7.7–8.9 % with a timer's sleep and {@link DEFAULT_SPIN_MARGIN_MS}. Through the
- * binary, where the collector's pauses set the tail: send lag p50 0.12–0.16 → 0.04–0.06 ms, p99
- * median 1.29 → 1.13 ms.
+ * The spin before a deadline when the sleep before it is precise: about what that sleep wakes late
+ * beside a level's timers (0.08–0.11 ms at the median, 2-vCPU AMD EPYC). The pacer alone at 500
+ * req/s (benchmarks/load/RESULTS.md): lag p99 0.10–0.32 ms at 0.2 ms for 7.4–7.9 % of a core,
+ * against 0.58–0.62 ms for 7.7–8.9 % with a timer's sleep and {@link DEFAULT_SPIN_MARGIN_MS}.
+ * Through the binary 0.1 against 0.2 ms (interleaved 4 s levels, 2026-12-06 22:03–22:08): client
+ * CPU 10–12 % lower at 500, 2,000 and 3,000 req/s (1.31–1.54 against 1.49–1.65 s a run at 500;
+ * 2.95–3.13 against 3.40–3.52 s at 3,000), send lag p50 the same (0.044–0.068 against
+ * 0.045–0.061 ms at 500), p99 within the host's noise: the spin is CPU that, on a small host, the
+ * server or the client's own streams need.
  */
-export const PRECISE_SPIN_MARGIN_MS = 0.2;
+export const PRECISE_SPIN_MARGIN_MS = 0.1;
 
 /** How a pacer on these timers waits: its sleep and the spin before each deadline (ms). */
 export interface Pacing {

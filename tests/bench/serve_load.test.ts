@@ -52,11 +52,11 @@ describe("bench serve --mode load", { skip }, () => {
         assert.equal(line.split(/\s+/)[0], a.sha256, a.path);
       }
       const lv = measured.data.levels[0];
-      // How the open loop paced its sends: the Bun build sleeps to 0.2 ms before each deadline with
+      // How the open loop paced its sends: the Bun build sleeps to 0.1 ms before each deadline with
       // its precise sleep (Atomics.waitAsync); the Node build on its timers, 0.5 ms before.
       const built = JSON.parse(execFileSync(ikBin(), ["--version", "--json"], { encoding: "utf8" })).runtime as string;
       for (const l of measured.data.levels) {
-        assert.deepEqual(l.pacer, built.startsWith("bun ") ? { sleep: "precise", spin_margin_ms: 0.2 } : { sleep: "timer", spin_margin_ms: 0.5 }, built);
+        assert.deepEqual(l.pacer, built.startsWith("bun ") ? { sleep: "precise", spin_margin_ms: 0.1 } : { sleep: "timer", spin_margin_ms: 0.5 }, built);
       }
       const outLines = (await readFile(join(env.IK_RUNS_DIR, mid, "outputs", "vllm", "load-r4.jsonl"), "utf8")).trim().split("\n");
       assert.equal(outLines.length, lv.sent);
