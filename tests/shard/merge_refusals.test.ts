@@ -197,14 +197,14 @@ describe("ik merge refusals", { skip }, () => {
     assert.equal(cap.data.rate_star_rps_bound, "lower");
   });
 
-  test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
-    const root = join(dir, "lagging");
-    // Every shard's lag is set here (the source slice's own depends on how busy the host was when
-    // it ran): shards 0 and 1 quiet, shard 2 at 8 ms, no loop blocked anywhere. Shard 2's rows say
-    // nothing of the loop thread's wait for a CPU (a slice from before it was read).
+  /**
+   * Splits the slice in 3 with every row of shard k rewritten by `row` (the source slice's own lag
+   * depends on how busy the host was when it ran) and no loop blocked anywhere, then merges them.
+   */
+  async function mergeLagging(name: string, row: (x: Record<string, unknown>, k: number) => Record<string, unknown>) {
+    const root = join(dir, name);
     const dirs = await splitSlice(sliceDir, 3, root, async (rec, k, d) => {
-      const lag = k === 2 ? 8 : 0.2;
-      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map(({ send_cpu_wait_ms: _w, ...x }) => ({ ...x, send_lag_ms: lag }));
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8")).map((x) => row(x, k));
       await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
       for (const l of ((rec.data as Record<string, unknown>).levels ?? []) as Record<string, unknown>[]) {
         l.event_loop_lag_ms = { samples: 10, p50Ms: 0.1, p99Ms: 0.5, maxMs: 0.5 };
@@ -212,26 +212,21 @@ describe("ik merge refusals", { skip }, () => {
     });
     const r = await merge(dirs, env, join(root, "m"));
     assert.equal(r.code, 0, r.stderr);
-    const measured = JSON.parse(await readFile(join(root, "m", JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+    return { r, measured: JSON.parse(await readFile(join(root, "m", JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8")) };
+  }
+
+  test("a shard whose send lag p99 passed 5 ms raises the client-bottleneck flag and is named", async () => {
+    // Shards 0 and 1 quiet, shard 2 at 8 ms; no row says how long the loop thread waited for a CPU
+    // (slices from before it was read).
+    const { r, measured } = await mergeLagging("lagging", ({ send_cpu_wait_ms: _w, ...x }, k) => ({ ...x, send_lag_ms: k === 2 ? 8 : 0.2 }));
     assert.match(measured.limitations.join("\n"), /the client may have limited these levels: r20 \(shard 2\/3 send lag p99 8\.0 ms > 5 ms\)/);
     assert.doesNotMatch(measured.limitations.join("\n"), /shard [01]\/3 send lag/);
     assert.match(JSON.parse(r.stdout).limitations.join("\n"), /the client may have limited the measurement at .*shard 2\/3/);
   });
 
   test("a lagging shard whose loop thread waited for a CPU most of the lag: the note says the host caused it", async () => {
-    const root = join(dir, "lagging-host");
     // Shard 2's sends were 8 ms late, 7.5 ms of it waiting for a CPU; the others on time.
-    const dirs = await splitSlice(sliceDir, 3, root, async (rec, k, d) => {
-      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8"))
-        .map((x) => ({ ...x, send_lag_ms: k === 2 ? 8 : 0.2, send_cpu_wait_ms: k === 2 ? 7.5 : 0 }));
-      await writeFile(join(d, "requests.jsonl"), rows.map((x) => JSON.stringify(x) + "\n").join(""));
-      for (const l of ((rec.data as Record<string, unknown>).levels ?? []) as Record<string, unknown>[]) {
-        l.event_loop_lag_ms = { samples: 10, p50Ms: 0.1, p99Ms: 0.5, maxMs: 0.5 };
-      }
-    });
-    const r = await merge(dirs, env, join(root, "m"));
-    assert.equal(r.code, 0, r.stderr);
-    const measured = JSON.parse(await readFile(join(root, "m", JSON.parse(r.stdout).data.measurement, "evidence.json"), "utf8"));
+    const { measured } = await mergeLagging("lagging-host", (x, k) => ({ ...x, send_lag_ms: k === 2 ? 8 : 0.2, send_cpu_wait_ms: k === 2 ? 7.5 : 0 }));
     assert.match(measured.limitations.join("\n"), /r20 \(shard 2\/3 send lag p99 8\.0 ms > 5 ms \(0\.5 ms less the loop thread's wait for a CPU: the rest was the host/);
     // The merged level's summary takes the rows' waits out too: 0.2 (shards 0, 1) and 0.5 (shard 2).
     const s = measured.data.levels.find((l: { name: string }) => l.name === "r20").summary;
