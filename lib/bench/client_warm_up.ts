@@ -3,10 +3,10 @@
  * runs its first requests on cold code: the JavaScript engine interprets each function until it
  * has run often enough to be compiled, and compiles it on background threads that then compete
  * with the event loop for the CPUs. Measured through `ik bench serve` against `ik mock` (TTFT 0,
- * 500 req/s, 4-token requests; 2-vCPU AMD EPYC): the first 50 requests' TTFT median was 1.16–1.44
- * ms against 0.65–0.72 ms for the rest of the level (the client's own overhead, doubled), and the
- * level's first half-second held 8–34 of its sends over 1 ms late. The two warm-up requests a run
- * sends the server (`--warmup`) are far too few to compile anything.
+ * 500 req/s, 4-token requests; 2-vCPU AMD EPYC, 3 runs): the first 50 requests' TTFT median was
+ * 0.76–1.51 ms against 0.65–0.72 ms for the rest of the level (the client's own overhead, up to
+ * doubled), and the level's first half-second held 8–34 of its sends over 1 ms late. The two
+ * warm-up requests a run sends the server (`--warmup`) are far too few to compile anything.
  *
  * So before the first level ik runs its request path on a canned response: the runner's real body
  * for each prompt (built, serialized, framed), ik's HTTP/1.1 client over a transport with no
@@ -100,7 +100,8 @@ export async function warmUpClient(
       const salt = `ik-warm-up-${n}`;
       const body = runner.body(prompt, salt);
       const result = await streamCompletion(ep, runner.cfg.api, body, {
-        fetch, timeoutMs: runner.cfg.timeoutMs, idleTimeoutMs: runner.cfg.idleTimeoutMs, countTokens: runner.cfg.countTokens,
+        // No token counter: the canned answer carries ids and usage, and a counter may ask the server.
+        fetch, timeoutMs: runner.cfg.timeoutMs, idleTimeoutMs: runner.cfg.idleTimeoutMs,
         id: prompt.id, bucket: prompt.bucket, salt, tScheduledMs: performance.now(),
       });
       if (!result.ok) break;

@@ -8,6 +8,7 @@
  * takes it, and the exit-74 error names the file and the whole rows kept.
  * @module
  */
+import { warmUpClient } from "./client_warm_up.ts";
 import { createHash } from "node:crypto";
 import { IkError } from "../cli/errors.ts";
 import { isOutputError, newEvidenceId, StagedRun } from "../evidence/mod.ts";
@@ -66,6 +67,9 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const aborted = () => cfg.signal?.aborted === true;
   let ioFail = null as IkError | null;
   const n = cfg.prompts.length;
+  // ik's own request path, run in memory first (nothing sent): the first rounds would otherwise be
+  // measured on cold code (client_warm_up.ts).
+  const clientWarmUp = await warmUpClient(cfg.runner, cfg.prompts, { signal: cfg.signal });
   for (let i = 0; i < cfg.warmup && !aborted(); i++) {
     cfg.progress?.(`warm-up ${i + 1}/${cfg.warmup}`);
     await cfg.runner.send(cfg.prompts[i % n], `ik-warm-${i}`);
@@ -138,6 +142,7 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
       nondeterministic,
       writeFailure,
       liveReport,
+      clientWarmUp,
       gpuSample: gpu,
     });
     return { record, dir: await run.finish(record) };

@@ -4,6 +4,7 @@
  * limitation under its condition, identity and artifacts.
  * @module
  */
+import type { ClientWarmUp } from "./client_warm_up.ts";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, scrubbedJson, type StagedRun, writeWhole } from "../evidence/mod.ts";
@@ -56,6 +57,8 @@ export interface SingleRecordInput {
   liveReport?: LiveReport | null;
   /** The GPUs over the timed rounds and the energy per output token, when sampled (`data.gpu_telemetry`). */
   gpuSample?: LevelGpu | null;
+  /** ik's own request path run in memory before the first request (client_warm_up.ts), when it was. */
+  clientWarmUp?: ClientWarmUp | null;
 }
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
@@ -213,10 +216,12 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     extends: x.extending?.record.evidence_id ?? null,
     server_clock: serverClock(x.rows, buckets),
     prompt_lengths: lengths?.check ?? null,
+    client_warm_up: x.clientWarmUp ?? null,
     ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
     ...(x.gpuSample ? { gpu_telemetry: x.gpuSample } : {}),
     timer: "client monotonic clock (performance.now), one timestamp per network read",
     definitions: {
+      client_warm_up: "before the first request ik ran its own request path that many times in memory (nothing sent to the server), then paused 50 ms, so the first rounds are not measured on cold code",
       ttft_ms: "first token-bearing SSE event - request send (includes connect)",
       ttfo_ms: "first content token - request send, when reasoning tokens came first (reasoning models), else null",
       tpot_ms: "(t_last - t_first) / (n_tokens - tokens in first event)",

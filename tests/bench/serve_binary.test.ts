@@ -37,6 +37,8 @@ describe("bench serve through the binary", () => {
     assert.equal(ra.identity.engine.kind_source, "owned_by");
     assert.equal(ra.data.buckets.all.n_requests, 8);
     assert.deepEqual(ra.data.token_count_methods, { usage: 8 });
+    // ik's request path ran in memory before the first round (the server saw only the 8 rows).
+    assert.ok(ra.data.client_warm_up.requests >= 10 && ra.data.client_warm_up.ms > 0, JSON.stringify(ra.data.client_warm_up));
     assert.ok(ra.limitations.some((l: string) => /usage\.completion_tokens/.test(l)));
     const b = await runIk([...base(), "--rounds", "1", "--extend", ra.evidence_id, "--json"], { env, timeoutMs: 60_000 });
     assert.equal(b.code, 0, b.stderr);
