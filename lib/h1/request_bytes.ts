@@ -62,7 +62,8 @@ function headerLines(h: HeadersInit | undefined, t: Target, bodyLength: number |
   return head;
 }
 
-/** Only 7-bit characters: each one byte in UTF-8. */
+/** Only 7-bit characters: each one byte in UTF-8 (control characters included: JSON escapes them anyway). */
+// deno-lint-ignore no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** The request's bytes: head and body in one buffer (one write, one segment on the wire). */

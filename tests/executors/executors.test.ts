@@ -198,18 +198,20 @@ describe("runOpenLoop", () => {
     const t = manual(0);
     let wait = 10;
     // The wait grows by 2 ms during every sleep: what each request's stretch saw.
-    const timers = { ...t, sleep: async (ms: number) => {
+    const timers = { ...t, sleep: (ms: number) => {
       wait += 2;
       t.now += ms;
+      return Promise.resolve();
     } };
     const got: [number, number | null][] = [];
-    await runOpenLoop(async (i, _due, cpuWait) => void got.push([i, cpuWait]), { offsetsMs: [5, 10, 10], timers, spinMarginMs: 0, cpuWaitMs: () => wait });
+    const keep = <T>(into: T[], v: T) => (into.push(v), Promise.resolve());
+    await runOpenLoop((i, _due, cpuWait) => keep(got, [i, cpuWait]), { offsetsMs: [5, 10, 10], timers, spinMarginMs: 0, cpuWaitMs: () => wait });
     assert.deepEqual(got, [[0, 2], [1, 2], [2, 0]], "a request already due when its turn came waited no CPU in between");
     const none: (number | null)[] = [];
-    await runOpenLoop(async (_i, _due, cpuWait) => void none.push(cpuWait), { offsetsMs: [1, 2], timers: manual(0) });
+    await runOpenLoop((_i, _due, cpuWait) => keep(none, cpuWait), { offsetsMs: [1, 2], timers: manual(0) });
     assert.deepEqual(none, [null, null], "a caller's timers without a reader: not read");
     const broken: (number | null)[] = [];
-    await runOpenLoop(async (_i, _due, cpuWait) => void broken.push(cpuWait), { offsetsMs: [1], timers: manual(0), cpuWaitMs: () => null });
+    await runOpenLoop((_i, _due, cpuWait) => keep(broken, cpuWait), { offsetsMs: [1], timers: manual(0), cpuWaitMs: () => null });
     assert.deepEqual(broken, [null], "a reader that cannot read");
   });
   test("each request at t0 + offset (never early), lag recorded by the caller, all awaited", async () => {
