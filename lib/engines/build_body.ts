@@ -99,13 +99,9 @@ export function buildBody(
       via = "logprobs";
     }
     if (fields && Object.keys(fields).length > 0) {
-      // Each body its own copy; a profile's fields are flat JSON, so only a nested value (none
-      // today) needs a deep copy (structuredClone of the whole was ~1 % of the client's CPU at
-      // 3,000 req/s, for two booleans).
-      for (const k in fields) {
-        const v = fields[k];
-        body[k] = v !== null && typeof v === "object" ? structuredClone(v) : v;
-      }
+      // A profile's fields are flat (booleans, numbers): copied as they are, as --extra-body is
+      // (a structuredClone of them was ~1 % of the client's CPU at 3,000 req/s).
+      Object.assign(body, fields);
       asked.token_ids = { via, fields: Object.keys(fields).sort() };
     }
   }

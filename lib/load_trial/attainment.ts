@@ -9,6 +9,7 @@
  *   (a p99 bound near 10 ms would be noise with a few hundred requests).
  * @module
  */
+import { sendLagWithoutCpuWait } from "../metrics/level.ts";
 import { nearestRank } from "../stats/mod.ts";
 
 /** Median send-lag bound, ms. */
@@ -67,7 +68,10 @@ export interface TrialVerdict {
 /** Percentiles of each row's send lag less its CPU wait (rows with both), or null when no row has a wait. */
 function lagLessWait(rows: readonly TrialRow[]): TrialPercentiles | null {
   const v: number[] = [];
-  for (const r of rows) if (typeof r.send_lag_ms === "number" && typeof r.send_cpu_wait_ms === "number") v.push(Math.max(0, r.send_lag_ms - r.send_cpu_wait_ms));
+  for (const r of rows) {
+    const own = sendLagWithoutCpuWait(r);
+    if (own !== null) v.push(own);
+  }
   return v.length ? pct(v) : null;
 }
 

@@ -19,7 +19,7 @@ import { createInterface } from "node:readline";
 import { dataError } from "../cli/errors.ts";
 import type { Artifact, JsonlWriter } from "../evidence/mod.ts";
 import { loopBlockNoteOfRecord, loopLagFromRecord, type LoopLagRecord } from "../executors/mod.ts";
-import { Column, LevelAccumulator, percentiles, type Percentiles, type Slo } from "../metrics/mod.ts";
+import { Column, LevelAccumulator, percentiles, type Percentiles, sendLagWithoutCpuWait, type Slo } from "../metrics/mod.ts";
 import { CountTally } from "../bench/count_limitations.ts";
 import { LOOP_BLOCK_LIMIT_MS, type LevelResult, SEND_LAG_LIMIT_MS, sendLagNote } from "../bench/load_level.ts";
 import { levelName } from "../bench/serve_load.ts";
@@ -187,7 +187,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
         if (typeof row.send_lag_ms === "number") {
           st.own.push(row.send_lag_ms);
           mine.push(row.send_lag_ms);
-          if (typeof row.send_cpu_wait_ms === "number") mineLessWait.push(Math.max(0, row.send_lag_ms - row.send_cpu_wait_ms));
+          const own = sendLagWithoutCpuWait(row);
+          if (own !== null) mineLessWait.push(own);
         }
         if (typeof row.t_scheduled_ns === "number" && t0 !== null && starts[j] !== undefined) {
           const due = starts[j] - refOff + (row.t_scheduled_ns / 1e6 - t0);

@@ -31,6 +31,15 @@ export interface LevelRow {
   t_end_ns: number;
 }
 
+/**
+ * A row's send lag less the loop thread's wait for a CPU while it waited for its deadline, never
+ * below zero: the lag ik's own work caused; null when the row has no lag or no wait read.
+ */
+export function sendLagWithoutCpuWait(row: { send_lag_ms?: unknown; send_cpu_wait_ms?: unknown }): number | null {
+  const lag = row.send_lag_ms, wait = row.send_cpu_wait_ms;
+  return typeof lag === "number" && typeof wait === "number" ? Math.max(0, lag - wait) : null;
+}
+
 /** A percentile that may fall on a failed (infinitely slow) request. */
 export interface CensoredValue {
   value: number | null;
@@ -128,8 +137,8 @@ export class LevelAccumulator {
     if (row.send_lag_ms !== null) {
       this.#lag.push(row.send_lag_ms);
       this.#recentLag.push(row.send_lag_ms);
-      const wait = row.send_cpu_wait_ms;
-      if (typeof wait === "number") this.#lagLessWait.push(Math.max(0, row.send_lag_ms - wait));
+      const own = sendLagWithoutCpuWait(row);
+      if (own !== null) this.#lagLessWait.push(own);
     }
     if (meetsSlo(row, this.slo)) this.#good++;
     if (!row.ok) {
