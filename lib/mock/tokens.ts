@@ -82,11 +82,27 @@ export const FIRST_WORD_ID = 1000;
 /** The end-of-sequence id engines report in `matched_stop` (never streamed: no hidden EOS). */
 export const EOS_TOKEN_ID = 2;
 
-/** Counts pseudo-tokens: maximal runs of non-whitespace characters. */
+/**
+ * Whether a UTF-16 code unit is whitespace as a regular expression's `\s` reads it (ECMAScript
+ * WhiteSpace and LineTerminator: tab to carriage return, space, U+00A0, U+1680, U+2000–U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF). The pseudo-tokens split on exactly this set,
+ * scanned by hand because a regular expression allocates a match per token on the mock's hot path.
+ */
+export function isRegExpSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** Counts pseudo-tokens: maximal runs of non-whitespace characters (`/\S+/g` matches). */
 export function countTokens(text: string): number {
-  const re = /\S+/g;
   let n = 0;
-  while (re.exec(text) !== null) n++;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = isRegExpSpace(text.charCodeAt(i));
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
   return n;
 }
 
@@ -193,12 +209,24 @@ export class OutputGenerator {
 
 /** Stand-in ids for prompt tokens (vLLM's `prompt_token_ids`), exactly `count` of them. */
 export function promptTokenIds(promptText: string, count: number): number[] {
-  const words = promptText.match(/\S+/g) ?? [];
   const ids: number[] = [];
-  for (let i = 0; i < count; i++) {
-    // Words keep a stable id; the chat template's extra tokens get small fixed ids.
-    ids.push(i < words.length ? 5000 + (hashString(words[i]) % 30000) : 100 + (i % 7));
+  // Words keep a stable id (5000 + the word's FNV-1a hash, {@link hashString}, mod 30000), hashed
+  // as the text is scanned; the chat template's extra tokens get small fixed ids.
+  let h = 0;
+  let inWord = false;
+  for (let i = 0; i < promptText.length && ids.length < count; i++) {
+    const c = promptText.charCodeAt(i);
+    if (isRegExpSpace(c)) {
+      if (inWord) ids.push(5000 + ((h >>> 0) % 30000));
+      inWord = false;
+      continue;
+    }
+    if (!inWord) h = 0x811c9dc5;
+    inWord = true;
+    h = Math.imul(h ^ c, 0x01000193);
   }
+  if (inWord && ids.length < count) ids.push(5000 + ((h >>> 0) % 30000));
+  for (let i = ids.length; i < count; i++) ids.push(100 + (i % 7));
   return ids;
 }
 

@@ -10,6 +10,9 @@ import {
   OutputGenerator,
   WORDS,
 } from "../../lib/mock/mod.ts";
+import { hashString } from "../../lib/mock/prng.ts";
+import { isRegExpSpace, promptTokenIds } from "../../lib/mock/tokens.ts";
+import { SeededRng } from "../../lib/stats/prng.ts";
 import { chatBody, splitSse, streamedText } from "./_helpers.ts";
 
 describe("pseudo-tokenizer", () => {
@@ -39,6 +42,23 @@ describe("pseudo-tokenizer", () => {
 
   it("completions prompt tokens = tokens(prompt)", () => {
     assert.equal(completionPromptTokens("The capital of France is"), 5);
+  });
+
+  it("the hand scan splits exactly where /\\S+/g does, on every whitespace a regular expression knows and none other", () => {
+    // The reference: the regular expression the scan replaced, and each word's FNV-1a hash.
+    const words = (t: string) => t.match(/\S+/g) ?? [];
+    const idsOf = (t: string, n: number) => Array.from({ length: n }, (_, i) => i < words(t).length ? 5000 + (hashString(words(t)[i]) % 30000) : 100 + (i % 7));
+    for (let c = 0; c <= 0xffff; c++) assert.equal(isRegExpSpace(c), /\s/.test(String.fromCharCode(c)), `U+${c.toString(16)}`);
+    const alphabet = ["a", "Z", "9", ",", "é", "日", "\u{1F600}", "\ud800", " ", "\t", "\n", "\r", "\v", "\f", "\u00a0", "\u0085", "\u1680", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff"];
+    const rng = new SeededRng(7);
+    for (let k = 0; k < 400; k++) {
+      const len = Math.floor(rng.next() * 40);
+      let t = "";
+      for (let i = 0; i < len; i++) t += alphabet[Math.floor(rng.next() * alphabet.length)];
+      const n = words(t).length;
+      assert.equal(countTokens(t), n, JSON.stringify(t));
+      for (const count of [0, Math.max(0, n - 2), n, n + 5]) assert.deepEqual(promptTokenIds(t, count), idsOf(t, count), JSON.stringify([t, count]));
+    }
   });
 });
 
