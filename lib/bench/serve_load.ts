@@ -67,9 +67,6 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const order = pool.order(levelSeed(cfg.seed, 10_000));
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
-  // ik's own request path, run in memory first (nothing sent): a level's first requests would
-  // otherwise be measured on cold code (client_warm_up.ts).
-  const clientWarmUp = await warmUpClient(cfg.runner, order, { signal: cfg.signal });
   // What setting the run up compiled and left live (the CLI's parsers, the prompts' building, the
   // server check) is dropped before the first request: each MB the heap keeps through a level is
   // ~3 MB of peak RSS at 1,000 streams (issue 21: −5 to −9 MB there, ~5 ms once).
@@ -78,6 +75,14 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   // in the page cache and what the levels run maps back (AMD EPYC, 1,000 streams: file pages at the peak 51 → 43.5 MB).
   const released = runtime.releaseExePages();
   const exePagesReleasedMib = "rssKb" in released ? Math.round(released.rssKb / 102.4) / 10 : null;
+  // Then ik's own request path, run in memory (nothing sent): a level's first requests would
+  // otherwise be measured on cold code (client_warm_up.ts). After the two above, not before them:
+  // the heap shrunk and the executable's pages dropped left the first level to fault its code and
+  // heap pages back in, and its first 200 ms to send late (3,000 req/s against a TTFT-0 mock on a
+  // 2-vCPU AMD EPYC: the level's send lag p99 5.9–56 ms in 8 runs, its first 100 ms' median 2–44
+  // ms; warmed after them 3.5–4.7 ms in 3 runs, first 100 ms 0.8–0.9 ms, as a second level's).
+  // Peak RSS: 1,000 streams 89–94 against 90–91 MB, 64 streams 77–78 against 85–86 MB (3 pairs).
+  const clientWarmUp = await warmUpClient(cfg.runner, order, { signal: cfg.signal });
   for (let i = 0; i < cfg.warmup && !aborted(); i++) {
     const e = e2eOf((await cfg.runner.send(order[i % order.length], `ik-warm-${i}`)).result);
     if (e !== null) warm.push(e);

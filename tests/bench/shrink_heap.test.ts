@@ -35,12 +35,16 @@ test("runtime.shrinkHeap resolves, and on Bun it is Bun.shrink", async () => {
   await runtime.shrinkHeap(); // the real one runs and the promise settles
 });
 
-test("runLoad shrinks the heap once, before its first request (warm-up included)", async () => {
+test("runLoad shrinks the heap and drops the executable's pages once, then warms its request path, then sends", async () => {
   const events: string[] = [];
-  const real = runtime.shrinkHeap;
+  const real = runtime.shrinkHeap, realRelease = runtime.releaseExePages;
   runtime.shrinkHeap = () => {
     events.push("shrink");
     return Promise.resolve();
+  };
+  runtime.releaseExePages = () => {
+    events.push("release");
+    return { reason: "a test" };
   };
   const dir = await mkdtemp(join(tmpdir(), "ik-shrink-"));
   try {
@@ -53,6 +57,12 @@ test("runLoad shrinks the heap once, before its first request (warm-up included)
       ep: parseEndpoint("http://127.0.0.1:9/v1"), api: "chat", engineKind: "vllm", model: "m", maxTokens: 4,
       tokenIds: "auto", exactLength: true, extraBody: {}, chatTemplateKwargs: {}, timeoutMs: 5_000, idleTimeoutMs: 5_000, fetch,
     });
+    // The in-memory warm-up builds its bodies with salts of its own, and sends nothing.
+    const body = runner.body.bind(runner);
+    runner.body = (prompt, salt) => {
+      if (salt?.startsWith("ik-warm-up-") && events[events.length - 1] !== "warm-up") events.push("warm-up");
+      return body(prompt, salt);
+    };
     await runLoad({
       runner, set, prompts: set.prompts, label: "t", seed: 0, storeRoot: dir, runDir: null, levelKind: "concurrency", grid: [2],
       closedLoop: true, durationS: 0.2, maxRequestsPerLevel: 6, burstiness: 1, refRequests: 0, refE2eMs: null, warmup: 2,
@@ -62,9 +72,13 @@ test("runLoad shrinks the heap once, before its first request (warm-up included)
     });
   } finally {
     runtime.shrinkHeap = real;
+    runtime.releaseExePages = realRelease;
     await rm(dir, { recursive: true, force: true });
   }
   assert.equal(events.filter((e) => e === "shrink").length, 1, events.join(" "));
-  assert.equal(events[0], "shrink", `before any request: ${events.slice(0, 4).join(" ")}`);
-  assert.ok(events.filter((e) => e === "request").length >= 4, "the warm-up and the level ran");
+  assert.equal(events.filter((e) => e === "release").length, 1, events.join(" "));
+  // Shrunk and dropped first: warmed after them, so the first level does not fault its pages back in.
+  assert.deepEqual(events.slice(0, 3), ["shrink", "release", "warm-up"], events.slice(0, 6).join(" "));
+  assert.equal(events.filter((e) => e === "warm-up").length, 1, "one warm-up, in one stretch");
+  assert.ok(events.filter((e) => e === "request").length >= 4, "the --warmup requests and the level ran");
 });
