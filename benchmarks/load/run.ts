@@ -25,7 +25,8 @@ import { DEFAULT_SPIN_MARGIN_MS, PRECISE_SPIN_MARGIN_MS } from "../../lib/execut
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
 import { pacerNoop, type PacerResult, pacerReal, type PacerSleep, pacerTimers, type TtftLagResult, ttftLagLevel } from "./inproc.ts";
-import { type ClientRun, cpuPct, killAll, maxRss, type Mock, runSampled, startMock, windowOf } from "./procs.ts";
+import { availableParallelism } from "node:os";
+import { CLK_TCK, type ClientRun, cpuPct, killAll, maxRss, type Mock, runSampled, sampleProc, startMock, windowOf } from "./procs.ts";
 import { cpuName } from "../_host_cpu.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -86,8 +87,14 @@ interface LoadOut {
   afterRssKb: number | null;
   /** Seconds from the last level's end to the process exit. */
   afterS: number | null;
+  /** The mock's CPU (utime + stime) over the whole client run, seconds, and the requests it served in it. */
+  mockCpuS: number | null;
+  mockRequests: number;
   error: string | null;
 }
+
+/** The CPUs the client and the mock share. */
+const CPUS = availableParallelism();
 
 let runsDir = "";
 let keyFile = "";
@@ -96,10 +103,12 @@ let tmp = "";
 /** Runs `ik bench serve --mode load` against `mock`, sampled, and reads its measured record. */
 async function loadRun(mock: Mock, name: string, args: string[], limitS: number, env: Record<string, string> = {}): Promise<LoadOut> {
   const before = (await mock.log(0, 0)).length;
+  const mockTicks0 = sampleProc(mock.pid)?.cpuTicks ?? null;
   const run = await runSampled(IK, [
     "bench", "serve", "--base-url", mock.baseUrl, "--model", "mock-model", "--mode", "load", "--warmup", String(WARMUP), "--json", ...args,
   ], { IK_RUNS_DIR: runsDir, IK_KEY_FILE: keyFile, ...env }, tmp, name, limitS);
-  const out: LoadOut = { run, levels: [], afterRssKb: null, afterS: null, error: null };
+  const mockTicks1 = sampleProc(mock.pid)?.cpuTicks ?? null;
+  const out: LoadOut = { run, levels: [], afterRssKb: null, afterS: null, mockCpuS: mockTicks0 !== null && mockTicks1 !== null ? (mockTicks1 - mockTicks0) / CLK_TCK : null, mockRequests: 0, error: null };
   if (run.rc !== 0) {
     out.error = `${run.timedOut ? "timed out" : `exit ${run.rc}`}: ${run.stderr.trim().split(/[\r\n]/).slice(-2).join(" | ").slice(0, 300)}`;
     return out;
@@ -119,6 +128,7 @@ async function loadRun(mock: Mock, name: string, args: string[], limitS: number,
   const total = levels.reduce((a: number, l: Json) => a + l.sent, 0);
   const lines: MockRequestLog[] = (await mock.log(before + WARMUP + total, 5000)).sort((a, b) => a.serial - b.serial);
   const mine = lines.slice(before);
+  out.mockRequests = mine.length;
   let at = mine.length - total; // the levels' lines come after the warm-up's
   const wl = measured.identity?.workload ?? {};
   const durationS = Number(measured.request?.args?.duration_s ?? wl.duration_s);
@@ -297,7 +307,7 @@ async function main(): Promise<void> {
   // ---------------------------------------------------------------- 3. rates and ceiling
   log(`3. rates ${RATES.join(",")} × ${REPS}, then the ceiling`);
   const rateRuns: LoadOut[] = [];
-  const ceilings: { rate: number; p50: number | null; p99: number | null; ratio: number | null; sratio: number | null; cpu: number | null; limited: string | null; error: string | null }[][] = [];
+  const ceilings: { rate: number; p50: number | null; p99: number | null; ratio: number | null; sratio: number | null; cpu: number | null; clientUs: number | null; mockUs: number | null; limited: string | null; error: string | null }[][] = [];
   await withMock("mock-rates", ["--tpot-ms", "0", "--ttft-ms", "0"], async (mock) => {
     for (let r = 0; r < REPS; r++) {
       rateRuns.push(await loadRun(mock, `rates-${r}`, ["--rates", RATES.join(","), "--duration-s", String(RATE_S), "--max-tokens", "4", "--sweep-all"], 3 * RATE_S + 90));
@@ -307,7 +317,11 @@ async function main(): Promise<void> {
         const l = c.levels[0];
         steps.push({
           rate, p50: l?.summary.send_lag_ms.p50 ?? null, p99: l?.summary.send_lag_ms.p99 ?? null,
-          ratio: l && l.achieved !== null ? l.achieved / rate : null, sratio: l && l.achieved !== null && l.scheduled ? l.achieved / l.scheduled : null, cpu: l?.cpuPct ?? null, limited: l?.clientLimited ?? null, error: c.error,
+          ratio: l && l.achieved !== null ? l.achieved / rate : null, sratio: l && l.achieved !== null && l.scheduled ? l.achieved / l.scheduled : null, cpu: l?.cpuPct ?? null,
+          // CPU a request: ik's over the level's window, the mock's over the whole run (it idles outside it but for the warm-up requests, counted in).
+          clientUs: l?.window && l.cpuPct !== null && l.sent > 0 ? (l.cpuPct / 100) * (l.window.t1 - l.window.t0) * 1000 / l.sent : null,
+          mockUs: c.mockCpuS !== null && c.mockRequests > 0 ? c.mockCpuS * 1e6 / c.mockRequests : null,
+          limited: l?.clientLimited ?? null, error: c.error,
         });
         if (c.error || (l?.summary.send_lag_ms.p99 ?? Infinity) > 5) break;
       }
@@ -339,21 +353,32 @@ async function main(): Promise<void> {
   out();
   out(`Ceiling: one run per rate (${CEILING_S} s each, stepping ${CEILING_STEPS.join(", ")} and stopping at the first whose send lag p99 > 5 ms).`);
   out();
-  out("| rep | rate (req/s) | achieved / target | achieved / schedule | send lag p50 (ms) | send lag p99 (ms) | client CPU (%) | client_limited |");
-  out("|---:|---:|---:|---:|---:|---:|---:|---|");
+  out(`The client and the mock share this host's ${CPUS} CPUs: "client µs/req" = ik's CPU over the level's window a request sent; "mock µs/req" = the mock's (utime + stime from /proc) over the run a request it served; "host CPU at this rate" = both at the target rate, as a share of all ${CPUS} CPUs; "CPU-bound limit" = ${CPUS} CPUs / (client + mock µs/req), the rate at which the two would hold every CPU with nothing else running (the send lag passes 5 ms well before it: requests queue for a CPU).`);
+  out();
+  out("| rep | rate (req/s) | achieved / target | achieved / schedule | send lag p50 (ms) | send lag p99 (ms) | client CPU (%) | client µs/req | mock µs/req | host CPU at this rate (%) | CPU-bound limit (req/s) | client_limited |");
+  out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
   const ceilingOf: (number | null)[] = [];
+  const perReq: { client: number; mock: number }[] = [];
   ceilings.forEach((steps, i) => {
     let first: number | null = null, lastOk: number | null = null;
     for (const s of steps) {
-      if (s.error) out(`| ${i + 1} | ${s.rate} | error: ${s.error} ||||||`);
-      else out(`| ${i + 1} | ${s.rate} | ${f(s.ratio, 3)} | ${f(s.sratio, 3)} | ${f(s.p50, 3)} | ${f(s.p99, 3)} | ${f(s.cpu, 0)} | ${s.limited ?? ""} |`);
+      const both = s.clientUs !== null && s.mockUs !== null ? s.clientUs + s.mockUs : null;
+      if (s.clientUs !== null && s.mockUs !== null && s.rate >= 2000) perReq.push({ client: s.clientUs, mock: s.mockUs });
+      if (s.error) out(`| ${i + 1} | ${s.rate} | error: ${s.error} ||||||||||`);
+      else out(`| ${i + 1} | ${s.rate} | ${f(s.ratio, 3)} | ${f(s.sratio, 3)} | ${f(s.p50, 3)} | ${f(s.p99, 3)} | ${f(s.cpu, 0)} | ${f(s.clientUs, 0)} | ${f(s.mockUs, 0)} | ${f(both !== null ? (100 * s.rate * both / 1e6) / CPUS : null, 0)} | ${f(both ? (CPUS * 1e6) / both : null, 0)} | ${s.limited ?? ""} |`);
       if (!s.error && (s.p99 ?? Infinity) > 5 && first === null) first = s.rate;
       if (!s.error && (s.p99 ?? Infinity) <= 5) lastOk = s.rate;
     }
     ceilingOf.push(first);
-    out(`| ${i + 1} | **ceiling** | send lag p99 first above 5 ms at ${first ?? `none up to ${CEILING_STEPS[CEILING_STEPS.length - 1]}`} req/s; last at or under 5 ms: ${lastOk ?? "none"} req/s ||||||`);
+    out(`| ${i + 1} | **ceiling** | send lag p99 first above 5 ms at ${first ?? `none up to ${CEILING_STEPS[CEILING_STEPS.length - 1]}`} req/s; last at or under 5 ms: ${lastOk ?? "none"} req/s ||||||||||`);
   });
   out();
+  if (perReq.length) {
+    const med = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+    const c = med(perReq.map((x) => x.client)), m = med(perReq.map((x) => x.mock));
+    out(`CPU a request at 2,000 req/s and above (median of ${perReq.length} levels): ik ${f(c, 0)} µs, the mock ${f(m, 0)} µs: together the ${CPUS} CPUs hold at most ${f((CPUS * 1e6) / (c + m), 0)} req/s (a 2× ceiling needs the two to cost half as much on this host, or a server on other CPUs).`);
+    out();
+  }
 
   // ---------------------------------------------------------------- 4. pacer margins
   const arms: [PacerSleep, number][] = [
