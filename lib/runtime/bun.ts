@@ -21,13 +21,19 @@ interface BunGlobal {
   shrink?: () => void;
 }
 
-async function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
+/** Bun.serve behind the shim's serve: a failure to listen (a port in use) is a rejection, as from Deno's. */
+function serve(handler: Handler, opts: ServeOptions): Promise<Served> {
   const bun = (globalThis as unknown as { Bun: BunGlobal }).Bun;
-  const s = bun.serve({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port ?? 0, idleTimeout: 0, fetch: (req) => handler(req) });
+  let s: BunServer;
+  try {
+    s = bun.serve({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port ?? 0, idleTimeout: 0, fetch: (req) => handler(req) });
+  } catch (e) {
+    return Promise.reject(e);
+  }
   let closed: Promise<void> | null = null;
   const close = () => closed ??= Promise.resolve(s.stop(true)).then(() => {});
   opts.signal?.addEventListener("abort", () => void close(), { once: true });
-  return { port: s.port, hostname: s.hostname, close };
+  return Promise.resolve({ port: s.port, hostname: s.hostname, close });
 }
 
 interface BunFfi {

@@ -10,13 +10,15 @@ function manual(lateMs: number): PacerTimers & { now: number; sleeps: number; yi
   const t = {
     now: 0, sleeps: 0, yields: 0,
     clock: () => t.now,
-    sleep: async (ms: number) => {
+    sleep: (ms: number) => {
       t.sleeps++;
       t.now += ms + lateMs;
+      return Promise.resolve();
     },
-    yieldNow: async () => {
+    yieldNow: () => {
       t.yields++;
       t.now += 0.01;
+      return Promise.resolve();
     },
   };
   return t;
@@ -127,9 +129,10 @@ describe("the real timers' spin", () => {
     const spinning = {
       ...t,
       clock: t.clock,
-      spinUntil: async (deadline: number, clock: () => number) => {
+      spinUntil: (deadline: number, clock: () => number) => {
         spins.push([deadline, clock()]);
         t.now = deadline;
+        return Promise.resolve();
       },
     };
     await waitUntil(10, spinning, { spinMarginMs: 0.5 });
@@ -247,11 +250,12 @@ describe("runOpenLoop", () => {
     const t = manual(0);
     const seen: number[] = [];
     const ac = new AbortController();
-    const out = await runOpenLoop(async (i) => {
+    const out = await runOpenLoop((i) => {
       seen.push(i);
       t.now += 50; // the caller's own work ran long
-      if (i === 1) throw new Error("boom");
+      if (i === 1) return Promise.reject(new Error("boom"));
       if (i === 3) ac.abort();
+      return Promise.resolve();
     }, { offsetsMs: [1, 2, 3, 4, 5, 6], timers: t, signal: ac.signal });
     assert.deepEqual(seen, [0, 1, 2, 3]);
     assert.equal(out.sent, 4);
@@ -259,8 +263,9 @@ describe("runOpenLoop", () => {
   test(`a burst due at once (--request-rate inf) is sent ${START_SLICE} per turn of the event loop`, async () => {
     const t = manual(0);
     const yieldsAt: number[] = [];
-    const out = await runOpenLoop(async () => {
+    const out = await runOpenLoop(() => {
       yieldsAt.push(t.yields);
+      return Promise.resolve();
     }, { offsetsMs: new Float64Array(50), timers: t });
     assert.equal(out.sent, 50);
     for (let k = 0; k < 50; k++) assert.equal(yieldsAt[k], Math.floor((k + 1) / START_SLICE), `send ${k}`);
@@ -287,7 +292,8 @@ describe("runClosedLoop", () => {
   });
 
   test(`every start, the first ones and each worker's next, goes ${START_SLICE} per turn of the event loop`, async () => {
-    let turns = 0, now = 0;
+    let turns = 0;
+    const now = 0;
     const timers = { clock: () => now, yieldNow: () => new Promise<void>((r) => setImmediate(r)).then(() => void turns++) };
     const startsByTurn = new Map<number, number>();
     let inFlight = 0, maxInFlight = 0;
