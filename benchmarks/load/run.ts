@@ -18,14 +18,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_SPIN_MARGIN_MS, PRECISE_SPIN_MARGIN_MS } from "../../lib/executors/mod.ts";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
 import type { MockRequestLog } from "../../lib/selftest/request_log.ts";
 import { pacerNoop, type PacerResult, pacerReal, type PacerSleep, pacerTimers, type TtftLagResult, ttftLagLevel } from "./inproc.ts";
-import { availableParallelism } from "node:os";
 import { CLK_TCK, type ClientRun, cpuPct, killAll, maxRss, type Mock, runSampled, sampleProc, startMock, windowOf } from "./procs.ts";
 import { cpuName } from "../_host_cpu.ts";
 
@@ -93,7 +92,7 @@ interface LoadOut {
   error: string | null;
 }
 
-/** The CPUs the client and the mock share. */
+/** The CPUs the client and the mock share (the affinity mask's; a cgroup CPU quota is not seen). */
 const CPUS = availableParallelism();
 
 let runsDir = "";
@@ -128,7 +127,8 @@ async function loadRun(mock: Mock, name: string, args: string[], limitS: number,
   const total = levels.reduce((a: number, l: Json) => a + l.sent, 0);
   const lines: MockRequestLog[] = (await mock.log(before + WARMUP + total, 5000)).sort((a, b) => a.serial - b.serial);
   const mine = lines.slice(before);
-  out.mockRequests = mine.length;
+  // The requests this run sent the mock (its --warmup ones and the levels'): the mock's log may be read short.
+  out.mockRequests = WARMUP + total;
   let at = mine.length - total; // the levels' lines come after the warm-up's
   const wl = measured.identity?.workload ?? {};
   const durationS = Number(measured.request?.args?.duration_s ?? wl.duration_s);
@@ -353,7 +353,7 @@ async function main(): Promise<void> {
   out();
   out(`Ceiling: one run per rate (${CEILING_S} s each, stepping ${CEILING_STEPS.join(", ")} and stopping at the first whose send lag p99 > 5 ms).`);
   out();
-  out(`The client and the mock share this host's ${CPUS} CPUs: "client µs/req" = ik's CPU over the level's window a request sent; "mock µs/req" = the mock's (utime + stime from /proc) over the run a request it served; "host CPU at this rate" = both at the target rate, as a share of all ${CPUS} CPUs; "CPU-bound limit" = ${CPUS} CPUs / (client + mock µs/req), the rate at which the two would hold every CPU with nothing else running (the send lag passes 5 ms well before it: requests queue for a CPU).`);
+  out(`The client and the mock share this host's ${CPUS} CPUs: "client µs/req" = ik's CPU over the level's window a request sent; "mock µs/req" = the mock's (utime + stime from /proc) over the run a request ik sent it (the levels' and the --warmup ones); "host CPU at this rate" = both at the target rate, as a share of all ${CPUS} CPUs; "CPU-bound limit" = ${CPUS} CPUs / (client + mock µs/req), the rate at which the two would hold every CPU with nothing else running (the send lag passes 5 ms well before it: requests queue for a CPU).`);
   out();
   out("| rep | rate (req/s) | achieved / target | achieved / schedule | send lag p50 (ms) | send lag p99 (ms) | client CPU (%) | client µs/req | mock µs/req | host CPU at this rate (%) | CPU-bound limit (req/s) | client_limited |");
   out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");

@@ -68,8 +68,9 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const e2eOf = (r: { ok: boolean; tDoneMs: number | null; tSendMs: number }) => (r.ok && r.tDoneMs !== null ? r.tDoneMs - r.tSendMs : null);
   const warm: number[] = [];
   // What setting the run up compiled and left live (the CLI's parsers, the prompts' building, the
-  // server check) is dropped before the first request: each MB the heap keeps through a level is
-  // ~3 MB of peak RSS at 1,000 streams (issue 21: −5 to −9 MB there, ~5 ms once).
+  // server check) is dropped before the warm-up and the first request: each MB the heap keeps
+  // through a level is ~3 MB of peak RSS at 1,000 streams (issue 21: −5 to −9 MB there, ~5 ms
+  // once). The warm-up's own garbage is left to the young collections of the first level.
   await runtime.shrinkHeap();
   // So are the executable's pages that start-up ran (module loading, the CLI, the setup): they stay
   // in the page cache and what the levels run maps back (AMD EPYC, 1,000 streams: file pages at the peak 51 → 43.5 MB).

@@ -46,6 +46,12 @@ describe("mock request body", () => {
     assert.deepEqual(await readBody(empty), { ok: true, text: "" });
   });
 
+  it("a declared length under a body that is longer (a Request built by hand): the limit holds on what was read", async () => {
+    const { req, reads } = noReaderRequest("x".repeat(20), "5");
+    assert.deepEqual(await readBody(req, 10), { ok: false, tooLarge: true });
+    assert.equal(reads(), 1);
+  });
+
   it("a declared length over the limit is refused before a byte is read", async () => {
     const { req, reads } = noReaderRequest("x".repeat(20), "20");
     assert.deepEqual(await readBody(req, 10), { ok: false, tooLarge: true });
