@@ -24,14 +24,13 @@ export async function readBody(request: Request, maxBytes: number = MAX_MOCK_BOD
     return { ok: false, tooLarge: true };
   }
   if (!request.body) return { ok: true, text: "" };
-  // A declared length within the limit: the server frames the body to exactly that many bytes, so
-  // it is read whole. A reader on the body stream costs a 64–256 KB buffer a read in Bun, which at
-  // thousands of requests a second was most of the mock's collections (258 against 40 in a 3 s level
-  // at 2,000 req/s, 2-vCPU AMD EPYC) and 5–18 % of its CPU.
+  // A declared length within the limit: the body is read whole. A reader on the body stream costs a
+  // 64–256 KB buffer a read in Bun, which at thousands of requests a second was most of the mock's
+  // collections (258 against 40 in a 3 s level at 2,000 req/s, 2-vCPU AMD EPYC) and 5–18 % of its
+  // CPU. A server frames the body to its declared length; a Request built by hand (Mock.fetch in a
+  // test) need not, so the limit still holds on what was read.
   if (declared !== null && Number.isSafeInteger(declared) && declared >= 0) {
     const whole = await request.arrayBuffer();
-    // A server frames the body to its declared length; a Request built by hand (Mock.fetch in a
-    // test) need not, so the limit still holds on what was read.
     return whole.byteLength > maxBytes ? { ok: false, tooLarge: true } : { ok: true, text: utf8.decode(whole) };
   }
   const reader = request.body.getReader();

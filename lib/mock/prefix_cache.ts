@@ -8,11 +8,11 @@
  * per block. Pure: no clock, no I/O.
  * @module
  */
+import { FNV_OFFSET_BASIS, FNV_PRIME } from "./prng.ts";
 
 /** Pseudo-tokens per cache block. */
 export const BLOCK_TOKENS = 16;
 
-const FNV_PRIME = 0x01000193;
 const TWO_POW_32 = 0x1_0000_0000;
 
 /**
@@ -26,7 +26,7 @@ export function blockKeys(tokens: readonly string[]): number[] {
   const whole = tokens.length - (tokens.length % BLOCK_TOKENS);
   // Two independent 32-bit FNV-1a streams over the running prefix; a space (never inside a
   // pseudo-token) ends each token, so token boundaries are part of what is hashed.
-  let a = 0x811c9dc5;
+  let a = FNV_OFFSET_BASIS;
   let b = 0x050c5d1f;
   for (let i = 0; i < whole; i++) {
     const t = tokens[i];

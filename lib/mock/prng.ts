@@ -6,12 +6,17 @@
  */
 import { mixSeed, SeededRng } from "../stats/prng.ts";
 
+/** FNV-1a's 32-bit offset basis: the hash of nothing. */
+export const FNV_OFFSET_BASIS = 0x811c9dc5;
+/** FNV-1a's 32-bit prime: each unit is xored in, then the hash multiplied by it. */
+export const FNV_PRIME = 0x01000193;
+
 /** FNV-1a over the UTF-16 code units of `text`, as an unsigned 32-bit integer. */
 export function hashString(text: string): number {
-  let h = 0x811c9dc5;
+  let h = FNV_OFFSET_BASIS;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    h = Math.imul(h, FNV_PRIME);
   }
   return h >>> 0;
 }

@@ -6,7 +6,7 @@
  * prompt always gives the same text, and a salted prompt gives a different one.
  * @module
  */
-import { hashString, mix } from "./prng.ts";
+import { FNV_OFFSET_BASIS, FNV_PRIME, hashString, mix } from "./prng.ts";
 
 /** The 64 output words; token id = {@link FIRST_WORD_ID} + index. */
 export const WORDS: readonly string[] = [
@@ -210,22 +210,23 @@ export class OutputGenerator {
 /** Stand-in ids for prompt tokens (vLLM's `prompt_token_ids`), exactly `count` of them. */
 export function promptTokenIds(promptText: string, count: number): number[] {
   const ids: number[] = [];
-  // Words keep a stable id (5000 + the word's FNV-1a hash, {@link hashString}, mod 30000), hashed
-  // as the text is scanned; the chat template's extra tokens get small fixed ids.
+  // Words keep a stable id, 5000 + the word's {@link hashString} mod 30000, hashed as the text is
+  // scanned (no string for each word); the chat template's extra tokens get small fixed ids.
+  const wordId = (h: number) => 5000 + ((h >>> 0) % 30000);
   let h = 0;
   let inWord = false;
   for (let i = 0; i < promptText.length && ids.length < count; i++) {
     const c = promptText.charCodeAt(i);
     if (isRegExpSpace(c)) {
-      if (inWord) ids.push(5000 + ((h >>> 0) % 30000));
+      if (inWord) ids.push(wordId(h));
       inWord = false;
       continue;
     }
-    if (!inWord) h = 0x811c9dc5;
+    if (!inWord) h = FNV_OFFSET_BASIS;
     inWord = true;
-    h = Math.imul(h ^ c, 0x01000193);
+    h = Math.imul(h ^ c, FNV_PRIME);
   }
-  if (inWord && ids.length < count) ids.push(5000 + ((h >>> 0) % 30000));
+  if (inWord && ids.length < count) ids.push(wordId(h));
   for (let i = ids.length; i < count; i++) ids.push(100 + (i % 7));
   return ids;
 }
