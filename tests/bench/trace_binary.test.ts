@@ -1,8 +1,8 @@
 /**
  * `bench serve --mode trace` through dist/ik against `ik mock --prefix-cache-tokens` (issue 20 §2):
  * a Mooncake trace (the generator's fixture: 5 requests over 1.4 s, blocks 10-11 shared by three
- * of them, block 20 by two) is replayed at its own times: the mock's own receive times keep the
- * trace's gaps, the client's send lag p99 is within 5 ms, the shared 512-token blocks are cache hits
+ * of them, block 20 by two) is replayed at its own times: each request is due at exactly the trace's
+ * offset, the mock receives it when ik says it sent it, the client's send lag p99 is within 5 ms, the shared 512-token blocks are cache hits
  * in the mock's request log (`cached=`), usage prompt_tokens equal the trace's input lengths (sized
  * by the mock's /tokenize), and the per-second windows hold the trace's counts. --time-scale and
  * --max-duration-s shape the replay; an Azure trace replays too; two shards on one timetable merge
@@ -66,14 +66,27 @@ describe("trace replay (binary)", { skip: runtime.name === "bun" ? false : "Bun 
       const lag = lv.summary.send_lag_ms;
       assert.ok(lag.p50 <= 5, `send lag p50 ${lag.p50} ms`);
       if (lag.p99 > 5) assert.match(String(lv.client_limited), /send lag p99 [\d.]+ ms > 5 ms/, `send lag p99 ${lag.p99} ms, unflagged`);
-      // The mock's own clock: each request arrived at the trace's gap after the first (loopback and scheduling: 10 ms).
+      // ik's own rows: each request due at exactly the trace's offset from the first (no timing in
+      // this), and sent at its due time plus the send lag ik reports (judged above).
+      const rows = (await readFile(join(env.IK_RUNS_DIR, rec.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l))
+        .filter((r) => r.level === "trace").sort((a, b) => a.seq - b.seq);
+      assert.deepEqual(rows.map((r) => r.id), kept.map((_, i) => `mooncake-${MOONCAKE_ROWS.indexOf(kept[i])}`));
+      const ms = (ns: number) => ns / 1e6;
+      for (const [i, row] of kept.entries()) {
+        const due = ms(rows[i].t_scheduled_ns - rows[0].t_scheduled_ns);
+        assert.ok(Math.abs(due - (row.timestamp - t0)) < 1e-3, `request ${i}: due at ${due} ms, the trace says ${row.timestamp - t0} ms`);
+        assert.ok(rows[i].send_lag_ms >= 0 && Math.abs(ms(rows[i].t_send_ns - rows[i].t_scheduled_ns) - rows[i].send_lag_ms) < 1e-3, `request ${i}: sent ${rows[i].send_lag_ms} ms after due, never before`);
+      }
+      // The mock's own clock: each request arrived when ik says it sent it, its gap after the first
+      // request the same as ik's send gap (loopback and both processes' scheduling: 10 ms). ik's
+      // lateness is its reported send lag, not hidden: the mock saw no earlier or later send.
       const all = requestLog(mock.proc.stdout());
       assert.equal(all.length, kept.length + 1, "the warm-up and the trace");
       assert.equal(all[0].cached, 0, "the tagged warm-up shares no block");
       const log = all.slice(1);
       for (const [i, row] of kept.entries()) {
-        const got = log[i].recv - log[0].recv, want = row.timestamp - t0;
-        assert.ok(Math.abs(got - want) <= 10, `request ${i}: at ${got.toFixed(1)} ms, the trace says ${want} ms`);
+        const got = log[i].recv - log[0].recv, sent = ms(rows[i].t_send_ns - rows[0].t_send_ns);
+        assert.ok(Math.abs(got - sent) <= 10, `request ${i}: the mock saw it ${got.toFixed(1)} ms after the first, ik sent it ${sent.toFixed(1)} ms after (the trace: ${row.timestamp - t0} ms)`);
         assert.equal(log[i].prompt, row.input_length, `request ${i}: the server counted the trace's input length`);
       }
       // Shared leading blocks are prefix-cache hits: rows 3 and 5 share blocks 10-11 with row 0 (1,024 tokens), row 4 block 20 with row 1.
