@@ -6,10 +6,12 @@
  *
  * Rows are turned into JSON off the turn that wrote them: a burst of completions (256 streams of
  * the same length ending together) would otherwise block the event loop for tens of ms with JSON
- * and the scrubber, and every token that arrives meanwhile would be stamped late. A queued row is
- * encoded in slices of at most {@link SLICE_BUDGET_MS} per timer turn (other callbacks run in
- * between), and written with its neighbours in one write; past {@link MAX_PENDING} queued rows the
- * writer encodes inline, so memory stays bounded. A queued value must not change after write().
+ * and the scrubber, and every token that arrives meanwhile would be stamped late. Queued rows are
+ * encoded on later turns under the budget all deferred work shares (lib/executors/turn_work.ts:
+ * every writer and the completion queue together, 2 ms a turn, the sockets
+ * read in between), and written with their neighbours in one write; past {@link MAX_PENDING} queued
+ * rows the writer encodes inline, so memory stays bounded. A queued value must not change after
+ * write().
  *
  * The file only ever holds whole lines: a write that fails part way (a full disk takes what fits,
  * then says ENOSPC) is cut back to the end of the last whole line. After the first failure no
@@ -20,11 +22,10 @@
 import { type FileHandle, mkdir, open, truncate } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { IkError } from "../cli/errors.ts";
+import { TURN_WORK } from "../executors/turn_work.ts";
 import { outputError } from "./output_error.ts";
 import { scrubJsonLine } from "./scrub.ts";
 
-/** Most time spent encoding queued rows in one timer turn. */
-export const SLICE_BUDGET_MS = 2;
 /**
  * How long an encoded row may wait to be written with the rows after it, ms. Rows are still encoded
  * a few at a time on each timer turn (small blocks of the loop), but written in batches: at 3,000
@@ -67,7 +68,11 @@ export class JsonlWriter {
   lines = 0;
   /** Rows written but not yet encoded (values, or Lazy builders). */
   #pending: unknown[] = [];
-  #scheduled = false;
+  /** This writer's share of the turn work: encodes until the turn's budget is spent. */
+  readonly #slice = (untilMs: number): boolean => {
+    this.#encode(untilMs);
+    return this.#pending.length > 0 && this.#error === null;
+  };
   /** Encoded lines not yet handed to a write: the buffer, bytes used, each line's end offset. */
   #batch: { buf: Uint8Array; used: number; ends: number[] } | null = null;
   /** The open batch's write, due {@link FLUSH_MS} after its first line. */
@@ -128,24 +133,17 @@ export class JsonlWriter {
 
   #queued(): void {
     if (this.#pending.length >= MAX_PENDING) return this.#encode(Infinity);
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    setTimeout(() => {
-      this.#scheduled = false;
-      this.#encode(SLICE_BUDGET_MS);
-      if (this.#pending.length && !this.#scheduled) this.#queued();
-    }, 0);
+    TURN_WORK.schedule(this.#slice);
   }
 
   /**
-   * Encodes queued rows for at most `budgetMs` (at least one) into the open batch. The lines go
+   * Encodes queued rows until `untilMs` on performance.now (at least one) into the open batch. The lines go
    * straight into the batch's one buffer (UTF-8, each with its newline): no array per line and no
    * joining copy, which at thousands of rows a second was most of what the writer allocated. The
    * batch is written {@link FLUSH_MS} after its first line (or at once when it has grown large).
    */
-  #encode(budgetMs: number): void {
+  #encode(untilMs: number): void {
     if (!this.#pending.length) return;
-    const t0 = performance.now();
     const b = this.#batch ??= { buf: this.#freshBuffer(), used: 0, ends: [] };
     let i = 0;
     do {
@@ -165,9 +163,9 @@ export class JsonlWriter {
       }
       b.buf[b.used++] = NEWLINE;
       b.ends.push(b.used);
-    } while (i < this.#pending.length && performance.now() - t0 < budgetMs);
+    } while (i < this.#pending.length && performance.now() < untilMs);
     this.#pending = i === this.#pending.length ? [] : this.#pending.slice(i);
-    if (b.used >= MAX_START_BYTES || !Number.isFinite(budgetMs)) this.#seal();
+    if (b.used >= MAX_START_BYTES || !Number.isFinite(untilMs)) this.#seal();
     else if (this.#sealTimer === null) this.#sealTimer = setTimeout(() => this.#seal(), FLUSH_MS);
   }
 

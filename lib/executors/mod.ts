@@ -8,3 +8,4 @@ export { type OpenLoopOptions, type OpenLoopOutcome, runOpenLoop } from "./open_
 export { type ClosedLoopOptions, runClosedLoop } from "./closed_loop.ts";
 export { loopBlockNote, loopBlockNoteOfRecord, type LoopLag, loopLagFromRecord, loopLagRecord, type LoopLagRecord, startLoopLag } from "./loop_lag.ts";
 export { type CpuWaitReader, openCpuWaitReader, threadCpuWaitMs } from "./cpu_wait.ts";
+export { TURN_WORK, TURN_WORK_BUDGET_MS, type TurnTask, TurnWork } from "./turn_work.ts";

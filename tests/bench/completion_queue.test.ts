@@ -6,15 +6,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CompletionQueue } from "../../lib/bench/completion_queue.ts";
+import { TurnWork } from "../../lib/executors/turn_work.ts";
 
 /** A fake clock and turn scheduler: each job "takes" 1 ms; turns run when `runTurn` is called. */
 function fake() {
   const f = { now: 0, turns: [] as (() => void)[], scheduled: 0 };
-  const q = new CompletionQueue(2.5, () => f.now, (fn) => {
+  const work = new TurnWork(2.5, () => f.now, (fn) => {
     f.scheduled++;
     f.turns.push(fn);
   });
-  return { f, q, runTurn: () => f.turns.shift()?.() };
+  const q = new CompletionQueue(2.5, () => f.now, work);
+  return { f, q, work, runTurn: () => f.turns.shift()?.() };
 }
 
 test("jobs run in order, a budget's worth per turn: 3 at once (the turn's budget), then 3 a turn", () => {
@@ -54,4 +56,22 @@ test("drain waits for every job (real turns), and rethrows the first error a job
     throw new Error("second");
   });
   await assert.rejects(bad.drain(), /first/);
+});
+
+test("the turn's budget is shared: what another deferred task spent is not the queue's", () => {
+  const { f, q, work, runTurn } = fake();
+  // Another deferred task (a journal's encoding) queued first: 2 ms a turn, for two turns.
+  let other = 0;
+  work.schedule(() => ((f.now += 2), ++other < 2));
+  const ran: number[] = [];
+  for (let i = 0; i < 6; i++) q.push(() => (ran.push(i), f.now += 1));
+  assert.deepEqual(ran, [0, 1, 2], "three at once as the requests end (the queue's own budget)");
+  runTurn();
+  // The other task took 2 ms of the turn's 2.5: one job, where the first test's turns ran three.
+  assert.deepEqual([ran, other], [[0, 1, 2, 3], 1]);
+  runTurn();
+  assert.deepEqual([ran, other], [[0, 1, 2, 3, 4], 2]);
+  runTurn();
+  assert.deepEqual(ran, [0, 1, 2, 3, 4, 5]);
+  assert.equal(f.turns.length, 0, "nothing left, nothing scheduled");
 });
