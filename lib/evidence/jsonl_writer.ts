@@ -8,10 +8,9 @@
  * the same length ending together) would otherwise block the event loop for tens of ms with JSON
  * and the scrubber, and every token that arrives meanwhile would be stamped late. Queued rows are
  * encoded on later turns under the budget all deferred work shares (lib/executors/turn_work.ts:
- * every writer and the completion queue together, 2 ms a turn, the sockets
- * read in between), and written with their neighbours in one write; past {@link MAX_PENDING} queued
- * rows the writer encodes inline, so memory stays bounded. A queued value must not change after
- * write().
+ * every writer and the completion queue together, 2 ms a turn, the sockets read in between), and
+ * written with their neighbours in one write; past {@link MAX_PENDING} queued rows the writer
+ * encodes inline, so memory stays bounded. A queued value must not change after write().
  *
  * The file only ever holds whole lines: a write that fails part way (a full disk takes what fits,
  * then says ENOSPC) is cut back to the end of the last whole line. After the first failure no
@@ -28,7 +27,7 @@ import { scrubJsonLine } from "./scrub.ts";
 
 /**
  * How long an encoded row may wait to be written with the rows after it, ms. Rows are still encoded
- * a few at a time on each timer turn (small blocks of the loop), but written in batches: at 3,000
+ * a few at a time on each turn (small blocks of the loop), but written in batches: at 3,000
  * req/s a write per turn (1 ms on Bun) was about a thousand writes a second per file, each a hand-off
  * to the runtime's file threads that cost the loop's thread about 10 µs and woke another thread on
  * the client's cores.
