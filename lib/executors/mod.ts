@@ -3,7 +3,7 @@
  * deadlines, closed loop), never importing the client.
  * @module
  */
-export { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, type Pacing, pacingOf, PRECISE_SPIN_MARGIN_MS, REAL_TIMERS, setPreciseSleep, SPIN_SLICE_MS, waitUntil } from "./pacer.ts";
+export { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, type Pacing, pacingOf, PRECISE_SPIN_MARGIN_MS, REAL_TIMERS, setPreciseSleep, SPIN_SLICE_MS, TIMER_MIN_SLEEP_MS, waitUntil } from "./pacer.ts";
 export { type OpenLoopOptions, type OpenLoopOutcome, runOpenLoop } from "./open_loop.ts";
 export { type ClosedLoopOptions, runClosedLoop } from "./closed_loop.ts";
 export { loopBlockNote, loopBlockNoteOfRecord, type LoopLag, loopLagFromRecord, loopLagRecord, type LoopLagRecord, startLoopLag } from "./loop_lag.ts";

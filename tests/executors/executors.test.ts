@@ -1,7 +1,7 @@
 /** Executors on a manual clock: open loop sends on absolute deadlines, never early, catches up; closed loop keeps N in flight. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, pacingOf, PRECISE_SPIN_MARGIN_MS, REAL_TIMERS, runClosedLoop, runOpenLoop, setPreciseSleep, SPIN_SLICE_MS, waitUntil } from "../../lib/executors/mod.ts";
+import { DEFAULT_SPIN_MARGIN_MS, type PacerTimers, pacingOf, PRECISE_SPIN_MARGIN_MS, REAL_TIMERS, runClosedLoop, runOpenLoop, setPreciseSleep, SPIN_SLICE_MS, TIMER_MIN_SLEEP_MS, waitUntil } from "../../lib/executors/mod.ts";
 import { START_SLICE } from "../../lib/executors/closed_loop.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 
@@ -38,6 +38,23 @@ describe("waitUntil", () => {
     const t = manual(0.8);
     await waitUntil(100, t, { spinMarginMs: 0.5 });
     assert.ok(Math.abs(t.now - 100.3) < 1e-9, `${t.now}`);
+  });
+  test(`a timer is never asked for less than ${TIMER_MIN_SLEEP_MS} ms: one that woke early into the last millisecond is spun, not slept again`, async () => {
+    // Node's timers: a delay is truncated to whole ms, and one under 1 ms waits 1 ms.
+    const t = manual(0);
+    t.sleep = (ms: number) => {
+      t.sleeps++;
+      t.now += ms < 1 ? 1 : Math.trunc(ms);
+      return Promise.resolve();
+    };
+    await waitUntil(10.9, t, { spinMarginMs: 0.5 });
+    // 10.4 ms asked, 10 slept; 0.4 ms more would have been a whole millisecond (at 11.0, late).
+    assert.equal(t.sleeps, 1);
+    assert.ok(t.now >= 10.9 && t.now < 10.92, `${t.now}`);
+    // A wait under the margin plus a timer's millisecond is spun from the start.
+    const t2 = manual(0);
+    await waitUntil(1.2, t2, { spinMarginMs: 0.5 });
+    assert.deepEqual([t2.sleeps, t2.now >= 1.2 && t2.now < 1.22], [0, true]);
   });
   test("an aborted signal returns at once", async () => {
     const t = manual(0);
