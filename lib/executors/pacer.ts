@@ -96,7 +96,8 @@ export const START_SLICE = 16;
  * Default early wake-up before a deadline, in ms. Measured at 500 req/s on a 2-core AMD EPYC host
  * (benchmarks/load/RESULTS.md): 0.5 ms gives send lag p50 0.04 ms and p99 0.6 ms for about 17 % of a
  * core; 1.5 ms gives p50 0.002 / p99 0.2–0.4 ms but costs about 47 %: the CPU the client needs
- * for its streams at high rates.
+ * for its streams at high rates. (Measured before {@link TIMER_MIN_SLEEP_MS}, which spins a last
+ * millisecond the timer cannot sleep: `bench:load` section 4 measures the margins as they are now.)
  */
 export const DEFAULT_SPIN_MARGIN_MS = 0.5;
 
