@@ -74,7 +74,6 @@ export class CompletionQueue {
   /** Runs waiting jobs until `untilMs` (one at least); says whether any still wait. */
   #turn(untilMs: number): boolean {
     this.#armed = false;
-    const t0 = this.clock();
     do {
       if (this.pending === 0) break;
       const job = this.#jobs[this.#head];
@@ -86,7 +85,6 @@ export class CompletionQueue {
       this.#head = 0;
     }
     if (this.pending > 0) {
-      this.#spent = this.clock() - t0;
       this.#armed = true;
       return true;
     }

@@ -40,6 +40,17 @@ test("an idle queue schedules nothing after its last turn", () => {
   assert.equal(f.turns.length, 0, "and nothing after it");
 });
 
+test("once a turn has emptied the queue, the next turn's budget is whole again: a later job runs at once", () => {
+  const { f, q, runTurn } = fake();
+  const ran: number[] = [];
+  for (let i = 0; i < 4; i++) q.push(() => (ran.push(i), f.now += 1));
+  assert.deepEqual([ran, q.pending], [[0, 1, 2], 1], "the pushing turn's budget spent");
+  runTurn();
+  assert.deepEqual([ran, q.pending], [[0, 1, 2, 3], 0]);
+  q.push(() => void ran.push(4));
+  assert.deepEqual([ran, q.pending], [[0, 1, 2, 3, 4], 0], "run as it is pushed, not queued");
+});
+
 test("drain waits for every job (real turns), and rethrows the first error a job threw", async () => {
   const q = new CompletionQueue(0.0001);
   const seen: number[] = [];

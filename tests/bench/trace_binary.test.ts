@@ -1,13 +1,13 @@
 /**
  * `bench serve --mode trace` through dist/ik against `ik mock --prefix-cache-tokens` (issue 20 §2):
  * a Mooncake trace (the generator's fixture: 5 requests over 1.4 s, blocks 10-11 shared by three
- * of them, block 20 by two) is replayed at its own times: each request is due at exactly the trace's
- * offset, the mock receives it when ik says it sent it, the client's send lag p99 is within 5 ms, the shared 512-token blocks are cache hits
- * in the mock's request log (`cached=`), usage prompt_tokens equal the trace's input lengths (sized
- * by the mock's /tokenize), and the per-second windows hold the trace's counts. --time-scale and
- * --max-duration-s shape the replay; an Azure trace replays too; two shards on one timetable merge
- * to the one-process rows and windows; a set without arrival times and grid flags are refused. Bun
- * only (end to end): ~20 s.
+ * of them, block 20 by two) is replayed at its own times: each request is due at exactly the
+ * trace's offset, the mock receives it when ik says it sent it, the client's send lag p99 is within
+ * 5 ms, the shared 512-token blocks are cache hits in the mock's request log (`cached=`), usage
+ * prompt_tokens equal the trace's input lengths (sized by the mock's /tokenize), and the per-second
+ * windows hold the trace's counts. --time-scale and --max-duration-s shape the replay; an Azure
+ * trace replays too; two shards on one timetable merge to the one-process rows and windows; a set
+ * without arrival times and grid flags are refused. Bun only (end to end): ~20 s.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -70,7 +70,7 @@ describe("trace replay (binary)", { skip: runtime.name === "bun" ? false : "Bun 
       // this), and sent at its due time plus the send lag ik reports (judged above).
       const rows = (await readFile(join(env.IK_RUNS_DIR, rec.evidence_id, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l))
         .filter((r) => r.level === "trace").sort((a, b) => a.seq - b.seq);
-      assert.deepEqual(rows.map((r) => r.id), kept.map((_, i) => `mooncake-${MOONCAKE_ROWS.indexOf(kept[i])}`));
+      assert.deepEqual(rows.map((r) => r.id), kept.map((k) => `mooncake-${MOONCAKE_ROWS.indexOf(k)}`));
       const ms = (ns: number) => ns / 1e6;
       for (const [i, row] of kept.entries()) {
         const due = ms(rows[i].t_scheduled_ns - rows[0].t_scheduled_ns);
