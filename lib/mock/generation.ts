@@ -225,7 +225,7 @@ export class Run {
     this.g = g;
     this.#words = new OutputGenerator(g.req.promptText, g.state.opts.seed);
     this.#tracked = { kvTokens: g.req.promptTokens + g.plan.limit, source: g.source };
-    g.state.inFlight.add(this.#tracked);
+    g.state.track(this.#tracked);
   }
 
   /** Waits for the next token event; null when the output is complete or cancelled. */
@@ -290,7 +290,7 @@ export class Run {
     const g = this.g;
     const state = g.state;
     g.source.cancel();
-    state.inFlight.delete(this.#tracked);
+    state.untrack(this.#tracked);
     state.served++;
     state.metrics.record({
       promptTokens: g.req.promptTokens,

@@ -11,7 +11,7 @@
  * @module
  */
 import { Rng } from "./prng.ts";
-import { acceptedDrafts, nowMs, sleepUntil, type TokenEvent, type TokenSource } from "./token_source.ts";
+import { acceptedDrafts, DeadlineSleeper, nowMs, type TokenEvent, type TokenSource } from "./token_source.ts";
 
 /** The timing parameters one request runs with. */
 export interface TimingParams {
@@ -92,7 +92,7 @@ export function planEvents(outputLen: number, p: TimingParams, rng: Rng): Planne
 export class TimedSource implements TokenSource {
   readonly #start: number;
   readonly #planner: EventPlanner;
-  readonly #abort = new AbortController();
+  readonly #sleeper = new DeadlineSleeper();
   #pending: PlannedEvent | null = null;
   #pausedMs = 0;
 
@@ -104,10 +104,10 @@ export class TimedSource implements TokenSource {
 
   /** Sleeps until the next event's absolute deadline. */
   async next(): Promise<TokenEvent | null> {
-    if (this.#abort.signal.aborted) return null;
+    if (this.#sleeper.cancelled) return null;
     const ev = this.#pending ??= this.#planner.next();
     if (!ev) return null;
-    const reached = await sleepUntil(this.#start + ev.atMs + this.#pausedMs, this.#abort.signal);
+    const reached = await this.#sleeper.until(this.#start + ev.atMs + this.#pausedMs);
     if (!reached) return null;
     this.#pending = null;
     return { tokens: ev.tokens, accepted: ev.accepted, proposed: ev.proposed };
@@ -120,7 +120,7 @@ export class TimedSource implements TokenSource {
 
   /** Stops at once; a pending next() resolves null. */
   cancel(): void {
-    this.#abort.abort();
+    this.#sleeper.cancel();
   }
 
   /** No queue in the timing model. */

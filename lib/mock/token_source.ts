@@ -74,3 +74,58 @@ export function acceptedDrafts(depth: number, accept: number, draw: () => number
 export function timerDelay(ms: number): number {
   return Number.isFinite(ms) ? Math.min(MAX_TIMER_MS, Math.max(0, ms)) : MAX_TIMER_MS;
 }
+
+/**
+ * Sleeps to absolute deadlines, one at a time, until cancelled: what one request's token events
+ * wait on. Cheaper than {@link sleepUntil} with an AbortSignal: that adds and removes an abort
+ * listener for every token event and needs an AbortController a request, whose abort() builds an
+ * AbortError (with its stack) as the request ends; in a CPU profile of `ik mock` at 3,000 requests
+ * a second the three were about a tenth of its CPU. A deadline already past resolves without a
+ * timer, as {@link sleepUntil} does.
+ */
+export class DeadlineSleeper {
+  #cancelled = false;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #wake: ((reached: boolean) => void) | null = null;
+  #atMs = 0;
+  readonly #arm = (): void => {
+    const left = this.#atMs - nowMs();
+    if (left <= 0) return this.#settle(true);
+    this.#timer = setTimeout(this.#arm, timerDelay(left));
+  };
+
+  /** Whether {@link cancel} has been called. */
+  get cancelled(): boolean {
+    return this.#cancelled;
+  }
+
+  /**
+   * Resolves true at `atMs` (on {@link nowMs}), or false once cancelled (at once if it already is).
+   * One sleep at a time: a second call before the first settles is a bug and throws.
+   */
+  until(atMs: number): Promise<boolean> {
+    if (this.#cancelled) return Promise.resolve(false);
+    if (this.#wake !== null) throw new Error("DeadlineSleeper: one sleep at a time");
+    if (atMs - nowMs() <= 0) return Promise.resolve(true);
+    this.#atMs = atMs;
+    return new Promise<boolean>((resolve) => {
+      this.#wake = resolve;
+      this.#arm();
+    });
+  }
+
+  /** Ends the sleeper: a pending sleep resolves false now, later ones at once. */
+  cancel(): void {
+    this.#cancelled = true;
+    clearTimeout(this.#timer);
+    this.#settle(false);
+  }
+
+  #settle(reached: boolean): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    this.#timer = undefined;
+    wake?.(reached);
+  }
+}
+

@@ -340,6 +340,58 @@ describe("metrics", () => {
   });
 });
 
+describe("KV in use and the iteration queue under many streams", () => {
+  it("KV in use is what the streams in flight reserve, as they start, end and are cancelled", async () => {
+    const mock = createMock({ engine: "sglang", ttftMs: 60_000, tpotMs: 0 });
+    const used = async () => {
+      const text = await (await mock.fetch(new Request("http://mock/metrics"))).text();
+      return Number(text.match(/^sglang:num_used_tokens\{[^}]*\} (\S+)$/m)?.[1]);
+    };
+    try {
+      assert.equal(await used(), 0);
+      // Chat prompt tokens: words + 4 per message + 3; the reservation adds max_tokens.
+      const open = (words: number, maxTokens: number) => {
+        const ac = new AbortController();
+        const body = JSON.stringify({ model: "m", stream: true, max_tokens: maxTokens, messages: [{ role: "user", content: "w ".repeat(words) }] });
+        const res = mock.fetch(new Request("http://mock/v1/chat/completions", { method: "POST", body, signal: ac.signal }));
+        return { ac, res, kv: words + 4 + 3 + maxTokens };
+      };
+      const streams = [open(5, 10), open(20, 100), open(1, 7)];
+      const readers = await Promise.all(streams.map(async (s) => (await s.res).body!.getReader()));
+      await Promise.all(readers.map((r) => r.read()));
+      assert.equal(await used(), streams.reduce((a, s) => a + s.kv, 0));
+      await readers[1].cancel();
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await used(), streams[0].kv + streams[2].kv, "a cancelled stream frees its reservation");
+      mock.close();
+      await Promise.all([readers[0], readers[2]].map(async (r) => {
+        while (!(await r.read().catch(() => ({ done: true }))).done) { /* to its end */ }
+      }));
+      assert.equal(await used(), 0, "every stream ended: nothing reserved");
+    } finally {
+      mock.close();
+    }
+  });
+
+  it("trtllm's queue keeps the newest 1,000 iterations, numbered in order, past any length", async () => {
+    const trt = createMock({ engine: "trtllm", ttftMs: 0, tpotMs: 0 });
+    let total = 0;
+    try {
+      // 2,000 drains right as the queue has dropped its oldest in bulk.
+      for (const n of [1500, 2000, 2600]) {
+        await (await trt.fetch(new Request("http://mock/v1/completions", { method: "POST", body: JSON.stringify({ model: "m", prompt: "x", max_tokens: n, ignore_eos: true }) }))).text();
+        const q = await (await trt.fetch(new Request("http://mock/metrics"))).json() as { iter: number }[];
+        assert.equal(q.length, 1000);
+        for (let k = 1; k < q.length; k++) assert.equal(q[k].iter, q[k - 1].iter + 1);
+        total += n;
+        assert.equal(q.at(-1)!.iter, total, "the newest is the last iteration");
+      }
+    } finally {
+      trt.close();
+    }
+  });
+});
+
 describe("whole answers (stream: false)", () => {
   it("every personality answers one JSON body with the text and usage", async () => {
     for (const engine of ENGINES) {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MAX_TIMER_MS } from "../../lib/cli/limits.ts";
 import { createMock, parseFault } from "../../lib/mock/mod.ts";
-import { nowMs, sleepUntil } from "../../lib/mock/token_source.ts";
+import { DeadlineSleeper, nowMs, sleepUntil } from "../../lib/mock/token_source.ts";
 import { chatBody } from "./_helpers.ts";
 
 /** Runs `fn` with setTimeout wrapped, returning every delay asked for. */
@@ -66,5 +66,37 @@ describe("timers stay within 2^31 − 1 ms", () => {
     const over = delays.filter((d) => d > MAX_TIMER_MS);
     assert.deepEqual(over, [], `timers over the limit: ${over}`);
     assert.ok(delays.some((d) => d === MAX_TIMER_MS), "the far deadlines were capped, not dropped");
+  });
+});
+
+describe("DeadlineSleeper", () => {
+  it("wakes at its deadline, never before; a past deadline at once; cancel wakes a sleep false and ends later ones", async () => {
+    const s = new DeadlineSleeper();
+    const t0 = nowMs();
+    assert.equal(await s.until(t0 + 30), true);
+    assert.ok(nowMs() >= t0 + 30, `woke ${(t0 + 30 - nowMs()).toFixed(2)} ms early`);
+    assert.equal(await s.until(nowMs() - 5), true);
+    let settled: boolean | null = null;
+    const p = s.until(nowMs() + 50 * 86_400_000).then((r) => (settled = r));
+    assert.throws(() => s.until(nowMs() + 10), /one sleep at a time/);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(settled, null, "still sleeping");
+    s.cancel();
+    await p;
+    assert.equal(settled, false);
+    assert.equal(s.cancelled, true);
+    assert.equal(await s.until(nowMs() + 10_000), false, "after cancel: at once");
+    assert.equal(await s.until(nowMs() - 1), false, "after cancel, even a past deadline");
+  });
+
+  it("asks no timer for more than 2^31 − 1 ms", async () => {
+    const s = new DeadlineSleeper();
+    const delays = await watchTimers(async () => {
+      const p = s.until(nowMs() + 50 * 86_400_000);
+      await new Promise((r) => setTimeout(r, 10));
+      s.cancel();
+      await p;
+    });
+    assert.ok(delays.length > 0 && delays.every((d) => d <= MAX_TIMER_MS), `delays ${delays}`);
   });
 });
