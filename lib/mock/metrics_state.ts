@@ -214,8 +214,8 @@ export class MockMetrics {
   iteration(r: IterationRecord): void {
     this.#iter++;
     this.#iterations.push({ iter: this.#iter, atMs: Date.now(), record: r });
-    // The oldest dropped in bulk (amortized O(1) a token event): a shift() each time moved the
-    // whole queue at every token event of every stream.
+    // The oldest dropped in bulk, amortized O(1) a token event, rather than a shift() at every
+    // token event of every stream (which may move the whole queue each time).
     if (this.#iterations.length >= 2 * MAX_ITERATIONS) this.#iterations = this.#iterations.slice(-MAX_ITERATIONS);
   }
 

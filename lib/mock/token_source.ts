@@ -128,4 +128,3 @@ export class DeadlineSleeper {
     wake?.(reached);
   }
 }
-
