@@ -18,6 +18,7 @@ import { RequestPayload } from "./_request_payload.ts";
 
 export { RequestPayload } from "./_request_payload.ts";
 import { deadlines, type Watched } from "./_deadlines.ts";
+import { unwatchAbort, watchAbort } from "./_abort_watch.ts";
 import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
 import { BodyDecodeError, readLimited } from "./body_decode.ts";
@@ -273,7 +274,7 @@ export class Attempt implements Watched, FeedOwner {
     if (opts.signal?.aborted) {
       this.#halt("aborted", "aborted before the request was sent");
     } else {
-      opts.signal?.addEventListener("abort", this, { once: true });
+      if (opts.signal) watchAbort(opts.signal, this);
       deadlines.add(this, Math.min(this.#idleMs, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS));
     }
     try {
@@ -376,7 +377,7 @@ export class Attempt implements Watched, FeedOwner {
   #end(ep: Endpoint | null): RequestResult | Promise<RequestResult> {
     const opts = this.#opts;
     deadlines.remove(this);
-    opts.signal?.removeEventListener("abort", this);
+    if (opts.signal) unwatchAbort(opts.signal, this);
     const tEnd = this.#clock();
     const result = buildResult(this.st, this.#api, opts, { status: this.#status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
     // req.text is null once a head came: such a request is never sent again.

@@ -15,6 +15,7 @@ import { runScripted } from "./_manual.ts";
 import { chatChunk, closedPort, DONE, type RawServer, rawServer, type Step } from "./_raw_server.ts";
 import { CLIENTS } from "./_clients.ts";
 import { deadlines } from "../../lib/client/_deadlines.ts";
+import { abortWatchers } from "../../lib/client/_abort_watch.ts";
 
 
 const ep0 = parseEndpoint("http://127.0.0.1:9");
@@ -146,6 +147,7 @@ describe(`over a loopback socket (${client})`, () => {
       ...Array.from({ length: 60 }, () => [{ chunk: chatChunk({ content: "a" }) }, { wait: 25 }]).flat(),
       { end: true },
     ],
+    "/ok/v1/chat/completions": [{ head: 200 }, { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }, { end: true }],
     "/silent-close/v1/chat/completions": [{ close: true }],
     "/silent-reset/v1/chat/completions": [{ reset: true }],
     "/afterdone/v1/chat/completions": [
@@ -242,6 +244,19 @@ describe(`over a loopback socket (${client})`, () => {
     clearTimeout(t);
     assert.equal(r.errorKind, "aborted");
     assert.ok(r.nTokenEvents >= 1);
+  });
+  test("many requests on one run signal: each ended one stops watching it; an abort ends the rest", async () => {
+    const ac = new AbortController();
+    const done = await Promise.all(Array.from({ length: 8 }, () => streamCompletion(at("ok"), "chat", {}, { ...quick, signal: ac.signal })));
+    assert.ok(done.every((r) => r.ok), done.map((r) => r.error).join("; "));
+    assert.equal(abortWatchers(ac.signal), 0, "ended requests no longer watch the run's signal");
+    const open = Array.from({ length: 6 }, () => streamCompletion(at("trickle"), "chat", {}, { ...quick, signal: ac.signal }));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(abortWatchers(ac.signal), 6);
+    ac.abort();
+    const cut = await Promise.all(open);
+    assert.deepEqual(cut.map((r) => r.errorKind), Array(6).fill("aborted"));
+    assert.equal(abortWatchers(ac.signal), 0);
   });
   test("aborted: a signal that is already aborted sends nothing", async () => {
     const before = srv.requests.length;
