@@ -44,9 +44,11 @@ export function requestRows(res: VllmResult): { rows: ClientRow[] | null; layout
     const err = errs && i < errs.length ? errs[i] : "";
     const failed = typeof err === "string" ? err !== "" : err != null;
     const ttft = num(ttfts[i]), out = num(outs[i]) ?? 0, lat = lats ? num(lats[i]) : null;
-    // a request is ok without an error and with a positive latency; a legacy file has no latency,
-    // so there a request is ok without an error (or, with no errors array, when it produced anything)
-    const ok = !failed && ttft !== null && (lats ? lat !== null && lat > 0 : errs ? true : out > 0 || ttft > 0);
+    // A request is ok without an error and with a positive latency. A legacy file has no latency:
+    // there it is ok without an error and with a first token (vLLM's request functions fail a non-200
+    // answer with `error = response.reason or ""`, so an empty error can be a failure; its TTFT stays
+    // 0.0), or, with no errors array, when it produced anything.
+    const ok = !failed && ttft !== null && (lats ? lat !== null && lat > 0 : errs ? ttft > 0 : out > 0 || ttft > 0);
     const itl = itls && i < itls.length ? itls[i] : null;
     rows.push({
       ttft: ttft ?? 0, latency: lat, out, inp: inps && i < inps.length ? num(inps[i]) : null,

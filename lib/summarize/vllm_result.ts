@@ -2,7 +2,8 @@
  * One `vllm bench serve --save-result` file, with the version drift of
  * ../shared/spec/vllm-result-format.md smoothed over: an appended (`--append-result`) file holds
  * several objects and the last is the run's; `request_rate` may be the string `"inf"`; legacy
- * `benchmark_serving.py` wrote `request_goodput:` with a trailing colon.
+ * `benchmark_serving.py` wrote `request_goodput:` with a trailing colon, and its early versions the
+ * request rate as `request_inthroughput`.
  * @module
  */
 import { JsonTextError, parseJsonValues } from "./lenient_json.ts";
@@ -34,6 +35,7 @@ export function readVllmResult(text: string): ReadResult {
   }
   const result: VllmResult = { ...(last as VllmResult) };
   if (result.request_goodput == null && result["request_goodput:"] !== undefined) result.request_goodput = result["request_goodput:"];
+  if (result.request_throughput == null && result.request_inthroughput !== undefined) result.request_throughput = result.request_inthroughput;
   if (typeof result.request_rate === "string" && /^\+?inf(inity)?$/i.test(result.request_rate)) result.request_rate = Infinity;
   return { ok: true, result, appended: values.length };
 }
@@ -52,8 +54,17 @@ export function pickNumber(res: VllmResult, ...keys: string[]): number | null {
 
 /** Keys of a vLLM result whose value must be a count: a non-negative integer. */
 const COUNT_KEYS = ["num_prompts", "completed", "failed", "total_input_tokens", "total_output_tokens"];
-/** Keys (or key patterns) whose value must be a finite non-negative number. */
-const METRIC_KEYS = [/^duration$/, /_throughput$/, /^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$/];
+/**
+ * Keys (or key patterns) whose value must be a finite non-negative number: the throughputs vLLM
+ * writes by name (not every key ending in `_throughput`: a `--metadata target_throughput=high` is a
+ * string-valued key of the user's, not a measurement), the duration and the percentile blocks.
+ */
+const METRIC_KEYS = [
+  /^duration$/,
+  /^(request|output|total_token|input|input_sequence|diffusion_committed)_throughput$/,
+  /^request_(goodput|inthroughput)$/,
+  /^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$/,
+];
 
 /**
  * Every value of a result that cannot be a measurement: a count that is not a non-negative integer

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
 import { fixed, fmt, parseContainerLog, parseJsonValues, parseRuns, readVllmResult, requestRows } from "../../lib/summarize/mod.ts";
+import { impossibleValues } from "../../lib/summarize/vllm_result.ts";
 
 const HEAD = "tag\tpass\tdataset\tconc\tserial_lo\tserial_hi\twarmups\tcatfile\trc\tcontainer";
 
@@ -68,6 +69,25 @@ describe("result files", () => {
     assert.deepEqual(r.result.x, [Infinity, -Infinity]);
   });
 
+  test("the early benchmark_serving.py's request_inthroughput is the request rate (request_throughput wins when both)", () => {
+    const old = readVllmResult('{"completed": 8, "request_inthroughput": 1.6, "input_throughput": 160.0, "output_throughput": 204.8}');
+    assert.ok(old.ok);
+    assert.equal(old.result.request_throughput, 1.6);
+    const both = readVllmResult('{"request_throughput": 2.5, "request_inthroughput": 1.6}');
+    assert.ok(both.ok);
+    assert.equal(both.result.request_throughput, 2.5);
+    assert.deepEqual(impossibleValues({ request_inthroughput: "fast" }), ['request_inthroughput is "fast", not a finite non-negative number']);
+  });
+
+  test("--metadata keys are the user's strings, whatever their names; vLLM's own throughputs are still checked", () => {
+    // vLLM writes each --metadata KEY=VALUE as a string-valued key of the result.
+    assert.deepEqual(impossibleValues({ target_throughput: "high", run_throughput: "x", output_throughput: 204.8 }), []);
+    for (const k of ["request_throughput", "output_throughput", "total_token_throughput", "input_throughput", "input_sequence_throughput", "diffusion_committed_throughput", "request_goodput"]) {
+      assert.deepEqual(impossibleValues({ [k]: "NaN" }), [`${k} is "NaN", not a finite non-negative number`], k);
+    }
+    assert.deepEqual(impossibleValues({ request_goodput: null }), [], "no --goodput: null");
+  });
+
   test("strings that look like the tokens stay strings; pretty-printed appended objects split", () => {
     const v = parseJsonValues('{\n "a": "NaN Infinity",\n "b": [1, {"c": "}"}]\n}\n{"d": -1.5e3}');
     assert.deepEqual(v, [{ a: "NaN Infinity", b: [1, { c: "}" }] }, { d: -1500 }]);
@@ -99,6 +119,9 @@ describe("per-request rows", () => {
     const withErrors = requestRows({ ttfts: [0.1, 0.0], output_lens: [5, 0], itls: [[0.1], []], errors: ["", "boom"] });
     assert.equal(withErrors.layout, "legacy");
     assert.deepEqual(withErrors.rows!.map((r) => r.ok), [true, false]);
+    // vLLM fails a non-200 answer with error = response.reason or "": an empty error, TTFT 0.0, no output
+    const emptyReason = requestRows({ ttfts: [0.05, 0.06, 0.0], output_lens: [256, 256, 0], itls: [[0.01], [0.01], []], errors: ["", "", ""] });
+    assert.deepEqual(emptyReason.rows!.map((r) => r.ok), [true, true, false]);
     // no errors array either: a request that produced nothing is the failed one
     const bare = requestRows({ ttfts: [0.1, 0.0], output_lens: [5, 0] });
     assert.deepEqual(bare.rows!.map((r) => [r.ok, r.frames, r.inp]), [[true, null, null], [false, null, null]]);
