@@ -7,7 +7,8 @@
  * and the `_sum`/`_count` of histograms and summaries. Histogram `_bucket` lines are left out (one
  * series per bucket would swamp the record; `_sum`/`_count` give the mean). `_created` samples
  * (the creation timestamps Python clients expose as gauges beside counters and histograms) are left
- * out too. Gauges are samples declared `gauge`, and untyped ones that are not counters.
+ * out too. Gauges are samples declared `gauge`, and untyped ones that are not counters, and the
+ * few that an engine declares `counter` but that are not monotonic ({@link NOT_COUNTERS}).
  * @module
  */
 import { parsePrometheusText, type PromSample } from "../scrape/prometheus_text.ts";
@@ -57,8 +58,16 @@ export function seriesKey(name: string, labels: Record<string, string>): string 
 
 type Kind = "counter" | "gauge" | null;
 
+/**
+ * Metrics an engine declares `counter` that are not monotonic, read as gauges: llama.cpp's
+ * `n_busy_slots_per_decode` is an average (busy slots over decode calls), typed counter by older
+ * builds (wire-formats.md §3.5; build b10587 types it gauge), and a fall in it is no restart.
+ */
+const NOT_COUNTERS = new Set(["llamacpp:n_busy_slots_per_decode"]);
+
 /** Classifies a sample name given the `# TYPE` declarations (null: left out). */
 function classify(name: string, types: Record<string, string>): Kind {
+  if (NOT_COUNTERS.has(name)) return "gauge";
   const declared = types[name];
   if (declared === "counter") return "counter"; // `# TYPE x_total counter` (Prometheus text)
   if (name.endsWith("_created") && isCreatedOf(name, types)) return null;

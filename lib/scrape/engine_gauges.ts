@@ -8,15 +8,21 @@
  * | running | `vllm:num_requests_running` | `sglang:num_running_reqs` | `llamacpp:requests_processing` | `trtllm_num_requests_running` |
  * | waiting | `vllm:num_requests_waiting` | `sglang:num_queue_reqs` | `llamacpp:requests_deferred` | `trtllm_num_requests_waiting` |
  * | kv_cache_usage (0–1) | `vllm:kv_cache_usage_perc`, older `vllm:gpu_cache_usage_perc` | `sglang:token_usage` | `llamacpp:kv_cache_usage_ratio` (older builds only) | `trtllm_kv_cache_utilization` |
- * | preemptions_total | `vllm:num_preemptions_total` (counter) | `sglang:num_retractions_sum` (histogram of retractions per finished request: its sum) | — | — |
+ * | preemptions_total | `vllm:num_preemptions_total` (counter) | `sglang:num_retracted_requests_total` (counter), older `sglang:num_retractions_sum` (histogram of retractions per finished request: its sum) | — | — |
  *
  * trtllm's `/metrics` is a JSON list that every read drains: it is never requested. `generic` reads
  * `/metrics` and takes the first of all the engines' names that is present.
  *
  * Aggregation over label sets (several models, DP engines, ranks, trtllm `pid`s): running, waiting
  * and preemptions are SUMMED over every label set of the chosen name; kv_cache_usage, a fraction,
- * is the MEAN over label sets (a sum of fractions could pass 1). {@link GaugeSource} says which name
- * was used, how many label sets it had and how they were combined. NaN samples are left out.
+ * is the MEAN over label sets (a sum of fractions could pass 1). First, series that are one value
+ * reported by several processes of one engine are collapsed to their largest: vLLM's series that
+ * differ only in `pid` (with `--api-server-count` > 1 a gauge declared without a multiprocess mode,
+ * as `vllm:kv_cache_usage_perc` was until vLLM PR #28792, comes once per API server, the real value
+ * in one and 0 in the others), and SGLang's that differ only in `tp_rank` (with
+ * `--enable-metrics-for-all-schedulers` every tensor-parallel rank reports the same batch).
+ * {@link GaugeSource} says which name was used, how many label sets it combined and how. NaN
+ * samples are left out.
  * @module
  */
 import type { EngineKind } from "../engines/profiles.ts";
@@ -66,11 +72,19 @@ const VLLM: EngineMetricsSpec["names"] = {
   preemptions_total: ["vllm:num_preemptions_total"],
 };
 // `sglang_` spellings: some releases are reported to export `_` instead of `:`; harmless to try.
+// `sglang:num_requests_running` / `_waiting`: the names of SGLang's first metrics (PR #1853, 2024-11).
 const SGLANG: EngineMetricsSpec["names"] = {
-  running: ["sglang:num_running_reqs", "sglang_num_running_reqs"],
-  waiting: ["sglang:num_queue_reqs", "sglang_num_queue_reqs"],
+  running: ["sglang:num_running_reqs", "sglang_num_running_reqs", "sglang:num_requests_running"],
+  waiting: ["sglang:num_queue_reqs", "sglang_num_queue_reqs", "sglang:num_requests_waiting"],
   kv_cache_usage: ["sglang:token_usage", "sglang_token_usage"],
-  preemptions_total: ["sglang:num_retractions_sum", "sglang_num_retractions_sum"],
+  // The counter, where SGLang has it, counts a retraction as it happens; the histogram's sum only
+  // as each retracted request finishes.
+  preemptions_total: [
+    "sglang:num_retracted_requests_total",
+    "sglang_num_retracted_requests_total",
+    "sglang:num_retractions_sum",
+    "sglang_num_retractions_sum",
+  ],
 };
 const LLAMACPP: EngineMetricsSpec["names"] = {
   running: ["llamacpp:requests_processing"],
@@ -138,7 +152,7 @@ export const ENGINE_METRICS: Readonly<Record<EngineKind, EngineMetricsSpec>> = {
 export interface GaugeSource {
   /** The metric name used. */
   metric: string;
-  /** How many label sets (lines) were combined. */
+  /** How many label sets were combined (after the copies of one value were collapsed). */
   series: number;
   /** How they were combined. */
   agg: GaugeAggregation;
@@ -159,17 +173,37 @@ export function metricsSpec(kind: EngineKind): EngineMetricsSpec {
   return ENGINE_METRICS[kind] ?? ENGINE_METRICS.generic;
 }
 
+/** The label whose series are copies of one engine's value (see the module notes), by metric name. */
+function replicaLabel(metric: string): string | null {
+  if (metric.startsWith("vllm:")) return "pid";
+  if (metric.startsWith("sglang:") || metric.startsWith("sglang_")) return "tp_rank";
+  return null;
+}
+
+/** One value per label set, series that differ only in the metric's replica label collapsed to their largest. */
+function valuesOf(metric: string, samples: readonly PromSample[]): number[] {
+  const replica = replicaLabel(metric);
+  if (replica === null || !samples.some((s) => replica in s.labels)) return samples.map((s) => s.value);
+  const groups = new Map<string, number>();
+  for (const s of samples) {
+    const key = JSON.stringify(Object.keys(s.labels).filter((k) => k !== replica).sort().map((k) => [k, s.labels[k]]));
+    const prev = groups.get(key);
+    groups.set(key, prev === undefined ? s.value : Math.max(prev, s.value));
+  }
+  return [...groups.values()];
+}
+
 /**
  * Reads the four gauges from parsed samples, by the engine's names (first name present wins),
  * summing or averaging over label sets as {@link GAUGE_AGGREGATION} says.
  */
 export function gaugesFromSamples(samples: readonly PromSample[], kind: EngineKind): GaugeReading {
-  const byName = new Map<string, number[]>();
+  const byName = new Map<string, PromSample[]>();
   for (const s of samples) {
     if (Number.isNaN(s.value)) continue;
     const list = byName.get(s.name);
-    if (list) list.push(s.value);
-    else byName.set(s.name, [s.value]);
+    if (list) list.push(s);
+    else byName.set(s.name, [s]);
   }
   const spec = metricsSpec(kind);
   const out: GaugeReading = {
@@ -183,7 +217,7 @@ export function gaugesFromSamples(samples: readonly PromSample[], kind: EngineKi
       out.missing.push(g);
       continue;
     }
-    const vs = byName.get(metric)!;
+    const vs = valuesOf(metric, byName.get(metric)!);
     const sum = vs.reduce((a, b) => a + b, 0);
     const agg = GAUGE_AGGREGATION[g];
     out.values[g] = agg === "sum" ? sum : sum / vs.length;

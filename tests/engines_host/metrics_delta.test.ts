@@ -90,3 +90,13 @@ test("a missing scrape is noted, not a failure", () => {
   assert.match(d.notes[0], /not available \(after\)/);
   assert.match(metricsDelta(null, null).notes[0], /before and after/);
 });
+
+test("llama.cpp's n_busy_slots_per_decode, typed counter by older builds, is an average: a gauge, and its fall no reset", () => {
+  const text = (v: number, total: number) =>
+    `# HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per llama_decode() call\n# TYPE llamacpp:n_busy_slots_per_decode counter\nllamacpp:n_busy_slots_per_decode ${v}\n# TYPE llamacpp:n_decode_total counter\nllamacpp:n_decode_total ${total}\n`;
+  const d = metricsDelta(text(1.9, 100), text(1.5, 180));
+  assert.deepEqual(d.gauges["llamacpp:n_busy_slots_per_decode"], { before: 1.9, after: 1.5 });
+  assert.equal(d.counters["llamacpp:n_busy_slots_per_decode"], undefined);
+  assert.equal(d.counters["llamacpp:n_decode_total"].delta, 80);
+  assert.deepEqual(d.notes, []);
+});

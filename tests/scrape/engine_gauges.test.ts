@@ -105,8 +105,50 @@ test("sglang retractions (histogram _sum) count as preemptions; llama.cpp's olde
     "sglang",
   );
   assert.equal(s.values.preemptions_total, 4);
+  // Where SGLang has the retraction counter, it is read (it counts as retractions happen).
+  const c = gaugesFromSamples(
+    parsePrometheusText('sglang:num_retractions_sum{model_name="m"} 4\nsglang:num_retracted_requests_total{model_name="m"} 6').samples,
+    "sglang",
+  );
+  assert.equal(c.values.preemptions_total, 6);
+  assert.equal(c.sources.preemptions_total?.metric, "sglang:num_retracted_requests_total");
   const l = gaugesFromSamples(parsePrometheusText("llamacpp:kv_cache_usage_ratio 0.25").samples, "llamacpp");
   assert.equal(l.values.kv_cache_usage, 0.25);
+});
+
+test("copies of one engine's value are one series: vLLM's per-API-server pid series, SGLang's per-TP-rank series", () => {
+  // vLLM with --api-server-count 8, before PR #28792: the gauge once per API server, the real value in one.
+  const pids = ["273", "274", "275", "276", "277", "278", "279", "280"];
+  const v = gaugesFromSamples(parsePrometheusText([
+    ...pids.map((p, i) => `vllm:kv_cache_usage_perc{engine="0",model_name="Q",pid="${p}"} ${i === 0 ? 0.6530455880475035 : 0}`),
+    ...pids.map((p, i) => `vllm:kv_cache_usage_perc{engine="1",model_name="Q",pid="${p}"} ${i === 3 ? 0.25 : 0}`),
+    'vllm:num_requests_running{engine="0",model_name="Q"} 5',
+    'vllm:num_requests_running{engine="1",model_name="Q"} 6',
+  ].join("\n")).samples, "vllm");
+  assert.equal(v.values.kv_cache_usage, (0.6530455880475035 + 0.25) / 2, "the mean over the two DP engines, each its real value");
+  assert.deepEqual(v.sources.kv_cache_usage, { metric: "vllm:kv_cache_usage_perc", series: 2, agg: "mean" });
+  assert.equal(v.values.running, 11);
+  // SGLang with --enable-metrics-for-all-schedulers: 4 TP ranks of each of 2 DP ranks report the same batch.
+  const lines: string[] = [];
+  for (const dp of [0, 1]) {
+    for (const tp of [0, 1, 2, 3]) {
+      lines.push(`sglang:num_running_reqs{model_name="m",dp_rank="${dp}",tp_rank="${tp}"} ${dp === 0 ? 32 : 30}`);
+      lines.push(`sglang:num_queue_reqs{model_name="m",dp_rank="${dp}",tp_rank="${tp}"} ${dp === 0 ? 10 : 4}`);
+      lines.push(`sglang:token_usage{model_name="m",dp_rank="${dp}",tp_rank="${tp}"} ${dp === 0 ? 0.5 : 0.3}`);
+    }
+  }
+  const g = gaugesFromSamples(parsePrometheusText(lines.join("\n")).samples, "sglang");
+  assert.deepEqual([g.values.running, g.values.waiting, g.values.kv_cache_usage], [62, 14, 0.4]);
+  // The generic reader collapses by the name's engine too.
+  assert.equal(gaugesFromSamples(parsePrometheusText(lines.join("\n")).samples, "generic").values.running, 62);
+  // trtllm's pid series are separate processes' counts: still summed.
+  const t = gaugesFromSamples(parsePrometheusText('trtllm_num_requests_running{pid="1"} 3\ntrtllm_num_requests_running{pid="2"} 4').samples, "trtllm");
+  assert.equal(t.values.running, 7);
+});
+
+test("SGLang's first metric names (sglang:num_requests_running / _waiting) are read", () => {
+  const g = gaugesFromSamples(parsePrometheusText('sglang:num_requests_running{name="m"} 7\nsglang:num_requests_waiting{name="m"} 3\nsglang:token_usage{name="m"} 0.4').samples, "sglang");
+  assert.deepEqual([g.values.running, g.values.waiting, g.values.kv_cache_usage], [7, 3, 0.4]);
 });
 
 test("trtllm's path is /prometheus/metrics; every other engine's is /metrics", () => {
