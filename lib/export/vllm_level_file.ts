@@ -22,7 +22,7 @@ export interface VllmExportMeta {
   tokenizer: string;
   /** "chat" or "completions". */
   api: string;
-  /** When the record was made (ISO), written as vLLM's local-time `date` but in UTC. */
+  /** When the record was made (ISO), written as vLLM's `date`: this host's local time, as vLLM writes its own. */
   createdUtc: string;
   levelKind: "rate" | "concurrency";
   closedLoop: boolean;
@@ -46,10 +46,16 @@ export const IK_NOTES = {
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
-/** `date` as vLLM formats it ("%Y%m%d-%H%M%S"), from an ISO time, in UTC. */
-export function vllmDate(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
+/**
+ * `date` as vLLM writes it: `datetime.now().strftime("%Y%m%d-%H%M%S")`, the local time of the host
+ * (here: of the process writing the file; a record exported on another host takes that host's
+ * zone), from an ISO time.
+ * @param offsetMin minutes east of UTC; default this host's offset at that time
+ */
+export function vllmDate(iso: string, offsetMin?: number): string {
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return "";
+  const d = new Date(t + (offsetMin ?? -new Date(t).getTimezoneOffset()) * 60_000);
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
 }
@@ -76,7 +82,9 @@ function toVllm(row: Obj, doc: Obj | null): VReq {
   const lag = num(row.send_lag_ms);
   return {
     ok,
-    inp: num(row.prompt_tokens) ?? 0,
+    // vLLM keeps a failed request's prompt length (set before it is sent): the server's count where
+    // the request got one, else the length ik built the prompt to.
+    inp: num(row.prompt_tokens) ?? num(row.target_prompt_tokens) ?? 0,
     out: ok ? num(row.n_tokens) ?? 0 : 0,
     ttft: ok ? (num(row.ttft_ms) ?? 0) / 1000 : 0,
     latency: ok ? (num(row.e2e_ms) ?? 0) / 1000 : 0,

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { linearPercentile, medianSorted, peakStats, vllmBlock } from "../../lib/export/mod.ts";
+import { linearPercentile, medianSorted, peakStats, vllmBlock, vllmDate, vllmLevelResult } from "../../lib/export/mod.ts";
 import { parseJsonValues } from "../../lib/summarize/mod.ts";
 import { close, VLLM_DATA } from "../summarize/_unit.ts";
 
@@ -85,5 +85,42 @@ describe("numpy's own reference numbers (numpy_reference.json)", () => {
       assert.equal(b.median_x_ms, r.median * 1000, `median n=${n}`);
       for (const [p, v] of Object.entries(r.percentiles)) assert.equal(linearPercentile(r.values, Number(p)), v, `p${p} n=${n}`);
     }
+  });
+});
+
+describe("vLLM's date and a failed request's prompt length", () => {
+  test("date is the local time vLLM's datetime.now() gives: this host's offset by default, any offset asked for", () => {
+    const iso = "2026-12-07T08:04:28.512Z";
+    assert.equal(vllmDate(iso, 0), "20261207-080428");
+    assert.equal(vllmDate(iso, 540), "20261207-170428", "Asia/Tokyo");
+    assert.equal(vllmDate(iso, -300), "20261207-030428", "America/New_York in winter");
+    assert.equal(vllmDate("2026-12-31T20:00:00Z", 330), "20270101-013000", "India, past midnight into the next year");
+    const d = new Date(iso);
+    const p = (n: number) => String(n).padStart(2, "0");
+    assert.equal(vllmDate(iso), `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`);
+    assert.equal(vllmDate("not a time"), "");
+    // In another zone, where the runtime takes TZ while it runs (Bun does): that zone's local time.
+    const saved = process.env.TZ;
+    try {
+      process.env.TZ = "Asia/Tokyo";
+      if (new Date(0).getTimezoneOffset() === -540) assert.equal(vllmDate(iso), "20261207-170428");
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
+  });
+
+  test("a failed request's input_lens is its prompt's length, not 0 (vLLM sets prompt_len before sending)", () => {
+    const meta = { evidenceId: "e", label: "l", model: "m", tokenizer: "m", createdUtc: "2026-12-07T08:00:00Z" } as unknown as Parameters<typeof vllmLevelResult>[0];
+    const row = (ok: boolean, extra: Record<string, unknown>) => ({ ok, n_tokens: ok ? 4 : null, ttft_ms: ok ? 10 : null, e2e_ms: ok ? 40 : null, t_send_ns: 1e9, send_lag_ms: 0, error: ok ? null : "HTTP 500", ...extra });
+    const lv = {
+      entry: { summary: { window_s: 1 } },
+      rows: [row(true, { prompt_tokens: 32, target_prompt_tokens: 32 }), row(false, { prompt_tokens: null, target_prompt_tokens: 32 }), row(false, { prompt_tokens: null })],
+      outputs: [null, null, null],
+    } as unknown as Parameters<typeof vllmLevelResult>[1];
+    const r = vllmLevelResult(meta, lv) as Record<string, unknown>;
+    assert.deepEqual(r.input_lens, [32, 32, 0]);
+    assert.deepEqual(r.output_lens, [4, 0, 0]);
+    assert.equal(r.total_input_tokens, 32, "the total counts completed requests only, as vLLM's");
   });
 });
