@@ -166,6 +166,11 @@ export interface GaugeReading {
   missing: GaugeName[];
   /** For each gauge found, the metric and label sets it came from. */
   sources: Partial<Record<GaugeName, GaugeSource>>;
+  /**
+   * The preemption counter per label set (key: its labels), or null when not exported: a counter
+   * that restarts is seen per series (one DP engine restarting is not the whole sum falling).
+   */
+  preemptionSeries: Map<string, number> | null;
 }
 
 /** The metrics spec of an engine kind (unknown kinds read as `generic`). */
@@ -180,17 +185,19 @@ function replicaLabel(metric: string): string | null {
   return null;
 }
 
-/** One value per label set, series that differ only in the metric's replica label collapsed to their largest. */
-function valuesOf(metric: string, samples: readonly PromSample[]): number[] {
+/**
+ * One value per label set (keyed by its labels, the metric's replica label left out), series that
+ * differ only in that label collapsed to their largest.
+ */
+function seriesOf(metric: string, samples: readonly PromSample[]): Map<string, number> {
   const replica = replicaLabel(metric);
-  if (replica === null || !samples.some((s) => replica in s.labels)) return samples.map((s) => s.value);
   const groups = new Map<string, number>();
   for (const s of samples) {
     const key = JSON.stringify(Object.keys(s.labels).filter((k) => k !== replica).sort().map((k) => [k, s.labels[k]]));
     const prev = groups.get(key);
     groups.set(key, prev === undefined ? s.value : Math.max(prev, s.value));
   }
-  return [...groups.values()];
+  return groups;
 }
 
 /**
@@ -210,6 +217,7 @@ export function gaugesFromSamples(samples: readonly PromSample[], kind: EngineKi
     values: { running: null, waiting: null, kv_cache_usage: null, preemptions_total: null },
     missing: [],
     sources: {},
+    preemptionSeries: null,
   };
   for (const g of GAUGE_NAMES) {
     const metric = spec.names[g].find((n) => byName.has(n));
@@ -217,7 +225,9 @@ export function gaugesFromSamples(samples: readonly PromSample[], kind: EngineKi
       out.missing.push(g);
       continue;
     }
-    const vs = valuesOf(metric, byName.get(metric)!);
+    const series = seriesOf(metric, byName.get(metric)!);
+    if (g === "preemptions_total") out.preemptionSeries = series;
+    const vs = [...series.values()];
     const sum = vs.reduce((a, b) => a + b, 0);
     const agg = GAUGE_AGGREGATION[g];
     out.values[g] = agg === "sum" ? sum : sum / vs.length;

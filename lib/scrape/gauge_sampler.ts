@@ -292,7 +292,29 @@ export class GaugeSampler {
       this.#onSample(v);
     }
     this.#sources = r.sources;
+    if (r.preemptionSeries) this.#countPreemptions(r.preemptionSeries);
     if (this.#len >= this.#maxSamples) this.#halt("max_samples");
+  }
+
+  /** Preemption counter per label set at the last scrape that had it, increments since the first, scrapes seen. */
+  readonly #preempt: { last: Map<string, number> | null; delta: number; scrapes: number } = { last: null, delta: 0, scrapes: 0 };
+
+  /**
+   * Adds one scrape's preemption increments, series by series: a series that fell restarted (its
+   * increment is its value, from zero), one that appeared counts from zero, one that vanished adds
+   * nothing. The sum of the series alone would take one DP engine's restart for the whole sum's.
+   */
+  #countPreemptions(series: Map<string, number>): void {
+    const p = this.#preempt;
+    if (p.last !== null) {
+      for (const [k, v] of series) {
+        if (!Number.isFinite(v)) continue;
+        const before = p.last.get(k);
+        p.delta += before === undefined || !Number.isFinite(before) ? v : v >= before ? v - before : v;
+      }
+    }
+    p.last = series;
+    p.scrapes++;
   }
 
   #grow(): void {
@@ -339,7 +361,9 @@ export class GaugeSampler {
       series,
       means,
       max,
-      preemptions_delta: this.#counterDelta(this.#g.preemptions_total.subarray(0, n)),
+      preemptions_delta: this.#preempt.scrapes > 0
+        ? (this.#preempt.scrapes >= 2 ? round6(this.#preempt.delta) : null)
+        : this.#counterDelta(this.#g.preemptions_total.subarray(0, n)),
       n,
       attempts: this.#attempts,
       failed: this.#failed,

@@ -55,6 +55,8 @@ export interface ScrapeResult {
   missing: GaugeName[];
   /** For each gauge found: the metric name, label sets combined and how. */
   sources: Partial<Record<GaugeName, GaugeSource>>;
+  /** The preemption counter per label set (absent or null when not exported or not ok). */
+  preemptionSeries?: Map<string, number> | null;
   /** Why not ok, e.g. `not available: HTTP 501 (llama.cpp started without --metrics)`. */
   error?: string;
   /** True when asking again will not help (not available); false for transient failures. */
@@ -198,6 +200,7 @@ export async function scrapeOnce(
       values: reading.values,
       missing: reading.missing,
       sources: reading.sources,
+      preemptionSeries: reading.preemptionSeries,
       badLines: parsed.badLines,
       truncated: body.truncated || parsed.truncated,
     });

@@ -339,3 +339,22 @@ test("trtllm personality: the sampler requests only /prometheus/metrics, never /
     await m.close();
   }
 });
+
+test("preemptions during sampling are counted per series: one DP engine restarting is not the sum falling", async () => {
+  // engine 1 restarts between the 2nd and 3rd scrape (and preempts once); engine 2 appears at the 4th.
+  const seq: [number, number, number | null][] = [[10, 5, null], [12, 5, null], [12, 1, null], [13, 2, 2]];
+  let i = 0;
+  const fetch: Fetch = () => {
+    const [a, b, c] = seq[Math.min(i++, seq.length - 1)];
+    const line = (e: number, v: number) => `vllm:num_preemptions_total{engine="${e}",model_name="m"} ${v}\n`;
+    return Promise.resolve(new Response(`# TYPE vllm:num_preemptions_total counter\n${line(0, a)}${line(1, b)}${c === null ? "" : line(2, c)}`));
+  };
+  const timers = new FakeTimers();
+  const s = new GaugeSampler();
+  s.start(EP, "vllm", { fetch, timers, intervalMs: 10, maxSamples: 4 });
+  await timers.advance(100);
+  const sum = s.stop();
+  assert.deepEqual(sum.series.preemptions_total, [15, 17, 13, 17]);
+  // engine 0: +2, +0, +1; engine 1: +0, restarted (1 from zero), +1; engine 2 from zero: +2
+  assert.equal(sum.preemptions_delta, 7);
+});
