@@ -40,6 +40,7 @@ function serveFlags(words: string[]): BenchServeFlags {
 export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Promise<number> {
   const v = f as unknown as VllmFlagValues & BenchVllmFlags;
   const plan = vllmPlan(v);
+  if (v.customOutputLen === 0) throw usageError("--custom-output-len", "0 tokens", "give N >= 1, or -1 for each line's output_tokens");
   for (const w of plan.warnings) ctx.err(`ik bench vllm: warning: ${w}\n`);
   const apiKey = v.apiKeyEnv !== undefined ? ctx.runtime.env(v.apiKeyEnv) || undefined : undefined;
   if (v.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${v.apiKeyEnv} is not set or empty`, `export ${v.apiKeyEnv}=... or drop the flag`);
@@ -60,7 +61,12 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const ds = await promptSetFor({
     datasetName: v.datasetName, datasetPath: v.datasetPath,
     random: { inputLen, outputLen, rangeRatio: v.randomRangeRatio, prefixLen: v.randomPrefixLen, numPrompts: v.numPrompts, seed: v.seed },
-    file: { sharegptOutputLen: v.sharegptOutputLen, customOutputLen: v.customOutputLen, sonnetInputLen: v.sonnetInputLen, sonnetOutputLen: v.sonnetOutputLen, sonnetPrefixLen: v.sonnetPrefixLen },
+    // vLLM maps the general --input-len / --output-len onto every dataset's own length option.
+    file: {
+      // custom: vLLM's --custom-output-len defaults to 256 for every request; -1 reads each line's output_tokens.
+      sharegptOutputLen: v.outputLen ?? v.sharegptOutputLen, customOutputLen: v.outputLen ?? (v.customOutputLen === -1 ? undefined : v.customOutputLen ?? 256),
+      sonnetInputLen: v.inputLen ?? v.sonnetInputLen, sonnetOutputLen: v.outputLen ?? v.sonnetOutputLen, sonnetPrefixLen: v.sonnetPrefixLen,
+    },
     counter: async () => {
       const words = () => lengthCounter(ctx, { tokenizeEngine: "auto", api: plan.api });
       if (v.lengths === "words") return await words();

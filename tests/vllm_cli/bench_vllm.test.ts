@@ -221,6 +221,26 @@ describe("ik bench vllm", () => {
     assert.match(bad.stderr, /sharegpt_bad\.json:3/);
   });
 
+  test("--output-len reaches every dataset, as vLLM maps it; custom's own default is 256 tokens, and -1 reads each line's output_tokens", async () => {
+    const fx = makeDatasetFixtures(join(dir, "datasets-len"));
+    const lens = async (name: string, file: string, extra: string[]) => {
+      const out = join(dir, `len-${name}-${extra.join("")}`);
+      const r = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", name, "--dataset-path", file, "--num-prompts", "3",
+        "--save-result", "--save-detailed", "--result-dir", out, ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      return one(out).output_lens as number[];
+    };
+    assert.deepEqual(await lens("sharegpt", fx["sharegpt.json"], ["--output-len", "5"]), [5, 5, 5]);
+    assert.deepEqual(await lens("custom", fx["custom.jsonl"], ["--output-len", "5"]), [5, 5, 5]);
+    assert.deepEqual(await lens("sonnet", fx["sonnet.txt"], ["--sonnet-input-len", "120", "--sonnet-prefix-len", "40", "--output-len", "5"]), [5, 5, 5]);
+    assert.deepEqual(await lens("custom", fx["custom.jsonl"], []), [256, 256, 256], "vLLM's --custom-output-len default");
+    const own = await lens("custom", fx["custom.jsonl"], ["--custom-output-len", "-1"]);
+    assert.ok(own.some((n) => n === 12 || n === 7) && !own.every((n) => n === 256), `each line's own output_tokens: ${own}`);
+    const zero = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", "custom", "--dataset-path", fx["custom.jsonl"], "--custom-output-len", "0"]);
+    assert.equal(zero.code, 64);
+    assert.match(zero.stderr, /--custom-output-len/);
+  });
+
   test("refused, warned and unknown flags: one line each, 64 naming the flag", async () => {
     const unknown = await ik([...base(), "--num-prompts", "2", "--frobnicate", "1"]);
     assert.equal(unknown.code, 64);
