@@ -14,6 +14,7 @@ import type { Endpoint } from "../client/endpoint.ts";
 import type { EngineKind } from "../engines/profiles.ts";
 import { GAUGE_NAMES, type GaugeName, type GaugeSource, metricsSpec } from "./engine_gauges.ts";
 import { scrapeOnce, type ScrapeOptions, type ScrapeResult } from "./scrape_once.ts";
+import { columnDelta, SeriesCounter } from "./series_counter.ts";
 
 /** A clock and a one-shot timer; inject a fake one in tests. */
 export interface SamplerTimers {
@@ -292,30 +293,12 @@ export class GaugeSampler {
       this.#onSample(v);
     }
     this.#sources = r.sources;
-    if (r.preemptionSeries) this.#countPreemptions(r.preemptionSeries);
+    if (r.preemptionSeries) this.#preempt.add(r.preemptionSeries);
     if (this.#len >= this.#maxSamples) this.#halt("max_samples");
   }
 
-  /** Preemption counter per label set at the last scrape that had it, increments since the first, scrapes seen. */
-  readonly #preempt: { last: Map<string, number> | null; delta: number; scrapes: number } = { last: null, delta: 0, scrapes: 0 };
-
-  /**
-   * Adds one scrape's preemption increments, series by series: a series that fell restarted (its
-   * increment is its value, from zero), one that appeared counts from zero, one that vanished adds
-   * nothing. The sum of the series alone would take one DP engine's restart for the whole sum's.
-   */
-  #countPreemptions(series: Map<string, number>): void {
-    const p = this.#preempt;
-    if (p.last !== null) {
-      for (const [k, v] of series) {
-        if (!Number.isFinite(v)) continue;
-        const before = p.last.get(k);
-        p.delta += before === undefined || !Number.isFinite(before) ? v : v >= before ? v - before : v;
-      }
-    }
-    p.last = series;
-    p.scrapes++;
-  }
+  /** The preemption counter, series by series (one DP engine's restart is not the sum's). */
+  readonly #preempt = new SeriesCounter();
 
   #grow(): void {
     if (this.#len < this.#t.length) return;
@@ -361,9 +344,7 @@ export class GaugeSampler {
       series,
       means,
       max,
-      preemptions_delta: this.#preempt.scrapes > 0
-        ? (this.#preempt.scrapes >= 2 ? round6(this.#preempt.delta) : null)
-        : this.#counterDelta(this.#g.preemptions_total.subarray(0, n)),
+      preemptions_delta: this.#preempt.scrapes > 0 ? this.#preempt.delta : columnDelta(this.#g.preemptions_total.subarray(0, n)),
       n,
       attempts: this.#attempts,
       failed: this.#failed,
@@ -376,17 +357,6 @@ export class GaugeSampler {
       started_at_ms: this.#t0,
       ended: this.#ended ?? "stop",
     };
-  }
-
-  #counterDelta(col: Float64Array): number | null {
-    let prev = NaN, delta = 0, values = 0;
-    for (const v of col) {
-      if (Number.isNaN(v)) continue;
-      values++;
-      if (!Number.isNaN(prev)) delta += v >= prev ? v - prev : v; // a drop is a counter reset
-      prev = v;
-    }
-    return values >= 2 ? round6(delta) : null;
   }
 
   #unavailableNote(n: number): string {
