@@ -14,7 +14,7 @@ import { fileSha256, loadRecord, normalizedJson, scrubValue } from "../evidence/
 /** The arguments that define "the same configuration" (seed 000 SAME_CONFIG). */
 export const SAME_CONFIG = [
   "base_url", "model", "api", "engine_kind", "engine_version", "max_tokens", "buckets", "limit_per_bucket", "token_ids",
-  "exact_length", "cache_salt", "extra_body", "label", "seed", "chat_template_kwargs",
+  "exact_length", "cache_salt", "extra_body", "label", "seed", "chat_template_kwargs", "temperature",
 ] as const;
 
 /** Arguments compared as parsed JSON, not as text. */
@@ -22,6 +22,8 @@ export const JSON_ARGS = new Set(["extra_body", "chat_template_kwargs"]);
 
 function configValue(key: string, v: unknown): string {
   if (JSON_ARGS.has(key)) return normalizedJson(v) ?? "null";
+  // Records from before --temperature sent 0 in every body.
+  if (key === "temperature") return JSON.stringify(v ?? 0);
   return JSON.stringify(v ?? null);
 }
 

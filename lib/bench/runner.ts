@@ -27,6 +27,8 @@ export interface RunnerConfig {
   exactLength: boolean;
   /** --extra-body (parsed). */
   extraBody: Record<string, unknown>;
+  /** --temperature: sent in every body (default 0); null sends none (the server's default). */
+  temperature?: number | null;
   /** --chat-template-kwargs (parsed, with any intake pin applied). */
   chatTemplateKwargs: Record<string, unknown>;
   apiKey?: string;
@@ -83,6 +85,7 @@ export class Runner {
     const built = buildBody(this.cfg.api, this.cfg.engineKind, this.cfg.model, saltedMessages(p.messages, salt, saltAt(p)), this.maxFor(p), {
       tokenIds: this.cfg.tokenIds,
       exactLength: this.cfg.exactLength,
+      temperature: this.cfg.temperature,
       extra: this.extraFor(p),
     });
     this.asked ??= built.asked;

@@ -112,6 +112,9 @@ const flags = () => ({
   cacheSalt: withDefault(negatableFlag({ positive: "--cache-salt", negative: "--no-cache-salt" }, {
     description: message`Rounds after the first prefix each prompt with a unique tag (cold-prefill TTFT); --no-cache-salt resends identical prompts (warm cache).`,
   }), true),
+  temperature: withDefault(option("--temperature", string({ metavar: "T|server" }), {
+    description: message`Sampling temperature in every body (default 0: greedy, as reproducible as the engine allows); server sends none, so the server's default applies (as vllm bench serve).`,
+  }), "0"),
   extraBody: optional(option("--extra-body", string({ metavar: "JSON" }), {
     description: message`JSON object merged into every request body; secret-looking keys are stored redacted.`,
   })),

@@ -140,6 +140,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     throw usageError("--api-key-env", `environment variable ${f.apiKeyEnv} is not set or empty`, `export ${f.apiKeyEnv}=... or drop the flag`);
   }
   const extraBody = checkExtraBody(f.extraBody) ?? {};
+  const temperature = temperatureOf(f.temperature);
   let chatTemplateKwargs = jsonObject(f.chatTemplateKwargs, "--chat-template-kwargs");
   const runDir = f.runDir ? resolve(rt.cwd(), f.runDir) : null;
   // The store and the run dir must take a file before the first request (exit 74 otherwise).
@@ -192,6 +193,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     limit_per_bucket: f.limitPerBucket,
     token_ids: f.tokenIds,
     exact_length: f.exactLength,
+    temperature: temperature === null ? "server" : temperature,
     cache_salt: f.cacheSalt,
     extra_body: Object.keys(extraBody).length ? extraBody : null,
     chat_template_kwargs: Object.keys(chatTemplateKwargs).length ? chatTemplateKwargs : null,
@@ -250,6 +252,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     tokenIds: f.tokenIds,
     exactLength: f.exactLength,
     extraBody,
+    temperature,
     chatTemplateKwargs,
     apiKey,
     timeoutMs: f.timeoutS * 1000,
@@ -306,4 +309,14 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     clean,
     sanitizeError: (e) => (e instanceof IkError ? sanitizedError(e, clean) : e),
   };
+}
+
+/** `--temperature T|server`: the number sent in every body (0 when not given), or null for none (the server's default). */
+export function temperatureOf(v: string | undefined): number | null {
+  if (v === undefined) return 0;
+  const w = v.trim().toLowerCase();
+  if (w === "server") return null;
+  const t = Number(w);
+  if (w === "" || !Number.isFinite(t) || t < 0) throw usageError("--temperature", `'${v}' is not a temperature`, "give a number >= 0, or server to send none (the server's default)");
+  return t;
 }

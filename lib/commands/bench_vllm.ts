@@ -42,6 +42,8 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const plan = vllmPlan(v);
   if (v.customOutputLen === 0) throw usageError("--custom-output-len", "0 tokens", "give N >= 1, or -1 for each line's output_tokens");
   for (const w of plan.warnings) ctx.err(`ik bench vllm: warning: ${w}\n`);
+  // As vllm bench serve: no temperature unless asked for (it no longer sends temperature 0).
+  if (v.temperature === undefined && !("temperature" in plan.body)) ctx.err("ik bench vllm: warning: no temperature is sent (the server's default applies, as vllm bench serve does); --temperature 0 for greedy\n");
   const apiKey = v.apiKeyEnv !== undefined ? ctx.runtime.env(v.apiKeyEnv) || undefined : undefined;
   if (v.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${v.apiKeyEnv} is not set or empty`, `export ${v.apiKeyEnv}=... or drop the flag`);
   const resultDir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
@@ -83,7 +85,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const label = v.label ?? v.backend;
   const words = ["--base-url", plan.baseUrl, "--model", modelName, "--mode", "load", "--rates", "1", "--requests", String(v.numPrompts), "--api", plan.api,
     "--warmup", String(v.numWarmups), "--seed", String(v.seed), "--burstiness", String(v.burstiness), "--label", label, "--timeout-s", String(v.timeoutS), "--sweep-all",
-    exact ? "--exact-length" : "--no-exact-length"];
+    exact ? "--exact-length" : "--no-exact-length", "--temperature", v.temperature !== undefined ? String(v.temperature) : "server"];
   if (Object.keys(plan.body).length) words.push("--extra-body", JSON.stringify(plan.body));
   if (v.apiKeyEnv !== undefined) words.push("--api-key-env", v.apiKeyEnv);
   const prep = await prepareServe(ctx, serveFlags(words));

@@ -31,6 +31,7 @@ function inputs(record: Obj): [string, unknown][] {
     ["--api", args.api ?? null],
     ["exact-length", args.exact_length ?? null],
     ["--extra-body", args.extra_body ?? null],
+    ["--temperature", args.temperature ?? 0],
     ["--chat-template-kwargs", args.chat_template_kwargs ?? null],
   ];
 }

@@ -31,6 +31,8 @@ export interface BuildBodyOptions {
   exactLength?: boolean;
   /** The user's extra body, merged last. */
   extra?: Record<string, unknown> | null;
+  /** `temperature` sent (default 0: greedy); null sends none, so the server's default applies. */
+  temperature?: number | null;
 }
 
 /** The body and what it asked for. */
@@ -78,7 +80,7 @@ export function buildBody(
   if (api === "chat") body.messages = messages.map((m) => ({ ...m }));
   else body.prompt = completionPrompt(messages);
   body.max_tokens = maxTokens;
-  body.temperature = 0;
+  if (opts.temperature !== null) body.temperature = opts.temperature ?? 0;
   body.stream = true;
   body.stream_options = { include_usage: true };
   const asked: AskedFor = { exact_length: null, token_ids: null };

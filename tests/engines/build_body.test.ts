@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { buildBody, ENGINE_KINDS, profileForPersonality, PROFILES } from "../../lib/engines/mod.ts";
+import { temperatureOf } from "../../lib/commands/bench_serve_setup.ts";
+import { IkError } from "../../lib/cli/errors.ts";
 
 const msgs = [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }];
 
@@ -113,4 +115,23 @@ test("mock personality openai is reached with the generic profile; others map to
   }
   assert.throws(() => profileForPersonality("tgi"), RangeError);
   for (const k of ENGINE_KINDS) assert.ok(PROFILES[k].note.length > 10, `${k} has a note`);
+});
+
+test("temperature: 0 by default, the number asked for, or none at all (the server's default)", () => {
+  const msgs = [{ role: "user" as const, content: "hi" }];
+  assert.equal(buildBody("chat", "vllm", "m", msgs, 4).body.temperature, 0);
+  assert.equal(buildBody("chat", "vllm", "m", msgs, 4, { temperature: 0.6 }).body.temperature, 0.6);
+  const none = buildBody("completions", "sglang", "m", msgs, 4, { temperature: null }).body;
+  assert.ok(!("temperature" in none), JSON.stringify(none));
+  // --extra-body still wins
+  assert.equal(buildBody("chat", "vllm", "m", msgs, 4, { temperature: null, extra: { temperature: 1 } }).body.temperature, 1);
+});
+
+test("--temperature T|server parses a number >= 0 or server; anything else is a usage error naming the flag", () => {
+  assert.equal(temperatureOf("0"), 0);
+  assert.equal(temperatureOf("0.7"), 0.7);
+  assert.equal(temperatureOf(" Server "), null);
+  for (const bad of ["", "-1", "hot", "NaN", "Infinity"]) {
+    assert.throws(() => temperatureOf(bad), (e: unknown) => e instanceof IkError && e.code === 64 && e.where === "--temperature", bad);
+  }
 });

@@ -280,6 +280,17 @@ describe("ik bench vllm", () => {
     const inputs = readFileSync(join(dir, "runs", recordId(chat), "inputs", "openai-chat", "load-rinf.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(inputs[0].body.temperature, 0);
     assert.ok(Array.isArray(inputs[0].body.messages));
+    assert.doesNotMatch(chat.stderr, /no temperature is sent/);
+    // Without --temperature no temperature is sent, as vllm bench serve (the server's default applies), and it says so.
+    const none = await ik([...base(), "--num-prompts", "2"]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stderr, /warning: no temperature is sent \(the server's default applies, as vllm bench serve does\); --temperature 0 for greedy/);
+    const sent = readFileSync(join(dir, "runs", recordId(none), "inputs", "openai", "load-rinf.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(sent.length === 2 && sent.every((x) => !("temperature" in x.body)), JSON.stringify(sent[0].body));
+    const warm = await ik([...base(), "--num-prompts", "2", "--temperature", "0.7"]);
+    assert.equal(warm.code, 0, warm.stderr);
+    const sent7 = readFileSync(join(dir, "runs", recordId(warm), "inputs", "openai", "load-rinf.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(sent7.every((x) => x.body.temperature === 0.7));
     const serve = await ik(["bench", "serve", "--base-url", mock.base, "--model", "m", "--request-rate", "4"]);
     assert.equal(serve.code, 64);
     assert.match(serve.stderr, /use --rates R,S with --mode load .*; or run 'ik bench vllm', which takes vllm bench serve's --request-rate as it is; see 'ik bench serve --help'$/m);
