@@ -59,7 +59,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   }
   const modelName = v.servedModelName ?? modelId;
   const inputLen = v.inputLen ?? v.randomInputLen, outputLen = v.outputLen ?? v.randomOutputLen;
-  if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${inputLen} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}\n`);
+  if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${v.randomPrefixLen > 0 ? `${v.randomPrefixLen} shared prefix + ` : ""}${inputLen}${v.randomRangeRatio > 0 ? ` (±${v.randomRangeRatio})` : ""} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}\n`);
   const ds = await promptSetFor({
     datasetName: v.datasetName, datasetPath: v.datasetPath,
     random: { inputLen, outputLen, rangeRatio: v.randomRangeRatio, prefixLen: v.randomPrefixLen, numPrompts: v.numPrompts, seed: v.seed },

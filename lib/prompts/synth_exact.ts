@@ -23,7 +23,11 @@ export interface LengthCounter {
 /** Per-prompt length spread. */
 export type LengthSpread =
   | { kind: "fixed" }
-  | { kind: "range"; ratio: number }
+  /**
+   * Uniform within ±ratio; `fixedInput` tokens of the input are left out of the draw (vLLM's
+   * random dataset: the prefix, then a length drawn around --random-input-len).
+   */
+  | { kind: "range"; ratio: number; fixedInput?: number }
   | { kind: "normal"; inputStddev: number; outputStddev: number };
 
 /** What to make. */
@@ -66,7 +70,8 @@ function drawLengths(b: SynthBucket, spread: LengthSpread, rng: SeededRng): [num
       const hi = Math.max(lo, Math.ceil(mean * (1 + spread.ratio)));
       return lo + rng.int(hi - lo + 1);
     };
-    return [pick(b.inputTokens), pick(b.outputTokens)];
+    const fixed = Math.min(spread.fixedInput ?? 0, b.inputTokens - 1);
+    return [fixed + pick(b.inputTokens - fixed), pick(b.outputTokens)];
   }
   const n = (mean: number, sd: number) => (sd > 0 ? Math.max(1, Math.round(mean + sd * rng.normal())) : mean);
   return [n(b.inputTokens, spread.inputStddev), n(b.outputTokens, spread.outputStddev)];

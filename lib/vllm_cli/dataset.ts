@@ -74,14 +74,14 @@ export async function promptSetFor(r: DatasetRequest): Promise<DatasetSet> {
 
 /** vLLM's random dataset as an ik prompt set (bucket `random`, ids `random-<i>`). */
 export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<DatasetSet> {
-  // vLLM's total input is prefix + a length drawn around --random-input-len; ik's synth draws the
-  // whole request's length, so the prefix is added to the mean.
+  // vLLM's total input is prefix + a length drawn around --random-input-len: the prefix is added to
+  // the bucket's length and left out of the draw.
   const bucket = { name: "random", inputTokens: s.inputLen + s.prefixLen, outputTokens: s.outputLen };
   let made;
   try {
     made = await synthExact({
       buckets: [bucket], perBucket: s.numPrompts, seed: s.seed, counter, prefixLen: s.prefixLen,
-      spread: s.rangeRatio > 0 ? { kind: "range", ratio: s.rangeRatio } : { kind: "fixed" },
+      spread: s.rangeRatio > 0 ? { kind: "range", ratio: s.rangeRatio, fixedInput: s.prefixLen } : { kind: "fixed" },
     });
   } catch (e) {
     if (e instanceof RangeError) throw bad("--random-input-len", e.message, "give a longer --random-input-len or a shorter --random-prefix-len");
@@ -97,7 +97,6 @@ export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<
   }
   if (rep && rep.exact < rep.n) limitations.push(`${rep.n - rep.exact} of ${rep.n} random prompts missed their input length by up to ${rep.max_abs_off_target} token(s)`);
   if (rep && rep.raised_to_floor) limitations.push(`${rep.raised_to_floor} drawn input length(s) were below the ${rep.floor_tokens} tokens an empty request counts and were raised`);
-  if (s.prefixLen > 0 && s.rangeRatio > 0) limitations.push("with --random-prefix-len and --random-range-ratio, ik draws the whole input length within the ratio (vLLM draws only the part after the prefix)");
   return { set: { name, path: name, sha256, prompts, manifest: null }, lengthMethod: counter.method, limitations };
 }
 

@@ -143,6 +143,11 @@ test("--range-ratio and a normal spread: seeded per-prompt targets, each exact",
   assert.ok(ins.every((n) => n >= 100 && n <= 300) && outs.every((n) => n >= 50 && n <= 150));
   assert.ok(new Set(ins).size > 20, "lengths spread");
   for (const p of ps) assert.equal(pseudoTokens(String(p.messages[0].content)), p.extra.input_tokens);
+  // vLLM's random dataset with a prefix: the prefix, then a length drawn within the ratio around the rest.
+  const v = parsePromptSetText((await synthExact({ buckets: [{ name: "v", inputTokens: 120, outputTokens: 4 }], perBucket: 40, seed: 4, counter: words, prefixLen: 100, spread: { kind: "range", ratio: 0.5, fixedInput: 100 } })).text, "v.jsonl");
+  const vin = v.map((p) => p.extra.input_tokens as number);
+  assert.ok(vin.every((x) => x >= 110 && x <= 130), `100 + [10, 30]: ${vin}`);
+  assert.ok(new Set(vin).size > 8, "lengths spread");
   const n = parsePromptSetText((await synthExact({ buckets: b, perBucket: 60, seed: 4, counter: words, prefixLen: 0, spread: { kind: "normal", inputStddev: 20, outputStddev: 0 } })).text, "n.jsonl");
   const mean = n.reduce((s, p) => s + (p.extra.input_tokens as number), 0) / n.length;
   assert.ok(Math.abs(mean - 200) < 10, `mean ${mean}`);
