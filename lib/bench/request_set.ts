@@ -2,7 +2,8 @@
  * identity.workload.request_set (seed 000): a sha256 over exactly what was asked per prompt,
  * independent of the engine: the selected ids and buckets, each prompt's max_tokens and merged
  * chat_template_kwargs, plus the API, the exact-length request, --extra-body (secret-looking
- * values redacted) and a --temperature other than 0. Two records of the same file with another selection or template differ here.
+ * values redacted) and a --temperature other than 0. Two records of the same file with another
+ * selection or template differ here.
  * @module
  */
 import { canonicalSha256, redactObject } from "../evidence/mod.ts";

@@ -48,7 +48,7 @@ export const honouredFlags = () => ({
   percentileMetrics: optional(option("--percentile-metrics", string({ metavar: "M,N" }), d("Metrics with percentile blocks: ttft, tpot, itl, e2el, client_queue_time, e2el_including_client_queue (default ttft,tpot,itl)."))),
   metricPercentiles: withDefault(option("--metric-percentiles", string({ metavar: "P,Q" }), d("Percentiles of each block (default 99).")), "99"),
   ignoreEos: option("--ignore-eos", d("Generate exactly max_tokens (ik's exact-length profile); always on for random, as vLLM does.")),
-  temperature: optional(option("--temperature", float({ min: 0, max: 100, metavar: "T" }), d("Sampling temperature, sent in every body."))),
+  temperature: optional(option("--temperature", float({ min: 0, max: 100, metavar: "T" }), d("Sampling temperature, sent in every body; without it none is sent (the server's default), as vLLM."))),
   topP: optional(option("--top-p", float({ min: 0, max: 1, metavar: "P" }), d("top_p, sent in every body."))),
   topK: optional(option("--top-k", integer({ min: -1, metavar: "K" }), d("top_k, sent in every body."))),
   minP: optional(option("--min-p", float({ min: 0, max: 1, metavar: "P" }), d("min_p, sent in every body."))),

@@ -26,7 +26,10 @@ before(async () => {
   const key = join(dir, "endpoint.key");
   await writeFile(key, "ab".repeat(32) + "\n", { mode: 0o600 });
   env = { IK_RUNS_DIR: join(dir, "runs"), IK_KEY_FILE: key };
-  mock = startArgv([ikBin()], ["mock", "--port", "0", "--prefill-ms-per-token", "2"]);
+  // 5 ms a prompt token: the buckets' e2e stand tens of ms apart, so one request the host held up
+  // for ~10 ms (a loaded CI machine, 2026-12-07: the two middle values 1.6 ms apart at 2 ms a token)
+  // does not close the gap the test needs.
+  mock = startArgv([ikBin()], ["mock", "--port", "0", "--prefill-ms-per-token", "5"]);
   base = (await mock.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
 });
 
