@@ -152,6 +152,11 @@ export interface LevelResult {
   /** Sharded runs: the level's start on this shard's monotonic clock, and every seq the schedule has (all shards). */
   t0_mono_ms?: number | null;
   planned_all?: number | null;
+  /**
+   * The schedule's origin on the rows' clock (ns; request i was due at it + its offset; a closed
+   * loop's start): vLLM's benchmark start, before the first arrival gap. Null where nothing ran.
+   */
+  t_origin_ns: number | null;
   summary: LevelSummary;
   event_loop_lag_ms: LoopLagRecord;
   /** ik's own memory during the level (peaks, MiB), or null where it was not read. */
@@ -298,9 +303,10 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   }), 1000);
   (tick as unknown as { unref?: () => void }).unref?.();
   let pacer: Pacing | null = null;
+  let originMs: number | null = null;
   try {
     if (offsets) {
-      ({ pacing: pacer } = await runOpenLoop((i, due, cpuWait) => send(seqOf(i), due, cpuWait), {
+      ({ pacing: pacer, t0Ms: originMs } = await runOpenLoop((i, due, cpuWait) => send(seqOf(i), due, cpuWait), {
         offsetsMs: offsets, signal: deps.signal, spinMarginMs: spec.spinMarginMs, t0Ms: spec.t0Ms, maxInFlight: spec.maxInFlight,
         onSendsDone: () => {
           // The seqs after this shard's last one are drawn too, so the next level's picks match.
@@ -311,7 +317,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     } else {
       if (spec.t0Ms !== undefined) await waitUntil(spec.t0Ms, undefined, { signal: deps.signal });
       const cap = spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests;
-      await runClosedLoop((i) => send(seqOf(i), null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: cap, signal: deps.signal });
+      ({ t0Ms: originMs } = await runClosedLoop((i) => send(seqOf(i), null), { workers: spec.workers ?? 1, durationS: spec.durationS, maxRequests: cap, signal: deps.signal }));
       deps.onSendsDone?.();
     }
   } finally {
@@ -356,6 +362,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     planned: offsets?.length ?? null,
     sent,
     ...(spec.shard ? { t0_mono_ms: spec.t0Ms ?? null, planned_all: allOffsets?.length ?? null } : {}),
+    t_origin_ns: originMs !== null && sent > 0 ? Math.round(originMs * 1e6) : null,
     summary,
     event_loop_lag_ms: loopLagRecord(loop),
     client_memory: clientMemory,

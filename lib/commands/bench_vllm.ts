@@ -16,13 +16,14 @@ import { listModels, parseEndpoint } from "../client/mod.ts";
 import { checkWritable, guardWrite, storeRoot, writeWhole } from "../evidence/mod.ts";
 import { loadExportSource } from "../export/record_source.ts";
 import { exportMeta } from "../export/vllm_export.ts";
-import { vllmDate } from "../export/vllm_level_file.ts";
+import { vllmDate, vllmError } from "../export/vllm_level_file.ts";
+import { vllmJson } from "../export/py_json.ts";
 import { runLoad } from "../bench/serve_load.ts";
 import { progressPrinter } from "../report/terminal/load_progress.ts";
 import { promptSetFor } from "../vllm_cli/dataset.ts";
 import { vllmPlan, type VllmFlagValues } from "../vllm_cli/options.ts";
 import { defaultResultName, vllmResultFile } from "../vllm_cli/result_file.ts";
-import { summaryBlock } from "../vllm_cli/summary_block.ts";
+import { failureLines, summaryBlock } from "../vllm_cli/summary_block.ts";
 import { prepareServe } from "./bench_serve_setup.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter } from "./prompts_synth.ts";
@@ -109,12 +110,13 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
       requestRate: plan.requestRate, burstiness: v.burstiness, maxConcurrency: v.maxConcurrency ?? null, percentileMetrics: plan.percentileMetrics,
       percentiles: plan.percentiles, goodput: plan.goodput, detailed: v.saveDetailed, date,
     };
-    const result = vllmResultFile(exportMeta(src), src.levels[0], opts);
-    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(summaryBlock(result, plan.percentiles)));
+    const result = vllmResultFile({ ...exportMeta(src), durationFromOrigin: true }, src.levels[0], opts);
+    const failed = src.levels[0].rows.filter((r) => r.ok !== true).map(vllmError);
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(failureLines(failed) + summaryBlock(result, plan.percentiles)));
     if (v.saveResult || v.appendResult) {
       const dir = resultDir;
       const file = resolve(dir, v.resultFilename ?? defaultResultName(opts));
-      const text = prep.clean(JSON.stringify(result));
+      const text = prep.clean(vllmJson(result));
       await guardWrite(file, () => mkdir(dir, { recursive: true }));
       // vLLM's --append-result: a newline before the result when the file already holds one.
       const had = await stat(file).then((st) => st.size > 0, () => false);

@@ -7,6 +7,7 @@
  */
 import { usageError } from "../cli/errors.ts";
 import type { ExportSource, Obj } from "./record_source.ts";
+import { vllmJson } from "./py_json.ts";
 import { levelInterrupted, type VllmExportMeta, vllmLevelResult } from "./vllm_level_file.ts";
 
 /** A file to write: its name inside the output directory and its text. */
@@ -46,7 +47,7 @@ export function vllmExportFiles(src: ExportSource): ExportFile[] {
   const runs = ["tag\tdataset\tconc\tserial_lo\tserial_hi\twarmups\tcatfile\trc\tcontainer"];
   for (const lv of src.levels) {
     const tag = safe(`${meta.label}-${lv.name}`);
-    files.push({ name: `${tag}.json`, text: JSON.stringify(vllmLevelResult(meta, lv)) });
+    files.push({ name: `${tag}.json`, text: vllmJson(vllmLevelResult(meta, lv)) });
     // rc 130 (interrupted, as CONTRACTS' table): summarize flags the cell ("client rc 130").
     runs.push([tag, dataset, String(lv.level), "0", "0", "0", "-", levelInterrupted(meta, lv) ? "130" : "0", "-"].join("\t"));
   }

@@ -31,6 +31,11 @@ export interface VllmExportMeta {
   slo: boolean;
   /** True when the record is incomplete (the run was interrupted). */
   interrupted?: boolean;
+  /**
+   * `duration` as vLLM measures it, from the schedule's origin (`ik bench vllm`); else ik's window,
+   * first send to last end, so an export's rates equal its record's.
+   */
+  durationFromOrigin?: boolean;
 }
 
 /** Whether a level of the export was cut short by an interrupt (its level record, or the whole record). */
@@ -74,6 +79,11 @@ interface VReq {
   error: string;
 }
 
+/** A failed row's `errors` entry (ik's error text, else its kind); "" for a request that succeeded. */
+export function vllmError(row: Obj): string {
+  return row.ok === true ? "" : String(row.error ?? row.error_kind ?? "failed");
+}
+
 function toVllm(row: Obj, doc: Obj | null): VReq {
   const ok = row.ok === true;
   const ev = doc && doc.timings && Array.isArray((doc.timings as Obj).event_ms) ? ((doc.timings as Obj).event_ms as unknown[]).map(Number) : [];
@@ -92,7 +102,7 @@ function toVllm(row: Obj, doc: Obj | null): VReq {
     start: Number(row.t_send_ns) / 1e9,
     queue: lag !== null && lag > 0 ? lag / 1000 : 0,
     text: ok && typeof doc?.text === "string" ? doc.text : "",
-    error: ok ? "" : String(row.error ?? row.error_kind ?? "failed"),
+    error: vllmError(row),
   };
 }
 
@@ -123,12 +133,26 @@ export function peakStats(reqs: readonly { start: number; ttft: number; latency:
   return { maxTokS: buckets.reduce((a, b) => Math.max(a, b), 0), maxConcurrent: peak };
 }
 
+/**
+ * vLLM's benchmark duration: from the schedule's origin (its `benchmark_start_time`, taken before
+ * `get_request` sleeps the first arrival gap) to the last request's end. A level without the origin
+ * (a record from before ik kept it) keeps ik's window, first send to last end.
+ */
+export function levelDuration(lv: Pick<ExportLevel, "entry" | "rows">, windowS: number): number {
+  const origin = num(lv.entry.t_origin_ns);
+  if (origin === null || !lv.rows.length) return windowS;
+  let end = -Infinity;
+  for (const r of lv.rows) end = Math.max(end, Number(r.t_end_ns));
+  return Number.isFinite(end) && end > origin ? (end - origin) / 1e9 : windowS;
+}
+
 /** Builds one level's result object (key order as vLLM writes it). */
 export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
   const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i]));
   const good = reqs.filter((r) => r.ok);
   const summary = (lv.entry.summary ?? {}) as Obj;
-  const duration = num(summary.window_s) ?? 0;
+  const window = num(summary.window_s) ?? 0;
+  const duration = meta.durationFromOrigin ? levelDuration(lv, window) : window;
   const per = (x: number) => (duration > 0 ? x / duration : null);
   const totalIn = good.reduce((a, r) => a + r.inp, 0), totalOut = reqs.reduce((a, r) => a + r.out, 0);
   const peaks = peakStats(good);
@@ -141,6 +165,9 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
       ? `closed loop: ${lv.level} workers back to back (vLLM's --max-concurrency ${lv.level} at request_rate inf)`
       : `open loop: ${meta.burstiness === 1 ? "Poisson" : `gamma (burstiness ${meta.burstiness})`} arrivals at request_rate${meta.levelKind === "concurrency" ? ` (ik concurrency level ${lv.level} offered as N / e2e_ref)` : ""}`,
     ...IK_NOTES,
+    ik_duration: meta.durationFromOrigin && duration !== window
+      ? "from the schedule's origin (vLLM's benchmark start, before the first arrival gap) to the last request's end"
+      : "ik's window: from the first send to the last request's end (vLLM's duration also holds the wait before the first arrival)",
     request_rate: meta.closedLoop ? "inf" : num(lv.entry.target_rate_rps) ?? "inf",
     burstiness: meta.burstiness,
     max_concurrency: meta.closedLoop ? lv.level : null,

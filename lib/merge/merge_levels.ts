@@ -154,6 +154,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const sentBy = new Map<number, number>();
     const levelLag = new Map<number, Column>();
     const levelLagLessWait = new Map<number, Column>();
+    // The schedule's origin on the merged clock: every shard's level starts at the same t0.
+    let origin: number | null = null;
     for (const s of g.slices) {
       const journal = artifactOf(s, "requests", null);
       if (!journal) throw dataError(s.dir, "the slice lists no requests artifact", "the slice is damaged; rerun that shard");
@@ -161,6 +163,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       const shift = shiftNs.get(s.k) as number;
       const st = lag.get(s.k) as { own: Column; table: Column; sent: number };
       const t0 = num(entriesOf.get(s.k)?.get(name)?.t0_mono_ms);
+      if (origin === null && t0 !== null) origin = Math.round(t0 * 1e6) + shift;
       let sent = 0;
       const mine = new Column();
       levelLag.set(s.k, mine);
@@ -308,6 +311,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
       send_window_s: window,
       planned, planned_all: n ?? null, sent,
+      t_origin_ns: sent > 0 ? origin : null,
       summary: levelSummary,
       event_loop_lag_ms: worst ?? { samples: 0, p50_ms: null, p99_ms: null, max_ms: null },
       // Each shard is its own process: the largest shard's peaks stand for the level (not a sum).

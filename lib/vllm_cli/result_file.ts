@@ -75,6 +75,7 @@ export function vllmResultFile(meta: VllmExportMeta, lv: ExportLevel, o: VllmFil
   out.ik_arrivals = arrivalsNote(o);
   out.ik_percentiles = String(full.ik_percentiles);
   out.ik_timings = String(full.ik_timings);
+  out.ik_duration = String(full.ik_duration);
   if (typeof full.ik_interrupted === "string") out.ik_interrupted = full.ik_interrupted;
   out.request_rate = Number.isFinite(o.requestRate) ? o.requestRate : "inf";
   out.burstiness = o.burstiness;

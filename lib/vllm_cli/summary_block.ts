@@ -35,6 +35,16 @@ const HEADERS: Readonly<Record<string, [string, string]>> = {
 const n = (v: unknown) => (typeof v === "number" ? v : 0);
 
 /**
+ * What vLLM prints before the block when requests failed (its `calculate_metrics`): a heading and
+ * the first 10 failed requests' errors; "" when none failed.
+ * @param errors each failed request's error, in send order
+ */
+export function failureLines(errors: readonly string[]): string {
+  if (!errors.length) return "";
+  return ["Failed requests during benchmark run detected (capping to 10):", ...errors.slice(0, 10).map((e, i) => `Error ${i}: ${e}`)].join("\n") + "\n";
+}
+
+/**
  * The summary block for a result object.
  * @param r the result (as {@link vllmResultFile} makes it; the percentile blocks present are printed)
  * @param percentiles the --metric-percentiles, in order

@@ -74,7 +74,12 @@ describe("ik export --format vllm", () => {
     assert.deepEqual(JSON.parse(e.stdout).files.map((f: string) => f.slice(out.length + 1)), [...levels.map((l) => `vllm-${l.name}.json`), "runs.tsv"]);
     let failedSeen = 0;
     for (const lv of levels) {
-      const f = JSON.parse(await readFile(join(out, `vllm-${lv.name}.json`), "utf8"));
+      const raw = await readFile(join(out, `vllm-${lv.name}.json`), "utf8");
+      const f = JSON.parse(raw);
+      // Python's json.dump: the rate a float with its .0, counts as ints.
+      assert.ok(raw.includes(`"request_rate": ${lv.target_rate_rps}.0, "burstiness": 1.0, "max_concurrency": null`), raw.slice(0, 300));
+      assert.ok(raw.includes(`"completed": ${lv.summary.n_ok}, "failed": ${lv.summary.n_failed}, `));
+      assert.match(f.ik_duration, /^ik's window: from the first send/);
       const mine = rows.filter((r) => r.level === lv.name).sort((a, b) => a.t_send_ns - b.t_send_ns);
       const ok = mine.filter((r) => r.ok);
       const s = lv.summary;

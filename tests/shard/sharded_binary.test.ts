@@ -116,6 +116,12 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     const order = refRows.map((r) => `${r.level}:${r.seq}`);
     const canon = [...refRows].sort((a, b) => ["r4", "r100"].indexOf(a.level as string) - ["r4", "r100"].indexOf(b.level as string) || (a.seq as number) - (b.seq as number)).map((r) => `${r.level}:${r.seq}`);
     assert.deepEqual(order, canon);
+    // Each level's schedule origin, on the merged rows' clock: before every due time, within the level's first second.
+    for (const l of levels(got.measured)) {
+      const due = refRows.filter((r) => r.level === l.name).map((r) => r.t_scheduled_ns as number);
+      const lead = Math.min(...due) - (l.t_origin_ns as number);
+      assert.ok(lead >= 0 && lead < 1e9, `${l.name}: first due ${lead} ns after the origin`);
+    }
     // Not vacuous: the records hold the numbers.
     assert.ok(summary(levels(got.measured)[0]).ttft_ms.p50 > 0);
     assert.ok(((got.measured.metrics as Obj[]).length) > 10);

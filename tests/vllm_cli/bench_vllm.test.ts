@@ -93,7 +93,20 @@ describe("ik bench vllm", () => {
     const level = JSON.parse(readFileSync(join(dir, "runs", recordId(r), "evidence.json"), "utf8")).data.levels[0];
     assert.ok(Math.abs(level.scheduled_rate_rps - 40) < 1e-6, `scheduled ${level.scheduled_rate_rps}`);
     assert.equal(level.schedule_note, null);
-    const got = rows(recordId(r)).filter((x) => x.ok);
+    // vLLM's duration starts before get_request's first gap: at the schedule's origin, which puts the
+    // 12th (last) arrival at exactly 12 / 40 s; it ends with the last request.
+    const all = rows(recordId(r));
+    const origin = level.t_origin_ns as number;
+    assert.ok(Math.abs(Math.max(...all.map((x) => x.t_scheduled_ns)) - origin - 0.3e9) < 2e3, "the last arrival at 0.3 s after the origin");
+    assert.ok(origin < Math.min(...all.map((x) => x.t_send_ns)) - 1e6, "the first arrival gap is inside the duration");
+    assert.ok(Math.abs(file.duration - (Math.max(...all.map((x) => x.t_end_ns)) - origin) / 1e9) < 1e-9, `duration ${file.duration}`);
+    assert.ok(Math.abs(file.request_throughput - 12 / file.duration) < 1e-9);
+    assert.match(file.ik_duration, /^from the schedule's origin/);
+    // Written as Python's json.dump: its separators, floats with their .0, ints as ints.
+    const text = readFileSync(join(res, readdirSync(res)[0]), "utf8");
+    for (const frag of ['"request_rate": 40.0, "burstiness": 1.0, "max_concurrency": null, "duration": ', '"completed": 12, "failed": 0, "total_input_tokens": 288, "total_output_tokens": 96, ', '"rtfx": 0.0']) assert.ok(text.includes(frag), frag);
+    assert.ok(/^[\x20-\x7e]*$/.test(text), "ensure_ascii");
+    const got = all.filter((x) => x.ok);
     assert.equal(file.completed, got.length);
     assert.equal(file.total_input_tokens, got.reduce((a, x) => a + x.prompt_tokens, 0));
     assert.equal(file.total_output_tokens, got.reduce((a, x) => a + x.n_tokens, 0));
@@ -173,6 +186,27 @@ describe("ik bench vllm", () => {
       assert.ok(rec.limitations.some((l: string) => /random prompt lengths are approximate/.test(l)), rec.limitations.join("\n"));
     } finally {
       await plain.stop();
+    }
+  });
+
+  test("failed requests: vLLM's 'Error i:' lines (at most 10) before the block, the errors in the file", async () => {
+    const faulty = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1", "--fault", "http500@2"]);
+    try {
+      const res = join(dir, "f1");
+      const r = await runArgv([ikBin()], ["bench", "vllm", "--base-url", faulty.base, "--model", "mock-model", "--num-prompts", "24", "--request-rate", "200", "--random-input-len", "8", "--random-output-len", "2", "--save-result", "--save-detailed", "--result-dir", res], { env: { IK_RUNS_DIR: join(dir, "runs") }, cwd: dir, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const file = one(res);
+      assert.ok(file.failed >= 11 && file.completed >= 1, `failed ${file.failed}, completed ${file.completed}`);
+      const lines = r.stdout.split("\n");
+      const head = lines.indexOf("Failed requests during benchmark run detected (capping to 10):");
+      assert.ok(head >= 0 && head < lines.indexOf("============ Serving Benchmark Result ============"), r.stdout);
+      const errs = file.errors.filter((e: string) => e !== "");
+      assert.equal(errs.length, file.failed);
+      assert.deepEqual(lines.slice(head + 1, head + 11), errs.slice(0, 10).map((e: string, i: number) => `Error ${i}: ${e}`));
+      assert.ok(!lines[head + 11].startsWith("Error 10"), "capped at 10");
+      assert.ok(errs.every((e: string) => /500/.test(e)), errs[0]);
+    } finally {
+      await faulty.stop();
     }
   });
 
