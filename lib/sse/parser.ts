@@ -357,6 +357,13 @@ export class SseParser {
       case "retry":
         if (/^\d+$/.test(value)) this.retryMs = Number(value);
         break;
+      case "error":
+        // Not an SSE field: llama.cpp builds whose server_sent_event(sink, "error", …) wrote a
+        // stream's error as an `error: {json}` line (then `data: [DONE]`). Read as `event: error`
+        // with that data, so the server's failure is not lost among ignored fields.
+        this.event = "error";
+        this.addData(value);
+        break;
       default:
         break; // unknown fields are ignored
     }

@@ -249,6 +249,25 @@ describe("llama.cpp", () => {
     assert.equal(r.errorKind, "protocol");
     assert.match(r.error ?? "", /error event mid-stream: slot unavailable/);
   });
+
+  test("older builds' `error: {json}` line (server_sent_event(sink, \"error\", …)), then [DONE], fails the request with the server's message", async () => {
+    // ggml-org/llama.cpp examples/server/server.cpp handle_completions_impl: the error handler
+    // writes `error: ` + the JSON, and OpenAI-compatible streams then get `data: [DONE]`.
+    const after = await runScripted([
+      { at: 1, text: chatChunk({ content: "Hello" }) },
+      { at: 2, text: chatChunk({ content: " world" }) },
+      { at: 3, text: 'error: {"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}\n\n' + DONE },
+    ]);
+    assert.equal(after.ok, false);
+    assert.equal(after.errorKind, "protocol");
+    assert.match(after.error ?? "", /error event mid-stream: Input prompt is too big compared to KV size/);
+    assert.equal(after.nTokenEvents, 2);
+    const before = await runScripted([
+      { at: 1, text: 'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\n' + DONE },
+    ]);
+    assert.equal(before.errorKind, "protocol");
+    assert.match(before.error ?? "", /exceeds the available context size/);
+  });
 });
 
 test("tool-call argument deltas are tokens; a name-only header chunk is not", async () => {

@@ -62,6 +62,14 @@ describe("curves", () => {
   test("N* is the highest level where the SLO holds there and at every lower level", () => {
     assert.equal(nStarOf(levels), 2);
     assert.equal(nStarOf([lv(1, 1, 1, false), lv(2, 2, 2, true)]), null);
+    // Levels in the order an auto-search measured them (c4 failed before c3 was tried): sorted first.
+    assert.equal(nStarOf([lv(1, 10, 50, true), lv(2, 20, 60, true), lv(4, 30, 300, false), lv(3, 25, 80, true)]), 3);
+    // A level that held its SLO at a load it did not reach, or that was not judged, makes no claim.
+    assert.equal(nStarOf([lv(1, 10, 50, true), { ...lv(2, 12, 60, true), notAchieved: "offered 12 of 20 req/s" }, lv(4, 30, 70, true)]), 1);
+    assert.equal(nStarOf([lv(1, 10, 50, true), lv(2, 20, 60, true), { ...lv(4, 30, 70, true), notJudged: "interrupted" }]), 2);
+    // Named levels (bench points, already in rate order) keep their order.
+    const pt = (id: string, ok: boolean): CurveLevel => ({ level: id, name: id, x: null, ttft: null, tpot: null, e2e: null, sloOk: ok });
+    assert.equal(nStarOf([pt("b", true), pt("a", true), pt("c", false)]), "a");
   });
 
   test("TTFT chart always, TPOT only with its SLO; SLO line at the target; N* marked at its level", () => {

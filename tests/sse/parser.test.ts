@@ -116,6 +116,13 @@ test("retry is recorded; an id with NUL is ignored", () => {
   assert.equal(p.lastEventId, "");
 });
 
+test("llama.cpp's non-standard `error: {json}` line is an error event with that data; other unknown fields stay ignored", () => {
+  const out: [string, string][] = [];
+  const p = new SseParser({ onEvent: (d, e) => out.push([d, e]) });
+  p.pushText('data: {"a":1}\n\nerror: {"code":500,"message":"m"}\n\nwarning: x\n\ndata: [DONE]\n\n');
+  assert.deepEqual(out, [['{"a":1}', "message"], ['{"code":500,"message":"m"}', "error"], ["[DONE]", "message"]]);
+});
+
 test("encodeSseEvent round-trips, multi-line payloads included", () => {
   for (const data of ['{"a":1}', "[DONE]", "two\nlines", "cr\r\nlf", ""]) {
     const back = parseSseText(encodeSseEvent(data, data === "" ? "error" : undefined));

@@ -26,6 +26,10 @@ export interface CurveLevel {
   tpot: number | null;
   e2e: number | null;
   sloOk: boolean | null;
+  /** Why the level was not judged (interrupted, nothing sent), if so. */
+  notJudged?: string | null;
+  /** Why the level's load was not achieved, if so: the SLO held at a lower load than it stands for. */
+  notAchieved?: string | null;
 }
 
 /** The SLO targets (ms) a run was held to. */
@@ -36,13 +40,16 @@ export interface SloTargets {
 }
 
 /**
- * N* from the levels' own SLO verdicts: the highest level where the SLO holds there and at every
- * lower level (the capacity record's definition), or null.
+ * N* from the levels' own SLO verdicts, by the capacity record's rule (lib/metrics/slo.ts `nStar`):
+ * in ascending order of level (numeric levels are sorted; named ones, e.g. points, keep the order
+ * given), the highest level where the SLO holds there and at every lower level; a level not judged
+ * or not achieved ends the walk as a failing one does. Null when none holds.
  */
 export function nStarOf(levels: readonly CurveLevel[]): number | string | null {
+  const ordered = levels.every((l) => typeof l.level === "number") ? [...levels].sort((a, b) => (a.level as number) - (b.level as number)) : levels;
   let best: number | string | null = null;
-  for (const l of levels) {
-    if (l.sloOk !== true) break;
+  for (const l of ordered) {
+    if (l.sloOk !== true || l.notJudged || l.notAchieved) break;
     best = l.level;
   }
   return best;
@@ -93,7 +100,8 @@ export function curveLevels(measured: Obj): { levels: CurveLevel[]; xLabel: stri
       const s = obj(l.summary);
       const x = tok ? s.output_tok_s_per_gpu : s.achieved_rps;
       const p95 = (k: string) => (typeof obj(s[k]).p95 === "number" ? s[k].p95 as number : null);
-      return { level: l.level, name: text(l.name ?? l.level), x: typeof x === "number" ? x : null, ttft: p95("ttft_ms"), tpot: p95("tpot_ms"), e2e: p95("e2e_ms"), sloOk: typeof s.slo_ok === "boolean" ? s.slo_ok : null };
+      return { level: l.level, name: text(l.name ?? l.level), x: typeof x === "number" ? x : null, ttft: p95("ttft_ms"), tpot: p95("tpot_ms"), e2e: p95("e2e_ms"), sloOk: typeof s.slo_ok === "boolean" ? s.slo_ok : null,
+        notJudged: strOrNull(l.not_judged), notAchieved: strOrNull(l.not_achieved) };
     }),
   };
 }
