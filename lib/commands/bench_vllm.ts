@@ -60,9 +60,9 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   }
   const modelName = v.servedModelName ?? modelId;
   const inputLen = v.inputLen ?? v.randomInputLen, outputLen = v.outputLen ?? v.randomOutputLen;
-  if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${v.randomPrefixLen > 0 ? `${v.randomPrefixLen} shared prefix + ` : ""}${inputLen}${v.randomRangeRatio > 0 ? ` (±${v.randomRangeRatio})` : ""} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}\n`);
+  if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${v.randomPrefixLen > 0 ? `${v.randomPrefixLen} shared prefix + ` : ""}${inputLen}${v.randomRangeRatio > 0 ? ` (±${v.randomRangeRatio})` : ""} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}${plan.api === "chat" ? ", as vLLM: the message text, less the special tokens the tokenizer adds; the server's chat template comes on top" : ""}\n`);
   const ds = await promptSetFor({
-    datasetName: v.datasetName, datasetPath: v.datasetPath,
+    datasetName: v.datasetName, datasetPath: v.datasetPath, api: plan.api,
     random: { inputLen, outputLen, rangeRatio: v.randomRangeRatio, prefixLen: v.randomPrefixLen, numPrompts: v.numPrompts, seed: v.seed },
     // vLLM maps the general --input-len / --output-len onto every dataset's own length option.
     file: {

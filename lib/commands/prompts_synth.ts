@@ -9,7 +9,7 @@ import { usageError } from "../cli/errors.ts";
 import { parseEndpoint } from "../client/endpoint.ts";
 import type { BucketReport, LengthCounter, LengthSpread } from "../prompts/synth_exact.ts";
 import { pseudoTokens } from "../prompts/synth.ts";
-import { openRemoteCounter } from "../tokenize_remote/remote_counter.ts";
+import { openRemoteCounter, type RemoteCounter } from "../tokenize_remote/remote_counter.ts";
 import type { TokenizeEngine } from "../tokenize_remote/engines.ts";
 import type { CommandContext } from "./context.ts";
 
@@ -38,7 +38,7 @@ export function synthSpread(f: SynthFlags): LengthSpread {
 }
 
 /** The counter the flags ask for, with what the manifest records about it. */
-export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise<LengthCounter & { info: Record<string, unknown> }> {
+export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise<LengthCounter & { info: Record<string, unknown>; remote?: RemoteCounter }> {
   if (f.tokenizeVia !== undefined && f.tokenizer !== undefined) {
     throw usageError("--tokenize-via", "cannot be combined with --tokenizer", "give the server (exact, template included) or the local file, not both");
   }
@@ -56,6 +56,7 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
     return {
       method: `server_tokenize:${rc.engine}`,
       request,
+      remote: rc,
       get info() {
         return { tokenize: { engine: rc.engine, engine_source: rc.engineSource, model: rc.model, api: f.api, calls: rc.calls() } };
       },

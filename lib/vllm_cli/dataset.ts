@@ -11,7 +11,8 @@ import { createHash } from "node:crypto";
 import { type IkError, usageError } from "../cli/errors.ts";
 import { parsePromptSetText, type PromptSet } from "../prompts/mod.ts";
 import { type LengthCounter, synthExact } from "../prompts/synth_exact.ts";
-import { buildDatasetPromptSet, datasetAlias, requestCounter } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, requestCounter } from "../datasets/mod.ts";
+import type { RemoteCounter } from "../tokenize_remote/remote_counter.ts";
 
 /** A usage error (64) whose hint ends with this command's own help. */
 function bad(flag: string, what: string, hint = ""): IkError {
@@ -28,13 +29,18 @@ export interface RandomSpec {
   seed: number;
 }
 
+/** A length counter, with the server's tokenizer behind it when there is one. */
+export type VllmCounter = LengthCounter & { remote?: Pick<RemoteCounter, "countPrompt" | "countText"> };
+
 /** What {@link promptSetFor} needs. */
 export interface DatasetRequest {
   datasetName: string;
   datasetPath: string | undefined;
+  /** The requests' API (chat: the random text is the message; the server's template comes on top). */
+  api: "chat" | "completions";
   random: RandomSpec;
   /** Opens the length counter (the server's /tokenize, or words). */
-  counter: () => Promise<LengthCounter>;
+  counter: () => Promise<VllmCounter>;
   /** The file datasets' own lengths (vLLM's --sharegpt-output-len, --custom-output-len, --sonnet-*). */
   file?: { sharegptOutputLen?: number; customOutputLen?: number; sonnetInputLen?: number; sonnetOutputLen?: number; sonnetPrefixLen?: number };
 }
@@ -69,14 +75,26 @@ export async function promptSetFor(r: DatasetRequest): Promise<DatasetSet> {
   if (r.datasetPath !== undefined) {
     throw bad("--dataset-path", "cannot be used with --dataset-name random (as vLLM refuses it)", "drop --dataset-path, or name the dataset it holds");
   }
-  return await randomSet(r.random, await r.counter());
+  return await randomSet(r.random, await r.counter(), r.api);
 }
 
-/** vLLM's random dataset as an ik prompt set (bucket `random`, ids `random-<i>`). */
-export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<DatasetSet> {
+/**
+ * vLLM's random dataset as an ik prompt set (bucket `random`, ids `random-<i>`).
+ * @param api chat: the message text is made to vLLM's length (its bare tokens, --random-input-len
+ *   less the tokenizer's special tokens), the server's template on top; completions: the whole
+ *   prompt as the server counts it, specials included (the same thing for a completions request)
+ */
+export async function randomSet(s: RandomSpec, counter: VllmCounter, api: "chat" | "completions" = "completions"): Promise<DatasetSet> {
   // vLLM's total input is prefix + a length drawn around --random-input-len: the prefix is added to
   // the bucket's length and left out of the draw.
-  const bucket = { name: "random", inputTokens: s.inputLen + s.prefixLen, outputTokens: s.outputLen };
+  let inputLen = s.inputLen;
+  if (api === "chat" && counter.remote) {
+    const remote = counter.remote;
+    const specials = Math.max(0, (await remote.countPrompt("")) - (await remote.countText("")));
+    inputLen = Math.max(1, s.inputLen - specials);
+    counter = { method: counter.method, request: (t) => remote.countText(t) };
+  }
+  const bucket = { name: "random", inputTokens: inputLen + s.prefixLen, outputTokens: s.outputLen };
   let made;
   try {
     made = await synthExact({
@@ -98,6 +116,17 @@ export async function randomSet(s: RandomSpec, counter: LengthCounter): Promise<
   if (rep && rep.exact < rep.n) limitations.push(`${rep.n - rep.exact} of ${rep.n} random prompts missed their input length by up to ${rep.max_abs_off_target} token(s)`);
   if (rep && rep.raised_to_floor) limitations.push(`${rep.raised_to_floor} drawn input length(s) were below the ${rep.floor_tokens} tokens an empty request counts and were raised`);
   return { set: { name, path: name, sha256, prompts, manifest: null }, lengthMethod: counter.method, limitations };
+}
+
+/**
+ * The datasets' counter with vLLM's text length, `len(tokenizer(text).input_ids)`: the text as a
+ * completions prompt counts it (the tokenizer's special tokens included) where the server can say;
+ * requests as the server counts them.
+ */
+export function vllmDatasetCounter(lc: VllmCounter): DatasetCounter {
+  const base = requestCounter(lc.method, (t) => lc.request(t));
+  const remote = lc.remote;
+  return remote ? { ...base, text: (t) => remote.countPrompt(t) } : base;
 }
 
 /** sharegpt, sonnet or custom (vLLM's name for the jsonl reader) from a local file. */
