@@ -16,6 +16,8 @@ export interface ServedModel {
   maxModelLen: number | null;
   /** `owned_by` as the server wrote it (vllm, sglang, llamacpp, tensorrt_llm, system…), else null. */
   ownedBy: string | null;
+  /** `root` (vLLM: the model path or HF name behind a --served-model-name), else null. */
+  root?: string | null;
 }
 
 /** What `/v1/models` said. */
@@ -111,10 +113,12 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
       if (m && typeof m === "object" && typeof (m as { id?: unknown }).id === "string") {
         const len = (m as { max_model_len?: unknown }).max_model_len;
         const owner = (m as { owned_by?: unknown }).owned_by;
+        const root = (m as { root?: unknown }).root;
         models.push({
           id: (m as { id: string }).id,
           maxModelLen: typeof len === "number" && len > 0 ? len : null,
           ownedBy: typeof owner === "string" && owner !== "" ? owner : null,
+          root: typeof root === "string" && root !== "" ? root : null,
         });
       }
     }

@@ -52,13 +52,17 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   if (v.saveResult || v.appendResult) await checkWritable([resultDir]);
   const ep = parseEndpoint(plan.baseUrl, v.baseUrl !== undefined ? "--base-url" : "--host/--port");
   let modelId = v.model;
+  // vLLM without --model: the first model's id is the name requests carry, its root the model_id
+  // (and tokenizer_id, and the result file's name) written.
+  let servedName: string | undefined;
   if (modelId === undefined) {
     const m = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 10_000 });
     if (!m.ok || !m.models.length) throw new IkError(ExitCode.UNAVAILABLE, "--model", `no model from the server's /v1/models (${m.error ?? "an empty list"})`, "give --model NAME");
-    modelId = m.models[0].id;
-    ctx.err(`ik bench vllm: --model not given: the server's first model is ${modelId}\n`);
+    servedName = m.models[0].id;
+    modelId = m.models[0].root ?? servedName;
+    ctx.err(`ik bench vllm: --model not given: the server's first model is ${servedName}${modelId !== servedName ? ` (root ${modelId})` : ""}\n`);
   }
-  const modelName = v.servedModelName ?? modelId;
+  const modelName = v.servedModelName ?? servedName ?? modelId;
   const inputLen = v.inputLen ?? v.randomInputLen, outputLen = v.outputLen ?? v.randomOutputLen;
   if (v.datasetName === "random") ctx.err(`ik bench vllm: making ${v.numPrompts} random prompts of ${v.randomPrefixLen > 0 ? `${v.randomPrefixLen} shared prefix + ` : ""}${inputLen}${v.randomRangeRatio > 0 ? ` (±${v.randomRangeRatio})` : ""} input tokens${v.lengths === "server" ? " (counted by the server's /tokenize)" : ""}${plan.api === "chat" ? ", as vLLM: the message text, less the special tokens the tokenizer adds; the server's chat template comes on top" : ""}\n`);
   const ds = await promptSetFor({
@@ -112,6 +116,8 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     };
     const result = vllmResultFile({ ...exportMeta(src), durationFromOrigin: true }, src.levels[0], opts);
     const failed = src.levels[0].rows.filter((r) => r.ok !== true).map(vllmError);
+    // vLLM's calculate_metrics warns the same way (warnings.warn, on stderr).
+    if (failed.length && failed.length === src.levels[0].rows.length) ctx.err("ik bench vllm: warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.\n");
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(failureLines(failed) + summaryBlock(result, plan.percentiles)));
     if (v.saveResult || v.appendResult) {
       const dir = resultDir;

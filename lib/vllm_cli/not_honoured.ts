@@ -19,6 +19,8 @@ export interface NotHonoured {
 const LOCAL_TOKENIZER = "ik loads no local tokenizer: token counts come from the server (ids or usage), prompt lengths from its /tokenize";
 const FILE_DATASET = "ik's dataset readers always take a seeded sample without repeats (reused with a unique prefix tag when the file has too few rows), stream, and send the chat request the server templates";
 const HF = "ik reads local files only (no Hugging Face download): --dataset-name hf is refused";
+/** A vLLM dataset's own option, for a dataset ik refuses by name. */
+const OTHER_DATASET = (name: string) => `it applies only to --dataset-name ${name}, which ik does not read (random, sharegpt, sonnet and custom are read)`;
 
 /** The table, by flag name. */
 export const NOT_HONOURED: Readonly<Record<string, NotHonoured>> = {
@@ -51,6 +53,24 @@ export const NOT_HONOURED: Readonly<Record<string, NotHonoured>> = {
   "--probe-request-rate": { takes: "value", action: "refuse", why: "ik sends no probe requests beside the workload" },
   "--self-timed": { takes: "flag", action: "refuse", why: "ik replays no timed traces" },
   "--random-batch-size": { takes: "value", action: "refuse", why: "ik benchmarks generation, not embedding batches" },
+  "--chat-template-kwargs": { takes: "value", action: "refuse", why: "ik applies no chat template itself; send them in the request: --extra-body '{\"chat_template_kwargs\": {...}}'" },
+  "--no-self-timed": { takes: "flag", action: "warn", why: "ik replays no timed traces here: arrivals follow --request-rate, as without --self-timed" },
+  "--hf-name": { takes: "value", action: "warn", why: HF },
+  "--no-reranker": { takes: "flag", action: "warn", why: OTHER_DATASET("random-rerank") },
+  "--spec-bench-output-len": { takes: "value", action: "warn", why: OTHER_DATASET("spec_bench") },
+  "--spec-bench-category": { takes: "value", action: "warn", why: OTHER_DATASET("spec_bench") },
+  "--blazedit-min-distance": { takes: "value", action: "warn", why: OTHER_DATASET("hf (blazedit)") },
+  "--blazedit-max-distance": { takes: "value", action: "warn", why: OTHER_DATASET("hf (blazedit)") },
+  "--random-mm-base-items-per-request": { takes: "value", action: "warn", why: OTHER_DATASET("random-mm") },
+  "--random-mm-num-mm-items-range-ratio": { takes: "value", action: "warn", why: OTHER_DATASET("random-mm") },
+  "--random-mm-limit-mm-per-prompt": { takes: "value", action: "warn", why: OTHER_DATASET("random-mm") },
+  "--random-mm-bucket-config": { takes: "value", action: "warn", why: OTHER_DATASET("random-mm") },
+  "--txt-slices-input-len": { takes: "value", action: "warn", why: OTHER_DATASET("txt-slices") },
+  "--txt-slices-output-len": { takes: "value", action: "warn", why: OTHER_DATASET("txt-slices") },
+  "--prefix-repetition-prefix-len": { takes: "value", action: "warn", why: OTHER_DATASET("prefix_repetition") },
+  "--prefix-repetition-suffix-len": { takes: "value", action: "warn", why: OTHER_DATASET("prefix_repetition") },
+  "--prefix-repetition-num-prefixes": { takes: "value", action: "warn", why: OTHER_DATASET("prefix_repetition") },
+  "--prefix-repetition-output-len": { takes: "value", action: "warn", why: OTHER_DATASET("prefix_repetition") },
 };
 
 /** The one line for a flag of the table that was given: a warning (null action) or the refusal's reason. */

@@ -9,6 +9,9 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { Buffer } from "node:buffer";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ikBin, type IkRun, runArgv } from "../_helpers/ik.ts";
@@ -176,6 +179,43 @@ describe("ik bench vllm", () => {
     assert.equal(one(join(dir, "g2")).request_goodput, 0);
   });
 
+  test("without --model: the first model's id in the requests, its root as model_id, tokenizer_id and in the file name (vLLM's get_first_model_from_server)", async () => {
+    // A loopback proxy to the mock whose /v1/models says the served name stands for another root.
+    const target = new URL(mock.base);
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        if (req.url === "/v1/models") {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "vllm", root: "org/Real-Model-7B", max_model_len: 8192 }] }));
+          return;
+        }
+        const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        });
+        up.end(Buffer.concat(chunks));
+      });
+    });
+    await new Promise<void>((ok) => proxy.listen(0, "127.0.0.1", ok));
+    try {
+      const res = join(dir, "root");
+      const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const r = await ik(["bench", "vllm", "--base-url", base, "--num-prompts", "2", "--random-input-len", "8", "--random-output-len", "2", "--save-result", "--result-dir", res]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /--model not given: the server's first model is mock-model \(root org\/Real-Model-7B\)/);
+      const file = one(res);
+      assert.equal(file.model_id, "org/Real-Model-7B");
+      assert.equal(file.tokenizer_id, "org/Real-Model-7B");
+      assert.match(readdirSync(res)[0], /^openai-infqps-Real-Model-7B-\d{8}-\d{6}\.json$/);
+      const sent = readFileSync(join(dir, "runs", recordId(r), "inputs", "openai", "load-rinf.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      assert.ok(sent.every((x) => x.body.model === "mock-model"), JSON.stringify(sent[0].body));
+    } finally {
+      proxy.close();
+    }
+  });
+
   test("a server without a /tokenize ik knows: lengths counted as words, said on stderr and in the record", async () => {
     const plain = await startMock(["--engine", "openai", "--ttft-ms", "5", "--tpot-ms", "1"]);
     try {
@@ -205,6 +245,15 @@ describe("ik bench vllm", () => {
       assert.deepEqual(lines.slice(head + 1, head + 11), errs.slice(0, 10).map((e: string, i: number) => `Error ${i}: ${e}`));
       assert.ok(!lines[head + 11].startsWith("Error 10"), "capped at 10");
       assert.ok(errs.every((e: string) => /500/.test(e)), errs[0]);
+      assert.doesNotMatch(r.stderr, /All requests failed/, "some succeeded");
+      const dead = await startMock(["--engine", "vllm", "--fault", "http500"]);
+      try {
+        const all = await runArgv([ikBin()], ["bench", "vllm", "--base-url", dead.base, "--model", "mock-model", "--num-prompts", "3", "--request-rate", "200", "--random-input-len", "8", "--random-output-len", "2"], { env: { IK_RUNS_DIR: join(dir, "runs") }, cwd: dir, timeoutMs: 60_000 });
+        assert.match(all.stdout, /^Successful requests: +0 *$/m, all.stdout + all.stderr);
+        assert.match(all.stderr, /warning: All requests failed\. This is likely due to a misconfiguration on the benchmark arguments\./);
+      } finally {
+        await dead.stop();
+      }
     } finally {
       await faulty.stop();
     }
@@ -308,6 +357,14 @@ describe("ik bench vllm", () => {
     assert.equal(warn.code, 0, warn.stderr);
     assert.match(warn.stderr, /warning: --trust-remote-code is accepted and changes nothing here/);
     assert.match(warn.stderr, /warning: --disable-tqdm is accepted/);
+    // vLLM's options of datasets ik refuses by name are accepted (a warning); a request-shaping one is refused.
+    const other = await ik([...base(), "--num-prompts", "1", "--txt-slices-input-len", "5", "--no-reranker", "--hf-name", "x/y"]);
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stderr, /warning: --txt-slices-input-len is accepted and changes nothing here: it applies only to --dataset-name txt-slices/);
+    assert.match(other.stderr, /warning: --no-reranker is accepted/);
+    const kw = await ik([...base(), "--chat-template-kwargs", '{"enable_thinking": false}']);
+    assert.equal(kw.code, 64);
+    assert.match(kw.stderr, /^ik: --chat-template-kwargs: ik cannot honour it: .*--extra-body/m);
     const chat = await ik([...base(), "--backend", "openai-chat", "--endpoint", "/v1/chat/completions", "--num-prompts", "2", "--temperature", "0"]);
     assert.equal(chat.code, 0, chat.stderr);
     // vLLM's RandomDataset: --random-input-len less the tokenizer's special tokens (none on the mock) of
