@@ -101,12 +101,15 @@ export function vllmPlan(f: VllmFlagValues): VllmPlan {
   });
   const api = BACKENDS[f.backend];
   if (!api) throw bad("--backend", `'${f.backend}': ik speaks the OpenAI API only`, "use --backend openai (or vllm: completions) or openai-chat");
-  if (f.endpoint !== undefined && f.endpoint !== PATHS[api]) {
-    throw bad("--endpoint", `'${f.endpoint}' is not the ${api} endpoint of --backend ${f.backend}`, `use --endpoint ${PATHS[api]}, or --backend ${api === "chat" ? "openai" : "openai-chat"} for ${api === "chat" ? PATHS.completions : PATHS.chat}`);
+  // vLLM's api_url is base_url + endpoint: a path before the API's own (a router's prefix) is kept.
+  if (f.endpoint !== undefined && !f.endpoint.endsWith(PATHS[api])) {
+    throw bad("--endpoint", `'${f.endpoint}' is not the ${api} endpoint of --backend ${f.backend}`, `use --endpoint ${PATHS[api]} (after any path prefix), or --backend ${api === "chat" ? "openai" : "openai-chat"} for ${api === "chat" ? PATHS.completions : PATHS.chat}`);
   }
+  const endpointPrefix = f.endpoint !== undefined ? f.endpoint.slice(0, f.endpoint.length - PATHS[api].length).replace(/\/+$/, "") : "";
+  if (endpointPrefix && !endpointPrefix.startsWith("/")) throw bad("--endpoint", `'${f.endpoint}' does not start with /`, `e.g. --endpoint /proxy${PATHS[api]}`);
   if (f.baseUrl !== undefined && (f.host !== "127.0.0.1" || f.port !== 8000)) warnings.push("--base-url is given: --host and --port are ignored, as vLLM does");
   const host = f.host.includes(":") && !f.host.startsWith("[") ? `[${f.host}]` : f.host;
-  const baseUrl = f.baseUrl ?? `http://${host}:${f.port}`;
+  const baseUrl = (f.baseUrl ?? `http://${host}:${f.port}`).replace(/\/+$/, "") + endpointPrefix;
   const raw = f.requestRate.trim().toLowerCase();
   const requestRate = raw === "inf" || raw === "infinity" ? Infinity : Number(raw);
   if (!(requestRate > 0) || Number.isNaN(requestRate)) throw bad("--request-rate", `'${f.requestRate}' is not a positive number or inf`, "e.g. --request-rate 4, or inf (every request at time 0)");

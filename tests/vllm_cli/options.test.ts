@@ -25,6 +25,15 @@ describe("vllmPlan", () => {
     assert.equal(p.baseUrl, "http://127.0.0.1:8000");
     assert.deepEqual(p.percentileMetrics, ["ttft", "tpot", "itl"]);
   });
+  test("--endpoint: vLLM's api_url is base_url + endpoint, so a path before the API's own is a prefix ik keeps", () => {
+    assert.equal(vllmPlan(flags({ endpoint: "/v1/completions" })).baseUrl, "http://127.0.0.1:8000");
+    assert.equal(vllmPlan(flags({ endpoint: "/openai/v1/completions", baseUrl: "http://gw:9000/" })).baseUrl, "http://gw:9000/openai");
+    assert.equal(vllmPlan(flags({ backend: "openai-chat", endpoint: "/r/x/v1/chat/completions" })).baseUrl, "http://127.0.0.1:8000/r/x");
+    for (const over of [{ endpoint: "/v1/chat/completions" }, { endpoint: "/completions" }, { endpoint: "x/v1/completions" }, { backend: "openai-chat", endpoint: "/v1/completions" }] as Partial<VllmFlagValues>[]) {
+      const r = code(() => vllmPlan(flags(over)));
+      assert.ok(r && r[0] === 64 && /endpoint|start with/.test(r[1]), JSON.stringify([over, r]));
+    }
+  });
   test("refusals are 64 with this command's help", () => {
     for (const over of [{ goodput: ["itl:5"] }, { words: ["stray"] }, { words: ["ttft:5"] }, { requestRate: "-1" }, { percentileMetrics: "ttft,foo" }, { metricPercentiles: "101" },
       { backend: "tgi" }, { extraBody: "[1]" }, { profile: true }, { header: ["x=1"] }] as Partial<VllmFlagValues>[]) {
