@@ -1,7 +1,8 @@
 /**
  * ShareGPT (the ShareGPT_V3 JSON: a top-level array of `{id, conversations: [{from, value}]}`),
- * read as vLLM's ShareGPT dataset reads it: the prompt is the first human turn, max_tokens the
- * token length of the recorded answer that follows it (or `outputLen`), and vLLM's filters drop a
+ * read as vLLM's ShareGPT dataset reads it: the prompt is the first human turn (vLLM's own pair, the
+ * first two turns whatever their roles, with `firstTwoTurns`), max_tokens the token length of the
+ * recorded answer that follows it (or `outputLen`), and vLLM's filters drop a
  * pair whose prompt or answer is under 4 tokens, whose prompt is over 1024 tokens, or whose
  * prompt + answer is over 2048 (the answer's minimum is not checked when `outputLen` is given).
  * Lengths are the bare texts' tokens, as vLLM counts `tokenizer(text).input_ids`.
@@ -40,8 +41,8 @@ interface Pass {
   info: SourceInfo;
 }
 
-/** The first human turn and the answer after it, or why there is none. */
-function pairOf(entry: unknown, where: string): Omit<Pair, "line"> | "no_turns" | "no_pair" {
+/** The first human turn and the answer after it (or the first two turns), or why there is none. */
+function pairOf(entry: unknown, where: string, firstTwo: boolean): Omit<Pair, "line"> | "no_turns" | "no_pair" {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw dataError(where, "each element must be an object with 'conversations'");
   const e = entry as Record<string, unknown>;
   const conv = e.conversations;
@@ -54,19 +55,20 @@ function pairOf(entry: unknown, where: string): Omit<Pair, "line"> | "no_turns" 
   }
   if (conv.length < 2) return "no_turns";
   const turns = conv as { from: string; value: string }[];
+  const sourceId = typeof e.id === "string" || typeof e.id === "number" ? String(e.id) : null;
+  if (firstTwo) return { sourceId, prompt: turns[0].value, answer: turns[1].value };
   const h = turns.findIndex((t) => HUMAN.has(t.from.toLowerCase()));
   if (h === -1 || h + 1 >= turns.length || NOT_ANSWER.has(turns[h + 1].from.toLowerCase())) return "no_pair";
-  const sourceId = typeof e.id === "string" || typeof e.id === "number" ? String(e.id) : null;
   return { sourceId, prompt: turns[h].value, answer: turns[h + 1].value };
 }
 
-async function readPass(path: string, seed: number, poolSize: number): Promise<Pass> {
+async function readPass(path: string, seed: number, poolSize: number, firstTwo: boolean): Promise<Pass> {
   const src = await openSource(path);
   const pool = new SeededPool<Pair>(poolSize, seed);
   let noTurns = 0, noPair = 0, rows = 0;
   const reader = new JsonArrayReader(src.name, (value, line, index) => {
     rows++;
-    const p = pairOf(value, `${src.name}:${line}`);
+    const p = pairOf(value, `${src.name}:${line}`, firstTwo);
     if (p === "no_turns") noTurns++;
     else if (p === "no_pair") noPair++;
     else pool.offer(index, { ...p, line });
@@ -83,7 +85,7 @@ export async function readShareGpt(o: DatasetOptions): Promise<DatasetRead & { s
   let poolSize = want === 0 ? 0 : Math.max(2 * want, want + 256);
   const cache = new Map<number, [number, number | null]>();
   for (;;) {
-    const pass = await readPass(o.path, o.seed, poolSize);
+    const pass = await readPass(o.path, o.seed, poolSize, o.firstTwoTurns === true);
     const drop = { short: 0, long: 0, total: 0 };
     const lines: DatasetLine[] = [];
     let examined = 0;
@@ -135,7 +137,7 @@ export async function readShareGpt(o: DatasetOptions): Promise<DatasetRead & { s
     if (examined < pass.pairs.length) notes.push(`the length filters were applied to the ${examined} pairs examined in the seeded order until ${want} passed, not to every row`);
     return {
       lines, rows: pass.rows, examined, filters, notes, source: pass.info,
-      options: { output_len: o.outputLen ?? null, min_len: minLen, max_prompt_len: maxPromptLen, max_total_len: maxTotalLen, prompt: "first human turn", max_tokens: o.outputLen === undefined ? "the answer's tokens" : "output_len" },
+      options: { output_len: o.outputLen ?? null, min_len: minLen, max_prompt_len: maxPromptLen, max_total_len: maxTotalLen, prompt: o.firstTwoTurns ? "the first turn (and the second as the answer), whatever their roles, as vLLM" : "first human turn", max_tokens: o.outputLen === undefined ? "the answer's tokens" : "output_len" },
     };
   }
 }

@@ -36,6 +36,12 @@ export interface DatasetOptions {
   inputLen?: number;
   /** sonnet: tokens of the shared prefix (default 200). */
   prefixLen?: number;
+  /**
+   * sharegpt: the pair is the first two turns whatever their roles, as vLLM's ShareGPTDataset
+   * takes them (`conversations[0]`, `conversations[1]`); default: the first human turn and the
+   * answer after it.
+   */
+  firstTwoTurns?: boolean;
 }
 
 /** One prompt made from a row. */

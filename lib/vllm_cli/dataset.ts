@@ -136,6 +136,8 @@ async function fileSet(name: typeof FILE_DATASETS[number], path: string, r: Data
   const { set, build } = await buildDatasetPromptSet({
     name: datasetAlias(name) ?? "jsonl", path, counter: requestCounter(lc.method, (t) => lc.request(t)), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
     ...(name === "sonnet" ? { inputLen: f.sonnetInputLen, prefixLen: f.sonnetPrefixLen } : {}),
+    // vLLM's ShareGPTDataset: conversations[0] is the prompt and [1] the completion, whatever their roles.
+    ...(name === "sharegpt" ? { firstTwoTurns: true } : {}),
   });
   const limitations = [...build.limitations];
   if (build.n < r.random.numPrompts) limitations.push(`--num-prompts ${r.random.numPrompts}: only ${build.n} rows of ${path} passed the filters; they are reused (each reuse with a unique prefix tag) to send ${r.random.numPrompts} requests, as vLLM oversamples`);

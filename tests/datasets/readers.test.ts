@@ -136,3 +136,23 @@ test("readMooncake: rows sharing leading hash ids share that text word for word,
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("readShareGpt firstTwoTurns: vLLM's pair is conversations[0] and [1] whatever their roles", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-sharegpt-first-two-"));
+  try {
+    const path = join(dir, "sg.json");
+    await writeFile(path, JSON.stringify(SHAREGPT_CASES));
+    const ours = await readShareGpt({ name: "sharegpt", path, counter: wordCounter(), numPrompts: 0, seed: 3 });
+    const vllm = await readShareGpt({ name: "sharegpt", path, counter: wordCounter(), numPrompts: 0, seed: 3, firstTwoTurns: true });
+    const byId = (r: typeof ours) => new Map(r.lines.map((l) => [l.extra.source_id, l]));
+    const [a, b] = [byId(ours), byId(vllm)];
+    const gptFirst = SHAREGPT_CASES.find((c) => c.id === "gpt-first")!.conversations!;
+    assert.equal(a.get("gpt-first")!.messages[0].content, gptFirst[1].value, "ours: the human turn");
+    assert.equal(b.get("gpt-first")!.messages[0].content, gptFirst[0].value, "vLLM: the first turn");
+    assert.equal(b.get("gpt-first")!.maxTokens, 8, "the second turn's length");
+    assert.ok(!a.has("human-human") && b.has("human-human"), "vLLM pairs two human turns");
+    assert.equal(vllm.filters.find((f) => /no human turn/.test(f.filter))?.dropped ?? 0, 0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ikBin, type IkRun, runArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
-import { makeDatasetFixtures } from "../../scripts/make_dataset_fixtures.ts";
+import { makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
 /**
  * The keys `vllm bench serve --save-result` writes with the default --percentile-metrics
@@ -299,6 +299,14 @@ describe("ik bench vllm", () => {
       assert.match(String(rec.request.args.prompts ?? rec.identity.workload.prompt_set?.name ?? JSON.stringify(rec.identity.workload)), new RegExp(`dataset:${name === "custom" ? "jsonl" : name}`), name);
     }
     // A malformed file: 65, one line naming file:line.
+    // vLLM's ShareGPT pair is conversations[0] and [1] whatever their roles: the fixture's 8 such pairs
+    // (a gpt-first and a human-human one among them) all pass, and gpt-first is sent by its first turn.
+    const all8 = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--num-prompts", "8"]);
+    assert.equal(all8.code, 0, all8.stderr);
+    const sent8 = readFileSync(join(dir, "runs", recordId(all8), "inputs", "openai", "load-rinf.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(sent8.every((x) => x.salt === null), "8 distinct pairs: none reused");
+    const first = SHAREGPT_CASES.find((c) => c.id === "gpt-first")!.conversations![0].value;
+    assert.ok(sent8.some((x) => x.body.prompt === first), "gpt-first sent by its first (gpt) turn");
     const bad = await ik(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--dataset-name", "sharegpt", "--dataset-path", fx["sharegpt_bad.json"], "--num-prompts", "2"]);
     assert.equal(bad.code, 65, bad.stderr);
     assert.match(bad.stderr, /sharegpt_bad\.json:3/);
