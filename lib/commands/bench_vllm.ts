@@ -23,7 +23,7 @@ import { progressPrinter } from "../report/terminal/load_progress.ts";
 import { promptSetFor } from "../vllm_cli/dataset.ts";
 import { vllmPlan, type VllmFlagValues } from "../vllm_cli/options.ts";
 import { defaultResultName, vllmResultFile } from "../vllm_cli/result_file.ts";
-import { failureLines, summaryBlock } from "../vllm_cli/summary_block.ts";
+import { failureLines, summaryBlock, trafficLines } from "../vllm_cli/summary_block.ts";
 import { prepareServe } from "./bench_serve_setup.ts";
 import type { CommandContext } from "./context.ts";
 import { lengthCounter } from "./prompts_synth.ts";
@@ -118,7 +118,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     const failed = src.levels[0].rows.filter((r) => r.ok !== true).map(vllmError);
     // vLLM's calculate_metrics warns the same way (warnings.warn, on stderr).
     if (failed.length && failed.length === src.levels[0].rows.length) ctx.err("ik bench vllm: warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.\n");
-    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(failureLines(failed) + summaryBlock(result, plan.percentiles)));
+    ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(trafficLines(plan.requestRate, v.burstiness, v.maxConcurrency ?? null) + failureLines(failed) + summaryBlock(result, plan.percentiles)));
     if (v.saveResult || v.appendResult) {
       const dir = resultDir;
       const file = resolve(dir, v.resultFilename ?? defaultResultName(opts));

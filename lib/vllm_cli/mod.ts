@@ -15,4 +15,4 @@ export { camelOf, NOT_HONOURED, type NotHonoured, notHonouredLine } from "./not_
 export { type VllmFlagValues, type VllmPlan, vllmPlan } from "./options.ts";
 export { type DatasetRequest, type DatasetSet, FILE_DATASETS, promptSetFor, randomSet, type RandomSpec } from "./dataset.ts";
 export { defaultResultName, DETAILED_KEYS, type Goodput, PERCENTILE_METRICS, pyFloat, type VllmFileOptions, vllmResultFile } from "./result_file.ts";
-export { centre, failureLines, line, summaryBlock } from "./summary_block.ts";
+export { centre, failureLines, line, summaryBlock, trafficLines } from "./summary_block.ts";

@@ -13,6 +13,7 @@
 import type { ExportLevel, Obj } from "../export/record_source.ts";
 import { type VllmExportMeta, vllmLevelResult } from "../export/vllm_level_file.ts";
 import { vllmBlock } from "../export/vllm_stats.ts";
+import { pyFloatRepr } from "../export/py_json.ts";
 
 /** The metrics vLLM can give percentile blocks. */
 export const PERCENTILE_METRICS = ["ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"] as const;
@@ -118,8 +119,8 @@ export function defaultResultName(o: Pick<VllmFileOptions, "label" | "backend" |
   return `${o.label || o.backend}-${rate}qps${conc}-${o.modelId.split("/").pop()}-${o.date}.json`;
 }
 
-/** Python's str() of a float: `4.0`, `0.5`, `inf`. */
+/** Python's str() of a float: `4.0`, `0.5`, `1e-05`, `inf`. */
 export function pyFloat(x: number): string {
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  return Number.isInteger(x) ? `${x}.0` : String(x);
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
+  return pyFloatRepr(x);
 }

@@ -8,6 +8,7 @@
 import type { Obj } from "../export/record_source.ts";
 import { fixed } from "../summarize/py_format.ts";
 import { percentileWord } from "../export/vllm_stats.ts";
+import { pyFloat } from "./result_file.ts";
 
 /** Python's `"{s:{c}^{n}}".format(...)`: centred, the odd padding character on the right. */
 export function centre(s: string, n: number, c: string): string {
@@ -33,6 +34,18 @@ const HEADERS: Readonly<Record<string, [string, string]>> = {
 };
 
 const n = (v: unknown) => (typeof v === "number" ? v : 0);
+
+/**
+ * The traffic lines vLLM prints before its run (`benchmark()`, without ramp-up): the rate and the
+ * burstiness as Python prints a float (`inf`, `10.0`), the cap or `None`.
+ */
+export function trafficLines(requestRate: number, burstiness: number, maxConcurrency: number | null): string {
+  return [
+    `Traffic request rate: ${pyFloat(requestRate)}`,
+    `Burstiness factor: ${pyFloat(burstiness)} (${burstiness === 1 ? "Poisson process" : "Gamma distribution"})`,
+    `Maximum request concurrency: ${maxConcurrency ?? "None"}`,
+  ].join("\n") + "\n";
+}
 
 /**
  * What vLLM prints before the block when requests failed (its `calculate_metrics`): a heading and

@@ -70,7 +70,8 @@ describe("ik bench vllm", () => {
     const r = await ik([...base(), "--num-prompts", "12", "--request-rate", "40", "--seed", "3", "--save-result", "--result-dir", res]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.split("\n");
-    assert.equal(lines[0], "============ Serving Benchmark Result ============");
+    // vLLM's traffic lines (printed before its run), then the block.
+    assert.deepEqual(lines.slice(0, 4), ["Traffic request rate: 40.0", "Burstiness factor: 1.0 (Poisson process)", "Maximum request concurrency: None", "============ Serving Benchmark Result ============"]);
     assert.equal(lines.at(-2), "=".repeat(50));
     assert.ok(lines.includes(L("Successful requests:", "12")), r.stdout);
     assert.ok(lines.includes(L("Failed requests:", "0")));
@@ -83,7 +84,7 @@ describe("ik bench vllm", () => {
     assert.ok(lines.includes("---------------Time to First Token----------------"));
     assert.ok(lines.includes("-----Time per Output Token (excl. 1st token)------"));
     assert.ok(lines.includes("---------------Inter-token Latency----------------"));
-    assert.ok(!/Maximum request concurrency|Request goodput/.test(r.stdout));
+    assert.ok(!/^Maximum request concurrency: {2,}|Request goodput/m.test(r.stdout), "no cap line in the block");
     const file = one(res);
     assert.deepEqual(Object.keys(file).filter((k) => !k.startsWith("ik_")), VLLM_DEFAULT_KEYS);
     for (const k of Object.keys(file).filter((k) => k.startsWith("ik_"))) assert.equal(typeof file[k], "string", `${k}: metadata keys are strings`);
@@ -133,6 +134,7 @@ describe("ik bench vllm", () => {
     const r = await ik([...base(), "--num-prompts", "8", "--max-concurrency", "2", "--percentile-metrics", "ttft,e2el,client_queue_time,e2el_including_client_queue", "--metric-percentiles", "50,99.9", "--save-result", "--save-detailed", "--result-dir", res, "--label", "capped", "--metadata", "tp=1", "run=a"]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(r.stdout.split("\n").includes(L("Maximum request concurrency:", "2")), r.stdout);
+    assert.ok(r.stdout.startsWith("Traffic request rate: inf\nBurstiness factor: 1.0 (Poisson process)\nMaximum request concurrency: 2\n"), r.stdout);
     assert.ok(!/Request rate configured/.test(r.stdout), "inf prints no configured rate, as vLLM");
     assert.match(r.stdout, /^P99\.9 E2EL \(ms\):/m);
     assert.ok(r.stdout.includes("---------------Client-side Queueing---------------"));
