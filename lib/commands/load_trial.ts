@@ -99,6 +99,8 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
     const ep = parseEndpoint(f.base, "--base");
     const out = resolve(rt.cwd(), f.out);
     if (existsSync(join(out, "summary.json"))) throw usageError("--out", `${join(out, "summary.json")} already exists`, "give a new folder (a measured trial is never overwritten)");
+    // A trial killed before its summary leaves its rows: appending to them would mix two trials.
+    if (existsSync(join(out, "requests.jsonl"))) throw usageError("--out", `${join(out, "requests.jsonl")} already exists (a trial that ended without its summary.json)`, "give a new folder; the rows there are kept");
     const wpath = resolve(rt.cwd(), f.workload);
     let text: string;
     try {

@@ -31,6 +31,8 @@ export interface Plan {
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Names the runner writes in the output folder beside the points' folders. */
+const RESERVED_IDS = ["manifest.json"];
 
 /** Why a string looks like a credential, or null. */
 export function tokenLooking(s: string): string | null {
@@ -110,6 +112,7 @@ export function parsePlan(text: string, path: string): Plan {
     const name = typeof p.id === "string" && p.id ? `point '${p.id}'` : `points[${i}]`;
     const bad = (field: string, what: string) => problems.push(`${name}: ${field} ${what}`);
     if (typeof p.id !== "string" || !ID.test(p.id)) bad("id", "must be 1-64 letters, digits, '.', '_' or '-' (it names a folder)");
+    else if (RESERVED_IDS.includes(p.id)) bad("id", `'${p.id}' names a file of the output folder; choose another id`);
     else if (seen.has(p.id)) bad("id", "appears twice");
     else seen.add(p.id);
     const w = p.workload;

@@ -97,7 +97,13 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     g.killGroup("SIGTERM");
     setTimeout(() => g.killGroup("SIGKILL"), 5000);
   }, timeoutMs);
-  const onAbort = () => g.killGroup("SIGINT");
+  // An interrupt asks the client to stop (SIGINT), then insists within the CLI's grace, so the
+  // client ends and the point's files are written before ik exits.
+  const escalate: ReturnType<typeof setTimeout>[] = [];
+  const onAbort = () => {
+    g.killGroup("SIGINT");
+    escalate.push(setTimeout(() => g.killGroup("SIGTERM"), 3000), setTimeout(() => g.killGroup("SIGKILL"), 6000));
+  };
   cfg.signal?.addEventListener("abort", onAbort, { once: true });
   const during = { samples: 0, max_admission: 0, max_resident: 0, last: null as DrainSnapshot | null };
   let running = true;
@@ -128,6 +134,7 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     running = false;
     clearTimeout(timer);
     cfg.signal?.removeEventListener("abort", onAbort);
+    for (const t of escalate) clearTimeout(t);
   }
 }
 
@@ -206,7 +213,7 @@ async function runEach(cfg: PointsConfig, points: PointsOutcome["points"], finis
       await save();
       cfg.progress(`point ${p.id}: ${status}: ${reason}`);
       points.push({ id: p.id, status, reason });
-      return finish({ status: "stopped", reason: `point ${p.id}: ${reason}`, points: [...points, ...rest()] });
+      return finish({ status: status === "interrupted" ? "interrupted" : "stopped", reason: `point ${p.id}: ${reason}`, points: [...points, ...rest()] });
     };
     cfg.progress(`point ${i + 1}/${cfg.plan.points.length} ${p.id}: checking readiness`);
     const r = await checkReady(cfg.ep, cfg.readyPath, cfg.apiKey);
@@ -217,6 +224,7 @@ async function runEach(cfg: PointsConfig, points: PointsOutcome["points"], finis
     if (!m.ok) return stop("model_mismatch", m.note ?? "model not served");
     const d0 = await waitDrained(cfg.ep, cfg.drain, { timeoutMs: p.drain_timeout_s * 1000, pollMs: cfg.pollMs, apiKey: cfg.apiKey, signal: cfg.signal });
     result.drain_initial = d0;
+    if (cfg.signal?.aborted) return stop("interrupted", "interrupted while waiting for the fleet to drain before the point");
     if (!d0.drained) return stop("drain_timeout", `the fleet did not drain before the point within ${p.drain_timeout_s} s (admission ${d0.last?.admission ?? "?"}, resident ${d0.last?.resident ?? "?"}${d0.last?.note ? `; ${d0.last.note}` : ""})`);
     const argv = substituteArgv(p.client_argv, { base: cfg.baseUrl, model: cfg.model, point_id: p.id, point_dir: pdir }, rt.selfArgv());
     result.client_argv = scrubArgv(argv.map((a) => a.split(cfg.baseUrl).join("{base}")));

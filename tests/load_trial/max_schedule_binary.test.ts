@@ -4,7 +4,7 @@
  * before any request is sent (the mock's request log stays empty), naming the hours and the flag.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -59,4 +59,17 @@ test("a schedule past --max-schedule-h is refused (64) before anything is sent, 
   assert.ok(rows.every((r) => typeof r.send_cpu_wait_ms === "number" && r.send_cpu_wait_ms >= 0), JSON.stringify(rows[0]));
   assert.equal(summary.percentiles.send_lag_without_cpu_wait_ms.n, 6);
   assert.ok(summary.percentiles.send_lag_without_cpu_wait_ms.max <= summary.percentiles.send_lag_ms.max);
+});
+
+test("a folder holding the rows of a trial that ended without its summary is refused (64), the rows kept", async () => {
+  const out = join(dir, "killed");
+  await mkdir(out, { recursive: true });
+  const stale = '{"seq":0,"ok":true,"stale":true}\n';
+  await writeFile(join(out, "requests.jsonl"), stale);
+  const before = mock.proc.stdout().match(/ik-request /g)?.length ?? 0;
+  const r = await run("10", "3", [], "killed");
+  assert.equal(r.code, 64, r.stderr);
+  assert.match(r.stderr, /^ik: --out: .*requests\.jsonl already exists \(a trial that ended without its summary\.json\); give a new folder; the rows there are kept/m);
+  assert.equal(await readFile(join(out, "requests.jsonl"), "utf8"), stale);
+  assert.equal(mock.proc.stdout().match(/ik-request /g)?.length ?? 0, before, "nothing sent");
 });

@@ -13,7 +13,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runIk } from "../_helpers/ik.ts";
+import { ikBin, runIk, startArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { runtime, type Served } from "../../lib/runtime/mod.ts";
 
@@ -198,6 +198,44 @@ describe("bench points through the binary", { skip: BUN ? false : "Bun only (end
       assert.equal(x.r.code, 0, x.r.stderr);
       const m = await readJson(join(x.out, "manifest.json"));
       assert.match(m.preflight.drain.note, /summed sglang:num_queue_reqs, vllm:num_requests_running/);
+      // An interrupt while the client runs, the client deaf to SIGINT: ik insists (SIGTERM, SIGKILL)
+      // within its grace, keeps the point's files, and calls the run and the point interrupted (130).
+      reset();
+      const p1 = join(dir, "plan-int.json");
+      await writeFile(p1, JSON.stringify({ schema: 1, points: pts(["sh", "-c", "trap '' INT; echo started; sleep 30"], 60) }));
+      const intOut = join(dir, "stop-int");
+      const ik1 = startArgv([ikBin()], ["bench", "points", "--base", base, "--model", "m", "--plan", p1, "--out", intOut, "--poll-s", "0.05", "--json"], { env: env() });
+      await ik1.waitFor(/point b: client running/, 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const t0 = Date.now();
+      const e1 = await ik1.stop("SIGINT");
+      assert.equal(e1.code, 130, ik1.stderr());
+      assert.ok(Date.now() - t0 < 9_500, `took ${Date.now() - t0} ms`);
+      const o1 = JSON.parse(ik1.stdout());
+      assert.equal(o1.status, "interrupted");
+      assert.deepEqual(o1.points.map((q: { status: string }) => q.status), ["ok", "interrupted", "not_run"]);
+      const rb = await readJson(join(intOut, "b", "result.json"));
+      assert.equal(rb.status, "interrupted");
+      assert.equal(await readFile(join(intOut, "b", "client.stdout"), "utf8"), "started\n");
+      assert.equal((await readJson(join(intOut, "manifest.json"))).outcome.status, "interrupted");
+      // An interrupt while waiting for the fleet to drain before a point is no drain timeout.
+      reset();
+      script.busy = true;
+      const p2 = join(dir, "plan-int2.json");
+      await writeFile(p2, JSON.stringify({ schema: 1, points: pts(["true"]).map((q) => ({ ...q, drain_timeout_s: 30 })) }));
+      const ik2 = startArgv([ikBin()], ["bench", "points", "--base", base, "--model", "m", "--plan", p2, "--out", join(dir, "stop-int2"), "--poll-s", "0.05", "--json"], { env: env() });
+      await ik2.waitFor(/point 1\/3 a: checking readiness/, 30_000);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal((await ik2.stop("SIGINT")).code, 130, ik2.stderr());
+      const ra = await readJson(join(dir, "stop-int2", "a", "result.json"));
+      assert.equal(ra.status, "interrupted", JSON.stringify(ra));
+      assert.match(ra.stop_reason, /interrupted while waiting for the fleet to drain/);
+      // A point id that names the runner's own file is refused with the plan (65), nothing run.
+      const p3 = join(dir, "plan-reserved.json");
+      await writeFile(p3, JSON.stringify({ schema: 1, points: [{ ...pts(["true"])[0], id: "manifest.json" }] }));
+      const rsv = await runIk(["bench", "points", "--base", base, "--model", "m", "--plan", p3, "--out", join(dir, "never-made-2")], { env: env() });
+      assert.equal(rsv.code, 65, rsv.stderr);
+      assert.match(rsv.stderr, /point 'manifest\.json': id 'manifest\.json' names a file of the output folder/);
       // A malformed plan: one line, 65, nothing created.
       await writeFile(join(dir, "bad-plan.json"), JSON.stringify({ schema: 1, points: [{ id: "x", workload: { file: "w", rate_rps: -1, requests: 1 }, client_argv: ["true"], client_timeout_s: 1, drain_timeout_s: 1 }] }));
       const bad = await runIk(["bench", "points", "--base", base, "--model", "m", "--plan", join(dir, "bad-plan.json"), "--out", join(dir, "never-made")], { env: env() });
