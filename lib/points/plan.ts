@@ -8,6 +8,7 @@
  * through a shell.
  * @module
  */
+import { normalize } from "node:path";
 import { flagValue } from "../cli/argv_words.ts";
 import { dataError, usageError } from "../cli/errors.ts";
 import { isSecretKey } from "../evidence/mod.ts";
@@ -135,6 +136,9 @@ export function parsePlan(text: string, path: string): Plan {
         const rate = flagValue(argv, "--rate"), reqs = flagValue(argv, "--requests");
         if (rate === null || Number(rate) !== w.rate_rps) bad("client_argv", `--rate ${rate ?? "(missing)"} does not match workload.rate_rps ${w.rate_rps}`);
         if (reqs === null || Number(reqs) !== w.requests) bad("client_argv", `--requests ${reqs ?? "(missing)"} does not match workload.requests ${w.requests}`);
+        // The point's record names the workload it declares: the client must send that one.
+        const wl = flagValue(argv, "--workload");
+        if (typeof w.file === "string" && w.file && (wl === null || normalize(wl) !== normalize(w.file))) bad("client_argv", `--workload ${wl ?? "(missing)"} is not workload.file ${w.file}`);
         // The report reads the client's summary from {point_dir}/client: anywhere else it is lost.
         const out = flagValue(argv, "--out");
         if (out === null || out.replace(/\/+$/, "") !== "{point_dir}/client") bad("client_argv", `--out ${out ?? "(missing)"}: an ik load-trial run client writes to --out {point_dir}/client, where the point's result and report read its summary.json`);

@@ -43,6 +43,10 @@ describe("parsePlan", () => {
     assert.match(problems(plan(point({ client_argv: lt("2", "10") }))), /point 'p1': client_argv --rate 2 does not match workload.rate_rps 1/);
     assert.match(problems(plan(point({ client_argv: lt("1", "11") }))), /--requests 11 does not match workload.requests 10/);
     assert.match(problems(plan(point({ client_argv: lt("1", "10").filter((w, i, a) => w !== "--rate" && a[i - 1] !== "--rate") }))), /--rate \(missing\)/);
+    // It sends the workload the point declares (the same path, however spelled).
+    assert.match(problems(plan(point({ client_argv: lt("1", "10").map((w) => (w === "w.json" ? "other.json" : w)) }))), /point 'p1': client_argv --workload other\.json is not workload\.file w\.json/);
+    assert.match(problems(plan(point({ client_argv: lt("1", "10").filter((w, i, a) => w !== "--workload" && a[i - 1] !== "--workload") }))), /--workload \(missing\)/);
+    parsePlan(plan(point({ client_argv: lt("1", "10").map((w) => (w === "w.json" ? "./w.json" : w)) })), "plan.json");
     // Its summary must land where the result and the report read it.
     assert.match(problems(plan(point({ client_argv: lt("1", "10").map((w) => (w === "{point_dir}/client" ? "{point_dir}/lt" : w)) }))), /point 'p1': client_argv --out \{point_dir\}\/lt: an ik load-trial run client writes to --out \{point_dir\}\/client/);
     parsePlan(plan(point({ client_argv: lt("1", "10").map((w) => (w === "{point_dir}/client" ? "{point_dir}/client/" : w)) })), "plan.json");
