@@ -1,4 +1,5 @@
 /** Builds a {@link Runtime} from a runtime-specific serve() plus the shared node: built-in parts. */
+import { statSync } from "node:fs";
 import { files } from "./_files.ts";
 import * as p from "./_process.ts";
 import type { ClockSync, FetchFn, Handler, Runtime, ServeOptions, Served } from "./types.ts";
@@ -81,5 +82,25 @@ export function scriptArgv(execPath: string, argv: string[]): string[] {
   // argv[1] is the script for `bun x.ts` / `node x.js`; Bun's compiled binaries put a virtual path there.
   const script = argv[1] ?? "";
   const compiled = script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/") || script === execPath;
-  return compiled ? [execPath] : [execPath, script];
+  const exe = liveExecPath(execPath);
+  return compiled ? [exe] : [exe, script];
+}
+
+/**
+ * A path that runs this very executable. When the file was replaced or removed during the run (a
+ * rebuild, an upgrade), Linux names it `PATH (deleted)`, which runs nothing, and the path, if it
+ * exists, holds another program: `/proc/self/exe` is given instead (a process started through it
+ * runs the same program, from the inode the kernel still holds), so every cell of a run measures
+ * with one build.
+ * @param stat the file identity reader (tests); default node:fs statSync
+ */
+export function liveExecPath(execPath: string, stat: (p: string) => { dev: number; ino: number } = statSync): string {
+  if (execPath.endsWith(" (deleted)")) return "/proc/self/exe";
+  try {
+    const a = stat(execPath), b = stat("/proc/self/exe");
+    return a.dev === b.dev && a.ino === b.ino ? execPath : "/proc/self/exe";
+  } catch {
+    // No /proc (not Linux), or the path is gone with no /proc to fall back on: the path as given.
+    return execPath;
+  }
 }

@@ -1,5 +1,5 @@
 /** Deno's serve: `onListen` (else it prints to stdout) and an AbortSignal (shutdown() waits on open streams). */
-import { makeRuntime } from "./_common.ts";
+import { liveExecPath, makeRuntime } from "./_common.ts";
 import { process } from "./_process.ts";
 import type { ClockSync, Handler, Runtime, ServeOptions, Served } from "./types.ts";
 import { decodeTimex, LIBC_CANDIDATES, TIMEX_SIZE } from "./_clock.ts";
@@ -76,7 +76,7 @@ function denoLibc(): LibcCalls | string {
 /** Creates the Deno runtime. */
 export function denoRuntime(): Runtime {
   const compiled = Deno.build && (Deno as unknown as { mainModule?: string }).mainModule?.includes("/deno-compile-");
-  const self = (): string[] => compiled ? [Deno.execPath()] : [Deno.execPath(), "run", "-A", process.argv[1]];
+  const self = (): string[] => compiled ? [liveExecPath(Deno.execPath())] : [liveExecPath(Deno.execPath()), "run", "-A", process.argv[1]];
   const rt = makeRuntime("deno", Deno.version.deno, serve, self, () => [...Deno.args], clockSync, undefined, denoLibc);
   rt.releaseExePages = () =>
     releaseExePages(Deno.build.os, () => {

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { Buffer } from "node:buffer";
-import { makeRuntime, scriptArgv } from "./_common.ts";
+import { liveExecPath, makeRuntime, scriptArgv } from "./_common.ts";
 import { nodeFetch } from "./_node_fetch.ts";
 import { process } from "./_process.ts";
 import type { Handler, Runtime, ServedRequestInfo, ServeOptions, Served } from "./types.ts";
@@ -233,7 +233,7 @@ function nodeLibc(): LibcCalls | string {
 export function nodeRuntime(): Runtime {
   const sea = isNodeSea();
   const self = (): string[] => {
-    if (sea) return [process.execPath];
+    if (sea) return [liveExecPath(process.execPath)];
     const [exec, script] = scriptArgv(process.execPath, process.argv);
     return script === undefined ? [exec] : [exec, ...process.execArgv, script];
   };

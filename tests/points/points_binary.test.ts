@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, statSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -236,6 +236,26 @@ describe("bench points through the binary", { skip: BUN ? false : "Bun only (end
       const rsv = await runIk(["bench", "points", "--base", base, "--model", "m", "--plan", p3, "--out", join(dir, "never-made-2")], { env: env() });
       assert.equal(rsv.code, 65, rsv.stderr);
       assert.match(rsv.stderr, /point 'manifest\.json': id 'manifest\.json' names a file of the output folder/);
+      // ik's executable replaced on disk while it runs (a rebuild, an upgrade): {ik} still runs the same build.
+      reset();
+      const copyDir = join(dir, "bin");
+      await mkdir(copyDir, { recursive: true });
+      const copy = join(copyDir, "ik");
+      await copyFile(ikBin(), copy);
+      await chmod(copy, 0o755);
+      const p4 = join(dir, "plan-replaced.json");
+      await writeFile(p4, JSON.stringify({ schema: 1, points: [
+        { ...pts(["true"])[0], client_argv: ["sh", "-c", "sleep 1.5"] },
+        { ...pts(["true"])[0], id: "b", client_argv: ["{ik}", "--version"] },
+      ] }));
+      const ik4 = startArgv([copy], ["bench", "points", "--base", base, "--model", "m", "--plan", p4, "--out", join(dir, "stop-replaced"), "--poll-s", "0.05", "--json"], { env: env() });
+      await ik4.waitFor(/point a: client running/, 30_000);
+      // The new file at that path is another program: {ik} must still run the one that is running.
+      await writeFile(`${copy}.new`, "#!/bin/sh\necho replaced\n", { mode: 0o755 });
+      await rename(`${copy}.new`, copy);
+      const e4 = await ik4.exited;
+      assert.equal(e4.code, 0, ik4.stderr());
+      assert.match(await readFile(join(dir, "stop-replaced", "b", "client.stdout"), "utf8"), /^ik /);
       // A malformed plan: one line, 65, nothing created.
       await writeFile(join(dir, "bad-plan.json"), JSON.stringify({ schema: 1, points: [{ id: "x", workload: { file: "w", rate_rps: -1, requests: 1 }, client_argv: ["true"], client_timeout_s: 1, drain_timeout_s: 1 }] }));
       const bad = await runIk(["bench", "points", "--base", base, "--model", "m", "--plan", join(dir, "bad-plan.json"), "--out", join(dir, "never-made")], { env: env() });
