@@ -17,7 +17,7 @@ import { defaultGpuLockPath } from "../engines_host/gpu_lock.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
-import { runRounds } from "../rounds/run.ts";
+import { cellBrief, runRounds } from "../rounds/run.ts";
 import { SERVE_CMD_ENV } from "../rounds/serve_argv.ts";
 import { formatValue } from "../rounds/format.ts";
 import type { RoundsSummary } from "../rounds/summary.ts";
@@ -75,7 +75,8 @@ export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): 
     command: `ik bench rounds ${manifestPath}`,
   }, (line) => cellLine.end(`bench rounds: ${escapeTerminalLine(line)}\n`), ctx.signal, (cell, line) => cellLine.show(cell, line));
   cellLine.end("");
-  if (ctx.json) ctx.out(JSON.stringify({ plan: res.plan, summary: res.summary, resolved_config: res.resolved, out_dir: res.outDir }) + "\n");
+  // summary.json's content (its cells too), and where it is.
+  if (ctx.json) ctx.out(JSON.stringify({ plan: res.plan, summary: res.summary, resolved_config: res.resolved, cells: res.cells.map(cellBrief), out_dir: res.outDir }) + "\n");
   else ctx.out(summaryText(res.summary, res.cells, res.outDir));
   if (res.interrupted) {
     ctx.err(`ik: bench rounds: interrupted after ${res.cells.length} cell(s); what finished is in ${escapeTerminalLine(res.outDir)}\n`);

@@ -115,7 +115,7 @@ export interface AdaptivePlan {
 
 /**
  * The adaptive-stop settings and the maximum number of rounds; usage errors (exit 64) for load
- * mode, a target outside (0, 1), `--min-rounds` under 2, and a plan whose first check comes no
+ * mode, a target outside (0, 1), `--min-rounds` under 2 (3 for one engine), and a plan whose first check comes no
  * earlier than its last round ("cannot stop anything").
  */
 export function adaptivePlan(nEngines: number, rounds: number | null, minRounds: number | null, ciTarget: number, mode: string): { adaptive: AdaptivePlan; rounds: number } {
@@ -129,7 +129,12 @@ export function adaptivePlan(nEngines: number, rounds: number | null, minRounds:
     source = `default: ${ADAPTIVE_MAX_ROUNDS} rounded up to whole Williams periods`;
   }
   const min = minRounds ?? Math.min(defaultRounds(nEngines), max);
-  if (min < 2) throw usageError("--min-rounds", `${min} is under 2: a confidence interval needs 2 rounds`, "give --min-rounds 2 or more");
+  // Engines are checked on their paired ratio CI (2 round pairs give one); a single engine on the CI
+  // of its median over rounds, which ik gives from 3 rounds (lib/rounds/summary.ts).
+  const least = nEngines === 1 ? 3 : 2;
+  if (min < least) {
+    throw usageError(minRounds !== null ? "--min-rounds" : "--rounds", `${min} is under ${least}: ${nEngines === 1 ? "one engine's interval over rounds needs 3 rounds" : "a ratio's confidence interval needs 2 round pairs"}, so no check could stop the run`, `give ${minRounds !== null ? "--min-rounds" : "--rounds"} ${least} or more`);
+  }
   const first = period * Math.ceil(min / period);
   if (first >= max) {
     throw usageError("--ci-target", `cannot stop anything: the first check comes after round ${first} (whole Williams periods of ${period} for ${nEngines} engine(s), from --min-rounds ${min} on) and --rounds is ${max}`, "raise --rounds");

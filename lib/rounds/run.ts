@@ -261,6 +261,7 @@ function cellsLastEvidence(cells: readonly Cell[]): Record<string, string> {
   return out;
 }
 
-function cellBrief(c: Cell): Record<string, unknown> {
+/** A cell as summary.json lists it. */
+export function cellBrief(c: Cell): Record<string, unknown> {
   return { round: c.round, position: c.position, label: c.label, status: c.status, detail: c.detail ?? null, file: `rounds/${c.label}.r${c.round}.json` };
 }

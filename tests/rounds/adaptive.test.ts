@@ -43,7 +43,11 @@ describe("adaptivePlan / planRounds", () => {
     assert.match(usage(() => adaptivePlan(2, null, null, 0.01, "load")), /^ik: --ci-target: the adaptive stop is for single mode/);
     assert.match(usage(() => adaptivePlan(2, null, null, 1, "single")), /between 0 and 1/);
     assert.match(usage(() => adaptivePlan(2, null, null, 0, "single")), /between 0 and 1/);
-    assert.match(usage(() => adaptivePlan(2, null, 1, 0.1, "single")), /^ik: --min-rounds: 1 is under 2/);
+    assert.match(usage(() => adaptivePlan(2, null, 1, 0.1, "single")), /^ik: --min-rounds: 1 is under 2: a ratio's confidence interval needs 2 round pairs/);
+    // One engine: its median's interval over rounds needs 3 (ik gives none below 3).
+    assert.match(usage(() => adaptivePlan(1, null, 2, 0.1, "single")), /^ik: --min-rounds: 2 is under 3: one engine's interval over rounds needs 3 rounds.*give --min-rounds 3 or more/);
+    assert.match(usage(() => adaptivePlan(1, 2, null, 0.1, "single")), /^ik: --rounds: 2 is under 3/);
+    assert.equal(adaptivePlan(1, null, 3, 0.1, "single").adaptive.first_check_round, 3);
     assert.match(usage(() => adaptivePlan(3, 6, null, 0.1, "single")),
       /cannot stop anything: the first check comes after round 6 \(whole Williams periods of 6 for 3 engine\(s\), from --min-rounds 6 on\) and --rounds is 6; raise --rounds/);
     assert.match(usage(() => planRounds({ nEngines: 2, minRounds: 4, mode: "single" })), /--min-rounds: applies only with --ci-target/);

@@ -78,6 +78,9 @@ describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (h
     assert.match(plan.manifest_sha256, /^[0-9a-f]{64}$/);
     const summary = await readJson(join(run, "rounds", "summary.json"));
     assert.deepEqual(summary.summary, out.summary);
+    // --json prints summary.json's content (its cells included) and the folder.
+    assert.deepEqual({ ...out, out_dir: undefined }, { ...summary, out_dir: undefined });
+    assert.equal(out.cells.length, 18);
     // The cells ran in the plan's order (t_start increasing along rounds and positions).
     const cells = [];
     for (let k = 1; k <= 6; k++) {
