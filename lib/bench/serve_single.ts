@@ -34,6 +34,8 @@ export interface SingleRun extends Omit<SingleRecordInput, "rows" | "walls" | "o
   set: PromptSet;
   prompts: readonly Prompt[];
   rounds: number;
+  /** The first new round's number (bench rounds' own round), or null: right after the extended record's last. */
+  firstRound?: number | null;
   warmup: number;
   cacheSalt: boolean;
   storeRoot: string;
@@ -47,6 +49,11 @@ export interface SingleRun extends Omit<SingleRecordInput, "rows" | "walls" | "o
   telemetryFor?: (name: string) => GpuTelemetrySampler | null;
 }
 
+/** The round after the last of these rows (0 for none). */
+export function nextRound(rows: readonly Record<string, unknown>[]): number {
+  return rows.reduce((m, r) => Math.max(m, Number(r.round ?? -1)), -1) + 1;
+}
+
 /** The tag of round r: round 0 untagged (its outputs are the comparable ones), later rounds tagged. */
 export function roundSalt(r: number, cacheSalt: boolean): string | null {
   return cacheSalt && r > 0 ? `ik-r${r}` : null;
@@ -58,7 +65,8 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const run = await StagedRun.create(cfg.storeRoot, id);
   const prevRows = cfg.extending?.rows ?? [];
   for (const r of prevRows) await run.journal(r);
-  const offset = prevRows.reduce((m, r) => Math.max(m, Number(r.round ?? -1)), -1) + 1;
+  // bench serve's setup checked that a given first round comes after the extended record's last.
+  const offset = cfg.firstRound ?? nextRound(prevRows);
   const rows: Record<string, unknown>[] = [];
   const outputs: RunDoc[] = [];
   const inputs: RunDoc[] = [];

@@ -89,6 +89,9 @@ const flags = () => ({
     description: message`Tokens per request, at least 2 (default: each prompt's max_tokens, else 256).`,
   })),
   rounds: withDefault(option("--rounds", integer({ min: 1, max: 10000, metavar: "N" }), { description: message`Timed passes over the prompt set.` }), 5),
+  firstRound: optional(option("--first-round", integer({ min: 0, max: 1_000_000, metavar: "K" }), {
+    description: message`Single mode: number the first new round K (0-based; default: right after the extended record's last). ik bench rounds passes its own round, so two engines' records pair by the round they ran in even when a cell failed.`,
+  })),
   warmup: withDefault(option("--warmup", integer({ min: 0, max: 10000, metavar: "N" }), {
     description: message`Untimed requests first, each with a unique prompt tag.`,
   }), 2),

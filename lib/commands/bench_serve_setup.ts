@@ -25,7 +25,7 @@ import { readShareGptConversations } from "../datasets/sharegpt_conversations.ts
 import { loadPrevious } from "../bench/extend.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
 import { Runner } from "../bench/runner.ts";
-import type { SingleRun } from "../bench/serve_single.ts";
+import { nextRound, type SingleRun } from "../bench/serve_single.ts";
 import type { LoadRun } from "../bench/serve_load.ts";
 import { DEFAULT_LEVEL_GAP_S } from "../shard/schedule.ts";
 import { resolveShard } from "../shard/shard_spec.ts";
@@ -227,6 +227,11 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   }
   const root = storeRoot((k) => rt.env(k), rt.cwd());
   const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
+  const next = nextRound(extending?.rows ?? []);
+  if (f.firstRound !== undefined && (mode || convSet)) throw usageError("--first-round", "numbers single mode's rounds only", "drop it");
+  if (f.firstRound !== undefined && f.firstRound < next) {
+    throw usageError("--first-round", `${f.firstRound} is not after the extended record's last round (${next - 1})`, `give --first-round ${next} or more, or drop it`);
+  }
   const isLocal = isLoopback(ep);
   let gpu: Record<string, unknown>;
   if (f.gpuName) gpu = { name: f.gpuName, count: gpuCount, source: "--gpu-name" };
@@ -291,6 +296,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
       set,
       prompts: set.prompts,
       rounds: f.rounds,
+      firstRound: f.firstRound ?? null,
       warmup: f.warmup,
       cacheSalt: f.cacheSalt,
       storeRoot: root,

@@ -56,6 +56,11 @@ export function jsonResponse(status: number, body: unknown): Response {
 
 type Checked = { error: HttpError; promptTokens: number } | { req: GenRequest };
 
+/** The prompt tokens a request counts (0 when it could not be read), for the request log. */
+function promptTokensOf(c: Checked | null): number {
+  return c === null ? 0 : "req" in c ? c.req.promptTokens : c.promptTokens;
+}
+
 function validate(state: MockState, kind: EndpointKind, raw: unknown): Checked {
   const p = state.personality;
   const o = state.opts;
@@ -126,7 +131,7 @@ export async function admit(
     raw = undefined;
   }
   const checked: Checked = faults.httpStatus !== null
-    ? { error: state.personality.faultError(faults.httpStatus), promptTokens: 0 }
+    ? { error: state.personality.faultError(faults.httpStatus), promptTokens: promptTokensOf(raw === undefined ? null : validate(state, kind, raw)) }
     : raw === undefined
     ? {
       error: state.personality.invalid({ message: "the request body is not valid JSON", param: null }, kind),

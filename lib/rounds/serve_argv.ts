@@ -18,7 +18,7 @@ export const SERVE_CMD_ENV = "IK_BENCH_SERVE_CMD";
 export const SCHEDULE_FLAGS: readonly string[] = ["--rates", "--ref-e2e-ms", "--closed-loop"];
 
 /** Flags the default child command sets itself; `--serve-args` may not repeat them. */
-export const RESERVED_SERVE_FLAGS: readonly string[] = ["--base-url", "--model", "--prompts", "--mode", "--engine-kind", "--label", "--run-dir", "--rounds", "--extend", "--json", "--engine-version"];
+export const RESERVED_SERVE_FLAGS: readonly string[] = ["--base-url", "--model", "--prompts", "--mode", "--engine-kind", "--label", "--run-dir", "--rounds", "--first-round", "--extend", "--json", "--engine-version"];
 
 /** The placeholders a template may use. */
 export const PLACEHOLDERS: readonly string[] = ["base_url", "model", "prompts", "mode", "engine_kind", "label", "round", "run_dir", "ik"];
@@ -86,7 +86,8 @@ export function serveArgv(template: string | null, ik: readonly string[], ctx: S
     argv = [...words, "--base-url", ctx.base_url, "--model", ctx.model, "--prompts", ctx.prompts, "--mode", ctx.mode,
       "--engine-kind", ctx.engine_kind, "--label", ctx.label, "--run-dir", ctx.run_dir];
     if (ctx.mode === "single") {
-      argv.push("--rounds", "1");
+      // Round k of the run is round k-1 of every engine's record, failed cells or not, so records pair by the round they ran in.
+      argv.push("--rounds", "1", "--first-round", String(ctx.round - 1));
       if (ctx.extend) argv.push("--extend", ctx.extend);
     }
     if (ctx.engine_version) argv.push("--engine-version", ctx.engine_version);

@@ -103,6 +103,34 @@ describe("ik compare (dist/ik, two mocks)", () => {
     assert.match(text.stdout, /\nall +tpot_ms +[\d.]+ ms +[\d.]+ ms +1\.[56]\d* +[\d.]+ - [\d.]+ +3 +B worse\n/);
   });
 
+  test("--first-round: records whose rounds ran at the same positions pair by round number, not by index (bench rounds after a failed cell)", async () => {
+    // A ran rounds 0, 1, 2; B ran rounds 0 and 2 (its round 1 failed): B's second round pairs with A's third.
+    const chain = async (base: string, rounds: number[]): Promise<string> => {
+      let id: string | null = null;
+      for (const k of rounds) {
+        const r = await runIk(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "1", "--first-round", String(k), "--max-tokens", "8", "--warmup", "0",
+          "--buckets", "very_short", "--json", ...(id ? ["--extend", id] : [])], { env: { IK_RUNS_DIR: runs }, timeoutMs: 60_000 });
+        assert.equal(r.code, 0, r.stderr);
+        id = JSON.parse(r.stdout).evidence_id as string;
+      }
+      return id as string;
+    };
+    const base = (await mocks[0].waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1];
+    const a = await chain(base, [0, 1, 2]);
+    const b = await chain(base, [0, 2]);
+    const rowsB = (await readFile(join(runs, b, "requests.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual([...new Set(rowsB.map((x) => x.round))], [0, 2]);
+    const r = await compare(a, b, "--json");
+    assert.equal(r.code, 0, r.stderr);
+    const c = JSON.parse(r.stdout);
+    assert.deepEqual(c.rounds, { a: [0, 1, 2], b: [0, 2], paired: [0, 2] });
+    // A round number at or before the extended record's last is refused before anything is sent.
+    const back = await runIk(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "1", "--first-round", "2", "--max-tokens", "8", "--warmup", "0",
+      "--buckets", "very_short", "--extend", b], { env: { IK_RUNS_DIR: runs }, timeoutMs: 60_000 });
+    assert.equal(back.code, 64);
+    assert.match(back.stderr, /^ik: --first-round: 2 is not after the extended record's last round \(2\); give --first-round 3 or more, or drop it/m);
+  });
+
   test("refuses another request set, naming the flag (exit 65, one line)", async () => {
     const r = await compare(ids.a, ids.c);
     assert.equal(r.code, 65);

@@ -172,7 +172,8 @@ describe("--request-log", () => {
       assert.equal(done.gen, 4);
       assert.ok(done.first! >= 30 && done.last! >= 45, lines[0]);
       assert.deepEqual([err500.gen, err500.first, err500.last], [0, null, null]);
-      assert.equal(err500.prompt, 0);
+      // The fault answers the request it read: its prompt is counted as any other's.
+      assert.equal(err500.prompt, 1 + 4 + 3);
       assert.equal(reset.gen, 1);
       assert.ok(reset.first! >= 30 && reset.last === reset.first, lines[2]);
       assert.deepEqual([left.gen, left.first, left.last, left.prompt], [0, null, null, 1 + 4 + 3]);

@@ -43,7 +43,7 @@ describe("serveArgv", () => {
   test("default: the running ik, the cell's flags, --rounds 1 and --extend in single mode, then --serve-args", () => {
     const a = serveArgv(null, IK, ctx({ extend: "serve_benchmark-x", engine_version: "0.11" }), ["--max-tokens", "16"]);
     assert.deepEqual(a, ["/opt/ik", "bench", "serve", "--base-url", "http://127.0.0.1:8001", "--model", "m", "--prompts", "/p/set.jsonl", "--mode", "single",
-      "--engine-kind", "vllm", "--label", "a", "--run-dir", "/r", "--rounds", "1", "--extend", "serve_benchmark-x", "--engine-version", "0.11", "--max-tokens", "16"]);
+      "--engine-kind", "vllm", "--label", "a", "--run-dir", "/r", "--rounds", "1", "--first-round", "1", "--extend", "serve_benchmark-x", "--engine-version", "0.11", "--max-tokens", "16"]);
     const first = serveArgv(null, ["bun", "/src/cli.ts"], ctx(), []);
     assert.deepEqual(first.slice(0, 4), ["bun", "/src/cli.ts", "bench", "serve"]);
     assert.ok(!first.includes("--extend"));
