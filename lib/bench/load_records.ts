@@ -6,6 +6,7 @@
  * the curve).
  * @module
  */
+import { sharedPrefixNote } from "../prompts/shared_prefix.ts";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
@@ -112,6 +113,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     limitations.unshift("CLOSED-LOOP STRESS TEST: workers wait for their previous request, so the arrival rate falls as the server slows; not a capacity measurement and not used for N*");
   }
   if (!x.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
+  const shared = sharedPrefixNote(x.prompts);
+  if (shared) limitations.push(shared);
   if (x.levelKind === "concurrency" && !x.closedLoop) {
     const src = x.refE2eMs !== null && !x.needRef ? "--ref-e2e-ms" : `the median of ${x.referenceE2eMs.length} reference request(s) after the warm-up`;
     limitations.push(`concurrency N offered as Poisson rate N / e2e_ref, e2e_ref = ${fmt(x.e2eRefMs)} ms from ${src}; measured mean in-flight is reported per level (${CONCURRENCY_WORDS})`);

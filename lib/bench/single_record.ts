@@ -4,6 +4,7 @@
  * limitation under its condition, identity and artifacts.
  * @module
  */
+import { sharedPrefixNote } from "../prompts/shared_prefix.ts";
 import type { ClientWarmUp } from "./client_warm_up.ts";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -151,6 +152,8 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
     limitations.push("--no-cache-salt: identical prompts were resent every round, so rounds after the first can be served from the engine's prefix cache; TTFT here is warm-cache TTFT, not cold prefill");
   }
   if (!x.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
+  const shared = x.cacheSalt ? sharedPrefixNote(x.prompts) : null;
+  if (shared) limitations.push(shared);
   if (x.keyNote) limitations.push(x.keyNote);
   if (x.nondeterministic.length) {
     limitations.push(`${x.nondeterministic.length} prompt(s) produced different text across untagged rounds (non-deterministic decoding?), e.g. ${x.nondeterministic[0]}`);

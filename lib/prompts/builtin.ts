@@ -2,7 +2,10 @@
  * The built-in prompt set, compiled into the binary so that `ik selftest` and a first-time user
  * need no file: `--prompts` defaults to it, named `builtin:default`, and a record carries that name
  * and its sha256 like any other set. Twelve chat prompts, three per bucket, written for this
- * purpose (no dataset licence involved).
+ * purpose (no dataset licence involved). Each medium and long prompt puts its own task first and the
+ * shared story after it, so no two prompts begin alike: a server's prefix cache cannot serve one
+ * prompt's start from another's (they once ended with the task, and a long prompt's 990 tokens came
+ * ~960 from the cache after the first).
  * @module
  */
 import { createHash } from "node:crypto";
@@ -25,12 +28,12 @@ const ITEMS: { id: string; bucket: string; max: number; text: string }[] = [
   { id: "s-1", bucket: "short", max: 64, text: "Explain in two sentences why the sky looks blue during the day." },
   { id: "s-2", bucket: "short", max: 64, text: "Give a one-paragraph summary of how a bicycle gear changes the effort needed to pedal." },
   { id: "s-3", bucket: "short", max: 64, text: "Write a short haiku about a train station at night, then explain its imagery." },
-  { id: "m-1", bucket: "medium", max: 128, text: CONTEXT + "Continue the logbook with three dated entries from the keeper's point of view." },
-  { id: "m-2", bucket: "medium", max: 128, text: CONTEXT + "List five practical problems the keeper faces and how each could be solved." },
-  { id: "m-3", bucket: "medium", max: 128, text: CONTEXT + "Write the letter the keeper sends when the supply boat finally returns." },
-  { id: "l-1", bucket: "long", max: 256, text: CONTEXT.repeat(12) + "Summarise the story above in one paragraph, then name its main theme." },
-  { id: "l-2", bucket: "long", max: 256, text: CONTEXT.repeat(12) + "Rewrite the story above as a short play with two characters." },
-  { id: "l-3", bucket: "long", max: 256, text: CONTEXT.repeat(12) + "Write ten questions a reader might ask about the story above, with answers." },
+  { id: "m-1", bucket: "medium", max: 128, text: "Continue the logbook with three dated entries from the keeper's point of view. " + CONTEXT.trimEnd() },
+  { id: "m-2", bucket: "medium", max: 128, text: "List five practical problems the keeper faces and how each could be solved. " + CONTEXT.trimEnd() },
+  { id: "m-3", bucket: "medium", max: 128, text: "Write the letter the keeper sends when the supply boat finally returns. " + CONTEXT.trimEnd() },
+  { id: "l-1", bucket: "long", max: 256, text: "Summarise the story below in one paragraph, then name its main theme. " + CONTEXT.repeat(12).trimEnd() },
+  { id: "l-2", bucket: "long", max: 256, text: "Rewrite the story below as a short play with two characters. " + CONTEXT.repeat(12).trimEnd() },
+  { id: "l-3", bucket: "long", max: 256, text: "Write ten questions a reader might ask about the story below, with answers. " + CONTEXT.repeat(12).trimEnd() },
 ];
 
 /** The built-in set as JSONL text (what its sha256 is taken over). */
