@@ -11,7 +11,7 @@ import { basename, resolve } from "node:path";
 import { IkError, usageError } from "../cli/errors.ts";
 import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
-import { detectEngine, type DetectedEngine } from "../engines/mod.ts";
+import { detectEngine, type DetectedEngine, engineVersion } from "../engines/mod.ts";
 import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
 import { gpuIdentity, GpuTelemetrySampler, type GpuTelemetrySource, queryGpus } from "../gpu/mod.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
@@ -172,6 +172,12 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     const models = await listModels(ep, { apiKey, signal: ctx.signal, timeoutMs: 5000 });
     engine = await detectEngine(ep, { apiKey, signal: ctx.signal, models, noMetrics: shard !== null });
   }
+  // The version the server states, unless --engine-version gives it (the flag wins).
+  const stated = f.engineVersion === undefined ? await engineVersion(ep, engine.kind, { apiKey, signal: ctx.signal }) : null;
+  const engineId = {
+    name: engine.kind, version: f.engineVersion ?? stated?.version ?? null,
+    version_source: f.engineVersion !== undefined ? "--engine-version" : stated?.source ?? null, kind_source: engine.source, kind_detail: engine.detail,
+  };
   const label = f.label ?? engine.kind;
   if (!LABEL.test(label)) throw usageError("--label", `'${label}' must be 1-64 characters of letters, digits and _ . + - (it names a directory)`);
   const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
@@ -229,6 +235,9 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
   const next = nextRound(extending?.rows ?? []);
   if (f.firstRound !== undefined && (mode || convSet)) throw usageError("--first-round", "numbers single mode's rounds only", "drop it");
+  if (!f.cacheSalt && (mode || convSet)) {
+    throw usageError("--no-cache-salt", "applies to single mode only, whose rounds resend the prompt set (load mode sends a prompt untagged once and tags only its reuses)", "drop it");
+  }
   if (f.firstRound !== undefined && f.firstRound < next) {
     throw usageError("--first-round", `${f.firstRound} is not after the extended record's last round (${next - 1})`, `give --first-round ${next} or more, or drop it`);
   }
@@ -266,7 +275,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     signal: ctx.signal,
   });
   const common = { runner, set, prompts: trace ? trace.prompts : set.prompts, label, seed: f.seed, storeRoot: root, runDir, server, gpu, args, keyNote: key.note, isLocal,
-    engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail } };
+    engine: engineId };
   const clock = mode === null ? null : { anchor: clockAnchor(), sync: await rt.clockSync() as unknown as Record<string, unknown> };
   const load = mode === null ? null : {
     ...common,
@@ -307,7 +316,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
       runDir,
       server,
       gpu,
-      engine: { name: engine.kind, version: f.engineVersion ?? null, kind_source: engine.source, kind_detail: engine.detail },
+      engine: engineId,
       args,
       keyNote: key.note,
       isLocal,

@@ -249,7 +249,7 @@ export function formatProbe(row: RequestRow, text: string, clean: (s: string) =>
   if (row.engine_kind_source !== undefined) {
     const how = row.engine_kind_source === "flag"
       ? "--engine-kind"
-      : `${safe(row.engine_kind_source)}: ${safe(row.engine_kind_detail)}`;
+      : safe(row.engine_kind_detail);
     lines.push(["engine kind", `${safe(row.engine_kind)} (${how})`]);
   }
   for (const [k, v] of lines) t.push([k, v]);

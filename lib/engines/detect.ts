@@ -189,3 +189,27 @@ export async function detectEngine(ep: Endpoint, opts: DetectOptions = {}): Prom
   seen.push(metrics.status === 200 ? "/metrics has no engine names" : "no /metrics");
   return { kind: "generic", source: "fallback", detail: seen.join("; ") };
 }
+
+/** An engine's version as the server states it, and where it was read. */
+export interface EngineVersion {
+  version: string;
+  /** The endpoint and field (`/version`, `/props build_info`, `/get_server_info version`). */
+  source: string;
+}
+
+/**
+ * The version the server states (wire-formats.md): llama.cpp `/props` `build_info` (`b10587-3f545be`),
+ * SGLang `/get_server_info` `version` (else `/version`), vLLM and TensorRT-LLM `/version`. Null when
+ * the server says none (a generic server, an unreachable route); the caller's `--engine-version` wins.
+ */
+export async function engineVersion(ep: Endpoint, kind: EngineKind, opts: Omit<DetectOptions, "models" | "noMetrics"> = {}): Promise<EngineVersion | null> {
+  const field = async (path: string, key: string, source: string): Promise<EngineVersion | null> => {
+    const a = await getBounded(rootUrl(ep, path), opts);
+    const v = a.status === 200 && isObject(a.json) ? a.json[key] : undefined;
+    return typeof v === "string" && v.trim() && v.length <= 200 ? { version: v.trim(), source } : null;
+  };
+  if (kind === "llamacpp") return await field("/props", "build_info", "/props build_info");
+  if (kind === "sglang") return await field("/get_server_info", "version", "/get_server_info version") ?? await field("/version", "version", "/version");
+  if (kind === "vllm" || kind === "trtllm") return await field("/version", "version", "/version");
+  return null;
+}

@@ -35,6 +35,8 @@ export {
   DETECT_TIMEOUT_MS,
   type DetectedEngine,
   detectEngine,
+  engineVersion,
+  type EngineVersion,
   type DetectOptions,
   type EngineKindSource,
   kindFromMetricNames,

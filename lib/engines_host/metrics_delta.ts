@@ -59,11 +59,13 @@ export function seriesKey(name: string, labels: Record<string, string>): string 
 type Kind = "counter" | "gauge" | null;
 
 /**
- * Metrics an engine declares `counter` that are not monotonic, read as gauges: llama.cpp's
+ * Metrics an engine declares `counter` that are not counts of events, read as gauges: llama.cpp's
  * `n_busy_slots_per_decode` is an average (busy slots over decode calls), typed counter by older
- * builds (wire-formats.md §3.5; build b10587 types it gauge), and a fall in it is no restart.
+ * builds (wire-formats.md §3.5; build b10587 types it gauge), and a fall in it is no restart;
+ * `n_tokens_max` ("Largest observed n_tokens", typed counter) is a high-water mark, whose
+ * difference over a cell means nothing.
  */
-const NOT_COUNTERS = new Set(["llamacpp:n_busy_slots_per_decode"]);
+const NOT_COUNTERS = new Set(["llamacpp:n_busy_slots_per_decode", "llamacpp:n_tokens_max"]);
 
 /** Classifies a sample name given the `# TYPE` declarations (null: left out). */
 function classify(name: string, types: Record<string, string>): Kind {

@@ -45,11 +45,14 @@ export function vllmExportFiles(src: ExportSource): ExportFile[] {
   const dataset = safe(`${meta.label}-${meta.closedLoop ? "closed-loop" : meta.levelKind}`);
   const files: ExportFile[] = [];
   const runs = ["tag\tdataset\tconc\tserial_lo\tserial_hi\twarmups\tcatfile\trc\tcontainer"];
+  // The warm-up requests the run sent before its levels (its --warmup).
+  const w = obj(obj(src.record.request).args).warmup;
+  const warmups = typeof w === "number" && Number.isInteger(w) && w >= 0 ? w : 0;
   for (const lv of src.levels) {
     const tag = safe(`${meta.label}-${lv.name}`);
     files.push({ name: `${tag}.json`, text: vllmJson(vllmLevelResult(meta, lv)) });
     // rc 130 (interrupted, as CONTRACTS' table): summarize flags the cell ("client rc 130").
-    runs.push([tag, dataset, String(lv.level), "0", "0", "0", "-", levelInterrupted(meta, lv) ? "130" : "0", "-"].join("\t"));
+    runs.push([tag, dataset, String(lv.level), "0", "0", String(warmups), "-", levelInterrupted(meta, lv) ? "130" : "0", "-"].join("\t"));
   }
   files.push({ name: "runs.tsv", text: runs.join("\n") + "\n" });
   return files;

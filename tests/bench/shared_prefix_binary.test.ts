@@ -22,7 +22,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test("a set whose prompts share a long start: single and load records say the cache can serve it; the mock served it", async () => {
+test("a set whose prompts share a long start: single and load records say the cache can serve it; the mock served it; the engine's stated version is recorded", async () => {
   const story = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
   const lines = ["Summarise it.", "Rewrite it as a play.", "Ask three questions."].map((task, i) =>
     JSON.stringify({ id: `p${i}`, bucket: "b", messages: [{ role: "user", content: `${story} ${task}` }], max_tokens: 4 })
@@ -41,8 +41,18 @@ test("a set whose prompts share a long start: single and load records say the ca
   const capacity = JSON.parse(load.stdout);
   const measured = JSON.parse(await readFile(join(dir, "runs", capacity.data.measurement, "evidence.json"), "utf8"));
   assert.ok(measured.limitations.some((l: string) => /^prefix cache: 3 of the 3 prompts begin like another/.test(l)), measured.limitations.join("\n"));
+  // Load mode tags only a prompt's reuses: --no-cache-salt, a single-mode flag, is refused there.
+  const salt = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--prompts", join(dir, "shared.jsonl"), "--mode", "load", "--rates", "20", "--requests", "3", "--no-cache-salt"], { env, timeoutMs: 30_000 });
+  assert.equal(salt.code, 64, salt.stderr);
+  assert.match(salt.stderr, /^ik: --no-cache-salt: applies to single mode only/);
+  assert.equal(salt.stderr.trim().split("\n").length, 1);
   // The built-in set begins every prompt differently: no such line.
   const builtin = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--buckets", "medium,long", "--rounds", "1", "--warmup", "0", "--max-tokens", "4", "--json"], { env, timeoutMs: 30_000 });
   assert.equal(builtin.code, 0, builtin.stderr);
-  assert.ok(!JSON.parse(builtin.stdout).limitations.some((l: string) => /^prefix cache:/.test(l)));
+  const b = JSON.parse(builtin.stdout);
+  assert.ok(!b.limitations.some((l: string) => /^prefix cache:/.test(l)));
+  // The engine's version as the server states it (the mock's vLLM /version), unless given.
+  assert.deepEqual([b.identity.engine.version, b.identity.engine.version_source], ["0.11.0", "/version"]);
+  const given = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--buckets", "very_short", "--rounds", "1", "--warmup", "0", "--max-tokens", "4", "--engine-version", "0.11.0rc1", "--json"], { env, timeoutMs: 30_000 });
+  assert.deepEqual([JSON.parse(given.stdout).identity.engine.version, JSON.parse(given.stdout).identity.engine.version_source], ["0.11.0rc1", "--engine-version"]);
 });

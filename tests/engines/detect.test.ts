@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { listModels, parseEndpoint } from "../../lib/client/mod.ts";
 import { MAX_MODELS_BODY_BYTES } from "../../lib/client/models.ts";
-import { detectEngine, kindFromMetricNames, kindFromOwnedBy } from "../../lib/engines/mod.ts";
+import { detectEngine, engineVersion, kindFromMetricNames, kindFromOwnedBy } from "../../lib/engines/mod.ts";
 import { ENGINES_DIR } from "../client/_replay.ts";
 
 const FIX = ENGINES_DIR;
@@ -171,5 +171,25 @@ describe("detectEngine", () => {
     assert.equal(kindFromMetricNames(fx("trtllm/metrics.txt"))?.kind, "trtllm");
     assert.equal(kindFromMetricNames(fx("llamacpp/metrics.txt"))?.kind, "llamacpp");
     assert.equal(kindFromMetricNames("# HELP vllm:x y\nprocess_cpu_seconds_total 1\n"), null);
+  });
+});
+
+describe("engineVersion", () => {
+  test("each engine's own statement: llama.cpp /props build_info, SGLang /get_server_info (else /version), vLLM and TRT-LLM /version", async () => {
+    const ask = async (kind: Parameters<typeof engineVersion>[1], routes: Record<string, [number, string] | "hang">) => {
+      const s = server(routes);
+      return { v: await engineVersion(ep, kind, { fetch: s.fetch, timeoutMs: 200 }), asked: s.asked };
+    };
+    assert.deepEqual((await ask("llamacpp", { "/props": [200, PROPS] })).v, { version: "b10587-3f545be", source: "/props build_info" });
+    assert.deepEqual((await ask("trtllm", { "/version": [200, fx("trtllm/version.json")] })).v, { version: "1.1.0", source: "/version" });
+    assert.deepEqual((await ask("vllm", { "/version": [200, '{"version":"0.11.0"}'] })).v, { version: "0.11.0", source: "/version" });
+    assert.deepEqual((await ask("sglang", { "/get_server_info": [200, '{"model_path":"m","tp_size":1,"version":"0.5.4"}'], "/version": [200, '{"version":"x"}'] })).v, { version: "0.5.4", source: "/get_server_info version" });
+    assert.deepEqual((await ask("sglang", { "/version": [200, '{"version":"0.4.9"}'] })).v, { version: "0.4.9", source: "/version" });
+    // Nothing stated, a route that hangs, an odd answer, or a generic server: null, and a generic one is not even asked.
+    assert.equal((await ask("vllm", {})).v, null);
+    assert.equal((await ask("vllm", { "/version": "hang" })).v, null);
+    assert.equal((await ask("vllm", { "/version": [200, '{"version": 11}'] })).v, null);
+    const g = await ask("generic", { "/version": [200, '{"version":"1"}'] });
+    assert.deepEqual([g.v, g.asked], [null, []]);
   });
 });

@@ -100,3 +100,10 @@ test("llama.cpp's n_busy_slots_per_decode, typed counter by older builds, is an 
   assert.equal(d.counters["llamacpp:n_decode_total"].delta, 80);
   assert.deepEqual(d.notes, []);
 });
+
+test("llama.cpp's n_tokens_max, typed counter, is a high-water mark: a gauge with before and after, no delta", () => {
+  const text = (v: number) => `# HELP llamacpp:n_tokens_max Largest observed sequence length (prompt + generation)\n# TYPE llamacpp:n_tokens_max counter\nllamacpp:n_tokens_max ${v}\n`;
+  const d = metricsDelta(text(65), text(1035));
+  assert.deepEqual(d.gauges["llamacpp:n_tokens_max"], { before: 65, after: 1035 });
+  assert.equal(d.counters["llamacpp:n_tokens_max"], undefined);
+});

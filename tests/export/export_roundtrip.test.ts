@@ -23,7 +23,7 @@ let env: Record<string, string>;
 let loadCapacity: Record<string, any>;
 
 const bench = (extra: string[]) =>
-  runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--warmup", "0", "--max-tokens", "16", "--json", ...extra], { env, timeoutMs: 60_000 });
+  runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--warmup", "1", "--max-tokens", "16", "--json", ...extra], { env, timeoutMs: 60_000 });
 
 /** Splits one CSV line (RFC 4180 quotes). */
 function csvSplit(line: string): string[] {
@@ -72,6 +72,9 @@ describe("ik export --format vllm", () => {
     const { record, rows } = await measured(loadCapacity.data.measurement);
     const levels = record.data.levels as Record<string, any>[];
     assert.deepEqual(JSON.parse(e.stdout).files.map((f: string) => f.slice(out.length + 1)), [...levels.map((l) => `vllm-${l.name}.json`), "runs.tsv"]);
+    // runs.tsv's warmups: the warm-up requests the run sent (its --warmup).
+    const tsv = (await readFile(join(out, "runs.tsv"), "utf8")).trim().split("\n").slice(1).map((l) => l.split("\t"));
+    assert.ok(tsv.length > 0 && tsv.every((c) => c[5] === String(record.request.args.warmup)), JSON.stringify([tsv, record.request.args.warmup]));
     let failedSeen = 0;
     for (const lv of levels) {
       const raw = await readFile(join(out, `vllm-${lv.name}.json`), "utf8");

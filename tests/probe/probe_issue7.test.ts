@@ -120,6 +120,7 @@ describe("ik probe, issue 7 (compiled binary)", () => {
     const human = await probe(mocks.llamacpp, []);
     assert.match(human.stdout, /^ik probe: llamacpp profile/);
     assert.match(human.stdout, /engine kind .*owned_by=llamacpp/);
+    assert.doesNotMatch(human.stdout, /owned_by: owned_by/, "the evidence once, not its source name and then itself");
   });
 
   test("a model the server does not list: one line listing the served models, exit 69", async () => {
