@@ -5,11 +5,11 @@
  * for `--format vllm` of a single-mode record; 65 for a missing or altered record.
  * @module
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { scrubText, storeRoot } from "../evidence/mod.ts";
+import { guardWrite, scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
 import { csvExportFiles, type ExportFile, jsonlExportFiles, loadExportSource, vllmExportFiles } from "../export/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import type { CommandContext } from "./context.ts";
@@ -21,13 +21,11 @@ export async function runExport(ctx: CommandContext, f: ExportFlags): Promise<nu
   const src = await loadExportSource(f.record, storeRoot((n) => ctx.runtime.env(n), cwd), cwd);
   const files: ExportFile[] = f.format === "vllm" ? vllmExportFiles(src) : f.format === "csv" ? csvExportFiles(src) : jsonlExportFiles(src);
   for (const n of src.notes) ctx.err(`ik: export: ${escapeTerminalLine(n)}\n`);
+  if (!f.out.trim()) throw usageError("--out", "is empty", "give the folder to write the files in");
   const dir = resolve(cwd, f.out);
-  try {
-    await mkdir(dir, { recursive: true });
-    for (const file of files) await writeFile(join(dir, file.name), scrubText(file.text));
-  } catch (e) {
-    throw usageError(`--out ${dir}`, `cannot write (${(e as { code?: string }).code ?? (e as Error).message})`, "give a writable directory");
-  }
+  // Each file whole or not at all: a full or read-only disk is exit 74 naming the file.
+  await guardWrite(dir, () => mkdir(dir, { recursive: true }));
+  for (const file of files) await writeWhole(join(dir, file.name), scrubText(file.text), 0o644);
   const paths = files.map((x) => join(dir, x.name));
   if (ctx.json) ctx.out(JSON.stringify({ evidence_id: src.evidenceId, format: f.format, files: paths }) + "\n");
   else ctx.out(`wrote ${files.length} file(s) to ${escapeTerminalLine(dir)}: ${files.map((x) => escapeTerminalLine(x.name)).join(", ")}\n`);

@@ -5,11 +5,10 @@
  * latency–throughput curve with the SLO line and N*, the TTFT CDF, the limitations.
  * @module
  */
-import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { scrubText, storeRoot } from "../evidence/mod.ts";
+import { scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { renderHtml } from "../report/html/mod.ts";
 import { buildReport, docCharts, loadReportInput } from "../report/document/mod.ts";
@@ -39,11 +38,8 @@ export async function runReport(ctx: CommandContext, f: ReportFlags): Promise<nu
   if (f.html !== undefined || f.out !== undefined) {
     written = resolve(rt.cwd(), (f.html ?? f.out) as string);
     const body = f.html !== undefined ? renderHtml(doc, `ik ${VERSION} report, generated ${new Date().toISOString()}`) : markdown;
-    try {
-      await writeFile(written, scrubText(body), { mode: 0o644 });
-    } catch (e) {
-      throw usageError(f.html !== undefined ? "--html" : "--out", `cannot write ${written}: ${(e as { code?: string }).code ?? (e as Error).message}`, "give a writable path");
-    }
+    // Whole or not at all (a full disk leaves the earlier report as it was: exit 74).
+    await writeWhole(written, scrubText(body), 0o644);
   }
   if (ctx.json) {
     ctx.out(JSON.stringify({ kind: "report", input: { kind: input.kind, path: input.path, incomplete: incompleteOf(input) }, format: f.html !== undefined ? "html" : "markdown", file: written, charts, markdown: f.html !== undefined ? undefined : markdown }) + "\n");

@@ -44,8 +44,8 @@ async function isGzipFile(path: string): Promise<boolean> {
 
 /**
  * Opens a dataset file for streaming.
- * @throws IkError usage (64) when the file does not exist; data (65) when it cannot be read, is a
- *   corrupt gzip or is not UTF-8 (raised while the chunks are read)
+ * @throws IkError usage (64) when the file does not exist or cannot be opened (permissions); data
+ *   (65) when it cannot be read through, is a corrupt gzip or is not UTF-8 (raised while the chunks are read)
  */
 export async function openSource(path: string, flag = "--dataset-path"): Promise<SourceText> {
   const name = basename(path);
@@ -57,7 +57,13 @@ export async function openSource(path: string, flag = "--dataset-path"): Promise
   } catch {
     throw usageError(flag, `${path} not found (or not a file)`, "give a local dataset file");
   }
-  const gzip = await isGzipFile(path);
+  let gzip: boolean;
+  try {
+    gzip = await isGzipFile(path);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    throw usageError(flag, `cannot read ${path} (${typeof code === "string" ? code : (e as Error).message})`, code === "EACCES" ? "make it readable, or give another file" : "give a readable local dataset file");
+  }
   const hash = createHash("sha256");
   let done: SourceInfo | null = null;
   async function* chunks(): AsyncGenerator<string, void, undefined> {

@@ -12,7 +12,7 @@
  * @module
  */
 import { link, open, readFile, unlink, writeFile } from "node:fs/promises";
-import { unavailableError } from "../cli/errors.ts";
+import { unavailableError, usageError } from "../cli/errors.ts";
 import { outputErrno, outputError } from "../evidence/output_error.ts";
 
 /** The environment variable naming the lock path a parent ik already holds. */
@@ -136,6 +136,7 @@ async function readOrNull(path: string): Promise<string | null> {
     return await readFile(path, "utf8");
   } catch (e) {
     if (errCode(e) === "ENOENT") return null;
+    if (errCode(e) === "EISDIR") throw usageError("--gpu-lock", `${path} is a folder, not a lock file`, "give the path of a file (it is created when free)");
     throw e;
   }
 }

@@ -21,6 +21,7 @@ const OUTPUT_ERRNOS: Record<string, string> = {
   EPERM: "operation not permitted",
   ENOENT: "no such file or directory",
   ENOTDIR: "not a directory",
+  EISDIR: "is a directory",
 };
 
 /** Codes that are an output failure whatever the syscall (a read does not give them). */
@@ -35,6 +36,7 @@ function hintFor(code: string): string {
   if (code === "ENOSPC" || code === "EDQUOT" || code === "EFBIG") return `free space ${ELSEWHERE}`;
   if (code === "ENOENT" || code === "ENOTDIR") return `create the folder ${ELSEWHERE}`;
   if (code === "EIO") return `check the disk ${ELSEWHERE}`;
+  if (code === "EISDIR") return `remove the folder in the way ${ELSEWHERE}`;
   return `make it writable ${ELSEWHERE}`;
 }
 
@@ -100,6 +102,11 @@ export async function guardWrite<T>(path: string, write: () => Promise<T>): Prom
  * half-written file behind).
  */
 export async function writeWhole(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  // Only a file is replaced: a folder, a device or a pipe at the path is the caller's mistake.
+  const there = await stat(path).catch(() => null);
+  if (there && !there.isFile()) {
+    throw new IkError(ExitCode.USAGE, path, there.isDirectory() ? "is a folder, not a file" : "is not a regular file (a device, a pipe or a socket)", "give the path of a file to write");
+  }
   const part = `${path}.part`;
   await guardWrite(path, async () => {
     try {

@@ -6,7 +6,7 @@
  * Mount cases need root (CI runs as root) and are skipped with the reason elsewhere. About 1 s.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -139,5 +139,37 @@ test("cli.ts: a stray EROFS/ENOSPC is exit 74, one line; a read's ENOENT is stil
     assert.equal(await reportError(read), 70);
   } finally {
     rmSync(log, { force: true });
+  }
+});
+
+test("writeWhole replaces only a file: a folder or a device at the path is a usage error (64) and is left as it was; a folder in the way of the part is 74", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-write-whole-"));
+  try {
+    const code = async (f: () => Promise<unknown>) => f().then(() => 0, (e) => (e instanceof IkError ? e.code : -1));
+    assert.equal(await code(() => writeWhole(dir, "x")), 64);
+    assert.ok(statSync(dir).isDirectory(), "the folder is left");
+    assert.equal(await code(() => writeWhole("/dev/null", "x")), 64);
+    assert.ok(!statSync("/dev/null").isFile(), "the device is left");
+    const f = join(dir, "r.md");
+    mkdirSync(`${f}.part`);
+    const e = await writeWhole(f, "x").then(() => null, (x) => x as IkError);
+    assert.equal(e?.code, 74);
+    assert.match(`${e?.where}: ${e?.message}`, /r\.md: cannot write \(EISDIR: is a directory\)/);
+    await writeWhole(join(dir, "ok.md"), "fine");
+    assert.equal(readFileSync(join(dir, "ok.md"), "utf8"), "fine");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("the GPU lock path is a folder: a usage error naming --gpu-lock (64), not a crash", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "ik-lock-dir-"));
+  try {
+    const e = await acquireGpuLock(dir, { pid: 4242, command: "ik test", env: {}, pidAlive: () => true }).then(() => null, (x) => x as IkError);
+    assert.ok(e instanceof IkError, String(e));
+    assert.equal(e.code, 64);
+    assert.match(e.message, /is a folder, not a lock file/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });

@@ -212,6 +212,19 @@ describe("ik export --format vllm", () => {
     });
   });
 
+  test("an output that cannot be written is exit 74 naming it (ik export, ik report); a folder where a file goes is 64; nothing half-written", async () => {
+    const id = loadCapacity.data.measurement;
+    const ex = await runIk(["export", id, "--format", "csv", "--out", "/proc/ik-export-test"], { env, timeoutMs: 30_000 });
+    assert.equal(ex.code, 74, ex.stderr);
+    assert.match(ex.stderr, /^ik: \/proc\/ik-export-test: cannot write/m);
+    const rp = await runIk(["report", id, "--out", "/proc/ik-report-test.md"], { env, timeoutMs: 30_000 });
+    assert.equal(rp.code, 74, rp.stderr);
+    assert.match(rp.stderr, /^ik: \/proc\/ik-report-test\.md: cannot write/m);
+    const folder = await runIk(["report", id, "--html", dir], { env, timeoutMs: 30_000 });
+    assert.equal(folder.code, 64, folder.stderr);
+    assert.match(folder.stderr, /is a folder, not a file; give the path of a file to write/);
+  });
+
   test("an altered record is refused (65); an unknown RECORD too", async () => {
     const id = loadCapacity.data.measurement;
     const copy = join(dir, "altered", id);
