@@ -9,7 +9,8 @@
 import { sharedPrefixNote } from "../prompts/shared_prefix.ts";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, guardWrite, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
+import { buildRecord, guardWrite, isOutputError, newEvidenceId, scrubbedJson, StagedRun, writeWhole } from "../evidence/mod.ts";
+import type { IkError } from "../cli/errors.ts";
 import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTokens } from "../metrics/mod.ts";
 import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
 import type { AutoSearchState } from "../schedule/mod.ts";
@@ -38,6 +39,8 @@ export interface LoadRecordInput extends LoadRun {
   /** ik's own request path run in memory before the first level (client_warm_up.ts), or absent (a merge). */
   clientWarmUp?: ClientWarmUp | null;
   needRef: boolean;
+  /** Told when the run dir's metrics file cannot be written (exit 74 after the records are made). */
+  onRunDirFailure?: (e: IkError) => void;
   salted: number;
   interrupted: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
@@ -209,9 +212,16 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     },
   };
   if (x.runDir) {
+    // A copy for the run dir: its failure is said in the record and to the caller, the record is still made.
     const p = join(x.runDir, "metrics", `${x.label}.load.json`);
-    await guardWrite(p, () => mkdir(join(x.runDir as string, "metrics"), { recursive: true, mode: 0o700 }));
-    await writeWhole(p, scrubbedJson({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, 1) + "\n", 0o644);
+    try {
+      await guardWrite(p, () => mkdir(join(x.runDir as string, "metrics"), { recursive: true, mode: 0o700 }));
+      await writeWhole(p, scrubbedJson({ label: x.label, levels: x.levels.map(({ counts: _c, ...l }) => l) }, 1) + "\n", 0o644);
+    } catch (e) {
+      if (!isOutputError(e)) throw e;
+      x.onRunDirFailure?.(e);
+      limitations.push(`the run dir's metrics file was not written (${e.where}: ${e.message}); the record is whole`);
+    }
   }
   return buildRecord({
     evidence_id: x.evidenceId, kind: "serve_benchmark", claim_class: "observed", summary,

@@ -8,7 +8,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { guardWrite, scrubJsonLine, type StagedRun, writeWhole } from "../evidence/mod.ts";
+import type { IkError } from "../cli/errors.ts";
+import { guardWrite, isOutputError, scrubJsonLine, type StagedRun, writeWhole } from "../evidence/mod.ts";
 
 /** A document to write, by path relative to `outputs/<label>/` (or `inputs/<label>/`). */
 export type RunDoc = readonly [rel: string, doc: unknown];
@@ -22,8 +23,18 @@ function sortedObject(o: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** What {@link writeRunFiles} wrote. */
+export interface RunFilesWritten {
+  /** The index's path inside the run, or null when there were no documents. */
+  index: string | null;
+  /** Why the run dir's copy stopped (exit 74), or null: the record's own copy is whole either way. */
+  runDirError: IkError | null;
+}
+
 /**
- * Writes the documents and returns the index's path inside the run (null when there are none).
+ * Writes the documents into the run, and a copy into the run dir when there is one. A failed copy
+ * (a full or read-only run dir) stops the copy, not the run's own files: the record is still made,
+ * and the caller reports the copy's failure after it.
  * @param contractInputs also write `inputs/<rel>` (the engine-independent path single mode uses)
  */
 export async function writeRunFiles(
@@ -33,10 +44,21 @@ export async function writeRunFiles(
   outputs: readonly RunDoc[],
   inputs: readonly RunDoc[],
   contractInputs = false,
-): Promise<string | null> {
-  if (!outputs.length && !inputs.length) return null;
+): Promise<RunFilesWritten> {
+  if (!outputs.length && !inputs.length) return { index: null, runDirError: null };
   const snap = { label, files: {} as Record<string, string>, inputs: {} as Record<string, string> };
-  const extraRoot = runDir ? resolve(runDir) : null;
+  let extraRoot = runDir ? resolve(runDir) : null;
+  let runDirError: IkError | null = null;
+  const copy = async (write: () => Promise<void>) => {
+    if (extraRoot === null) return;
+    try {
+      await write();
+    } catch (e) {
+      if (!isOutputError(e)) throw e;
+      runDirError = e;
+      extraRoot = null;
+    }
+  };
   for (const [kind, docs, key] of [["outputs", outputs, "files"], ["inputs", inputs, "inputs"]] as const) {
     for (const [rel, doc] of docs) {
       const data = dump(doc);
@@ -44,9 +66,12 @@ export async function writeRunFiles(
       if (kind === "inputs" && contractInputs) targets.push(join("inputs", rel));
       for (const t of targets) {
         await run.write(t, data);
-        if (extraRoot) {
-          await guardWrite(join(extraRoot, t), () => mkdir(dirname(join(extraRoot, t)), { recursive: true, mode: 0o700 }));
-          await writeWhole(join(extraRoot, t), data, 0o644);
+        const root = extraRoot;
+        if (root) {
+          await copy(async () => {
+            await guardWrite(join(root, t), () => mkdir(dirname(join(root, t)), { recursive: true, mode: 0o700 }));
+            await writeWhole(join(root, t), data, 0o644);
+          });
         }
       }
       snap[key][rel] = createHash("sha256").update(data).digest("hex");
@@ -55,8 +80,9 @@ export async function writeRunFiles(
   const index = { label, files: sortedObject(snap.files), inputs: sortedObject(snap.inputs) };
   const rel = join("outputs", label, "index.json");
   await run.write(rel, JSON.stringify(index, null, 1) + "\n");
-  if (extraRoot) {
-    const p = join(extraRoot, rel);
+  const root = extraRoot as string | null;
+  if (root) {
+    const p = join(root, rel);
     let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
     try {
       old = JSON.parse(await readFile(p, "utf8"));
@@ -67,8 +93,10 @@ export async function writeRunFiles(
       files: sortedObject({ ...(old.files ?? {}), ...index.files }),
       inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
     };
-    await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
-    await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
+    await copy(async () => {
+      await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
+      await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
+    });
   }
-  return rel;
+  return { index: rel, runDirError };
 }

@@ -150,9 +150,13 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),
   };
   if (io.fail !== null) throw await finishAfterWriteFailure(io.fail, input, journal.lines);
-  const measured = await buildLoadRecord(input);
+  let runDirError: IkError | null = null;
+  const measured = await buildLoadRecord({ ...input, onRunDirFailure: (e) => void (runDirError ??= e) });
   const dir = await run.finish(measured);
   const capacity = await buildCapacityRecord(input, measured, cfg.storeRoot);
+  // The run dir's copy failed, the records did not: exit 74 naming both.
+  const copyFailed = runDirError as IkError | null;
+  if (copyFailed) throw new IkError(copyFailed.code, copyFailed.where, `${copyFailed.message}; the records ${String(measured.evidence_id)} and ${String(capacity.evidence_id)} are whole in the store`, copyFailed.hint);
   return { measured, capacity, dir, interrupted };
 }
 

@@ -135,8 +135,11 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   const tel = telemetry ? await telemetry.stop() : null;
   const tokens = rows.reduce((a, r) => a + (r.ok && typeof r.n_tokens === "number" ? r.n_tokens : 0), 0);
   const gpu = tel ? levelGpu(tel, tokens, windowS) : null;
+  let runDirError: IkError | null = null;
   const finish = async (writeFailure: string | null) => {
-    const outputsIndex = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
+    const written = await writeRunFiles(run, cfg.runDir, cfg.label, outputs, inputs, true);
+    const outputsIndex = written.index;
+    runDirError = written.runDirError;
     const nondeterministic = [...textSha.entries()].filter(([, v]) => v.size > 1).map(([k]) => k).sort();
     const record = await buildSingleRecord({
       ...cfg,
@@ -149,6 +152,10 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
       planned: prevRows.length + cfg.rounds * n,
       nondeterministic,
       writeFailure,
+      runDirFailure: runDirError ? `${runDirError.where}: ${runDirError.message}` : null,
+      onRunDirFailure: (e: IkError) => {
+        runDirError ??= e;
+      },
       liveReport,
       clientWarmUp,
       gpuSample: gpu,
@@ -157,6 +164,9 @@ export async function runSingle(cfg: SingleRun): Promise<{ record: Record<string
   };
   if (ioFail !== null) throw await finishAfterWriteFailure(ioFail, run, finish);
   const { record, dir } = await finish(null);
+  // The run dir's copy failed, the record did not: exit 74 naming both, nothing measured lost.
+  const copyFailed = runDirError as IkError | null;
+  if (copyFailed) throw new IkError(copyFailed.code, copyFailed.where, `${copyFailed.message}; the copy in --run-dir stopped there; the record ${id} is whole in ${dir}`, copyFailed.hint);
   return { record, dir, interrupted };
 }
 

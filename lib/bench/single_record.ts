@@ -8,7 +8,8 @@ import { sharedPrefixNote } from "../prompts/shared_prefix.ts";
 import type { ClientWarmUp } from "./client_warm_up.ts";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { buildRecord, guardWrite, scrubbedJson, type StagedRun, writeWhole } from "../evidence/mod.ts";
+import { buildRecord, guardWrite, isOutputError, scrubbedJson, type StagedRun, writeWhole } from "../evidence/mod.ts";
+import type { IkError } from "../cli/errors.ts";
 import { bucketMetrics, P99_MIN_REQUESTS, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
 import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
@@ -54,6 +55,10 @@ export interface SingleRecordInput {
   isLocal: boolean;
   /** Why the run stopped early on a failed write (the record says so first), if it did. */
   writeFailure?: string | null;
+  /** Why the copy of the outputs and inputs in --run-dir stopped (the record's own are whole), or null. */
+  runDirFailure?: string | null;
+  /** Told when the run dir's metrics file cannot be written (exit 74 after the record is made). */
+  onRunDirFailure?: (e: IkError) => void;
   /** What the run's live metrics served and pushed, when asked for. */
   liveReport?: LiveReport | null;
   /** The GPUs over the timed rounds and the energy per output token, when sampled (`data.gpu_telemetry`). */
@@ -166,6 +171,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
   }
   if (x.interrupted) limitations.push(`interrupted after ${x.rows.length} of ${x.planned} requests`);
   if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
+  if (x.runDirFailure) limitations.push(`the copy of the outputs and inputs in --run-dir stopped (${x.runDirFailure}); the record's own copies are whole`);
   const liveNote = liveLimitation(x.liveReport ?? null);
   if (liveNote) limitations.push(liveNote);
   if (x.gpuSample?.telemetry.note) limitations.push(`GPU telemetry: ${x.gpuSample.telemetry.note}`);
@@ -236,7 +242,14 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
       ci95: CI_METHOD_T_CLUSTER,
     },
   };
-  if (x.runDir) await writeMetricsFile(x.runDir, x.label, x.rows, table);
+  // The run dir's metrics file is a copy: its failure is said in the record and to the caller, the record is still made.
+  if (x.runDir && !x.runDirFailure) {
+    await writeMetricsFile(x.runDir, x.label, x.rows, table).catch((e) => {
+      if (!isOutputError(e)) throw e;
+      x.onRunDirFailure?.(e);
+      limitations.push(`the run dir's metrics file was not written (${e.where}: ${e.message}); the record is whole`);
+    });
+  }
   return buildRecord({
     evidence_id: x.evidenceId,
     kind: "serve_benchmark",

@@ -117,7 +117,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     const result = vllmResultFile({ ...exportMeta(src), durationFromOrigin: true }, src.levels[0], opts);
     const failed = src.levels[0].rows.filter((r) => r.ok !== true).map(vllmError);
     // vLLM's calculate_metrics warns the same way (warnings.warn, on stderr).
-    if (failed.length && failed.length === src.levels[0].rows.length) ctx.err("ik bench vllm: warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.\n");
+    if (!interrupted && failed.length && failed.length === src.levels[0].rows.length) ctx.err("ik bench vllm: warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.\n");
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(trafficLines(plan.requestRate, v.burstiness, v.maxConcurrency ?? null) + failureLines(failed) + summaryBlock(result, plan.percentiles)));
     if (v.saveResult || v.appendResult) {
       const dir = resultDir;

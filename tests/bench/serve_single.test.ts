@@ -66,7 +66,8 @@ describe("bench serve --mode single", () => {
     first = JSON.parse(out.join(""));
     assert.equal(first.kind, "serve_benchmark");
     assert.equal(first.complete, true);
-    assert.deepEqual(first.identity.engine, { name: "vllm", version: null, kind_source: "owned_by", kind_detail: "owned_by=vllm" });
+    // The version the server states (the mock's vLLM /version), as no --engine-version was given.
+    assert.deepEqual(first.identity.engine, { name: "vllm", version: "0.11.0", version_source: "/version", kind_source: "owned_by", kind_detail: "owned_by=vllm" });
     assert.equal(first.identity.workload.prompt_set.name, "builtin:default");
     const all = first.data.buckets.all;
     assert.equal(all.n_requests, 12);

@@ -16,6 +16,8 @@ import { IkError } from "../../lib/cli/errors.ts";
 import { acquireGpuLock } from "../../lib/engines_host/gpu_lock.ts";
 import { checkWritable, JsonlWriter, newEvidenceId, StagedRun, writeWhole } from "../../lib/evidence/mod.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { runIk } from "../_helpers/ik.ts";
+import { startMock } from "../mock/_helpers.ts";
 import { mountReadOnly, mountSkipReason, mountTmpfs, unmountAll } from "../_helpers/mounts.ts";
 
 /** A row of about 300 bytes whose size varies, so lines straddle the disk's last page. */
@@ -102,6 +104,46 @@ describe("on real small and read-only file systems", { skip: mountSkipReason() }
     await assert.rejects(writeWhole(join(fs, "other.json"), "z".repeat(100_000)), (e) => assertIo(e, join(fs, "other.json"), "ENOSPC"));
     assert.ok(!existsSync(join(fs, "other.json")) && !existsSync(join(fs, "other.json.part")));
     await assert.rejects(checkWritable([join(fs, "more")]), (e) => assertIo(e, join(fs, "more"), "ENOSPC"), "a full disk is found before a run");
+  });
+
+  test("bench serve with a --run-dir that fills: exit 74 naming it, and the record is whole in the store, saying the copy stopped", async () => {
+    const fs = join(dir, "full-rundir");
+    mountTmpfs(fs, "32k");
+    const mock = await startMock(["--ttft-ms", "1", "--tpot-ms", "1"]);
+    try {
+      const r = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "3", "--warmup", "0", "--max-tokens", "8", "--run-dir", join(fs, "rd"), "--json"],
+        { env: { IK_RUNS_DIR: join(dir, "store") }, timeoutMs: 60_000 });
+      assert.equal(r.code, 74, r.stderr);
+      const m = /the copy in --run-dir stopped there; the record (serve_benchmark-\S+) is whole in (\S+)/.exec(r.stderr);
+      assert.ok(m, r.stderr);
+      assert.match(r.stderr, /cannot write \(ENOSPC/);
+      const rec = JSON.parse(readFileSync(join(dir, "store", m[1], "evidence.json"), "utf8"));
+      assert.equal(rec.complete, true);
+      assert.equal(wholeLines(join(dir, "store", m[1], "requests.jsonl")).length, 36, "every measured row kept");
+      // Whichever run-dir file the disk refused first (an output copy, or the metrics file).
+      assert.ok(rec.limitations.some((l: string) => /^the (copy of the outputs and inputs in --run-dir stopped|run dir's metrics file was not written) \(.*ENOSPC/.test(l)), rec.limitations.join("\n"));
+    } finally {
+      await mock.stop();
+    }
+  });
+
+  test("load mode, a --run-dir that fills at the end (its metrics file): exit 74, both records whole in the store and saying so", async () => {
+    const fs = join(dir, "full-rundir-load");
+    mountTmpfs(fs, "8k");
+    writeFileSync(join(fs, "fill"), new Uint8Array(3000));
+    const mock = await startMock(["--ttft-ms", "1", "--tpot-ms", "1"]);
+    try {
+      const r = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--mode", "load", "--rates", "20", "--requests", "4", "--warmup", "0", "--run-dir", join(fs, "rd"), "--json"],
+        { env: { IK_RUNS_DIR: join(dir, "store-load") }, timeoutMs: 60_000 });
+      assert.equal(r.code, 74, r.stderr);
+      const m = /vllm\.load\.json: cannot write \(ENOSPC.*; the records (serve_benchmark-\S+) and (capacity-\S+) are whole in the store/.exec(r.stderr);
+      assert.ok(m, r.stderr);
+      const measured = JSON.parse(readFileSync(join(dir, "store-load", m[1], "evidence.json"), "utf8"));
+      assert.ok(measured.limitations.some((l: string) => /^the run dir's metrics file was not written \(.*ENOSPC/.test(l)), measured.limitations.join("\n"));
+      assert.ok(existsSync(join(dir, "store-load", m[2], "evidence.json")));
+    } finally {
+      await mock.stop();
+    }
   });
 
   test("checkWritable: a read-only bind mount is refused (EROFS) and nothing is left; a new folder passes and is not created", async () => {
