@@ -11,6 +11,10 @@
  * @module
  */
 import { resolve } from "node:path";
+import { formatMessage } from "@optique/core/message";
+import { parse } from "@optique/core/parser";
+import { shellSplit } from "../cli/argv_words.ts";
+import { benchServeCommand } from "./bench_serve_flags.ts";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { defaultGpuLockPath } from "../engines_host/gpu_lock.ts";
@@ -65,6 +69,16 @@ export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): 
     prompts = await loadPromptSet(promptsArg);
   }
   const serveCmd = f.serveCmd ?? (rt.env(SERVE_CMD_ENV) || null);
+  // Every cell passes --serve-args to ik bench serve: flags it does not know or values it cannot
+  // read are refused now, before any engine is launched (each cell exited 64 after its engine started).
+  if (serveCmd === null && f.serveArgs) {
+    const words = shellSplit(f.serveArgs, "--serve-args");
+    const r = parse(benchServeCommand(), ["serve", "--base-url", "http://127.0.0.1:1", "--model", "m", "--mode", f.mode, ...words]);
+    if (!r.success) {
+      const why = formatMessage(r.error, { colors: false, quotes: true }).replace(/\s+/g, " ").trim();
+      throw usageError("--serve-args", `ik bench serve refuses them: ${why}`, "fix --serve-args; every cell passes them to ik bench serve");
+    }
+  }
   const cellLine = cellProgressLine((t) => ctx.err(t), rt.isTerminal("stderr"));
   const res = await runRounds(rt, runtimeExec(rt), {
     manifestPath, prompts, promptsArg, mode: f.mode, rounds: f.rounds ?? null, engines: f.engines ?? null, runDir: f.runDir ?? null,

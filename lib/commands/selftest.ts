@@ -6,6 +6,9 @@
  * too busy to judge a timing check (BUSY: inconclusive, rerun on a quiet machine); 130 when
  * interrupted.
  */
+import { tmpdir } from "node:os";
+import { checkWritable, isOutputError } from "../evidence/mod.ts";
+import { IkError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../report/terminal/checks_table.ts";
 import type { Check } from "../selftest/checks.ts";
@@ -43,6 +46,11 @@ export async function runSelftest(
   flags: SelftestFlags,
 ): Promise<number> {
   const t0 = performance.now();
+  // The mocks' folders and logs go to the temp folder: one that cannot be written is exit 74, found
+  // now, not a FAIL of ik's measurements later.
+  await checkWritable([tmpdir()]).catch((e) => {
+    throw isOutputError(e) ? new IkError(e.code, e.where, `${e.message} (the temp folder: the selftest's mocks keep their logs there)`, "set TMPDIR to a writable folder with a few MB free") : e;
+  });
   const deps: SelftestDeps = {
     rt: ctx.runtime,
     send: makeSender(ctx.signal),

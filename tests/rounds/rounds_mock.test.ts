@@ -225,6 +225,14 @@ describe("bench rounds with ik mock engines", { skip: BUN ? false : "Bun only (h
     const reserved = await runIk(["bench", "rounds", join(dir, "one.json"), "--serve-args", "--rounds 5", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
     assert.equal(reserved.code, 64, reserved.stderr);
     assert.match(reserved.stderr, /--serve-args.*--rounds/);
+    // Flags or values bench serve would refuse in every cell are refused before any engine launches.
+    for (const [args, want] of [["--frob", /Unexpected option or argument: "--frob"/], ["--max-tokens abc", /--max-tokens.*"abc"/]] as const) {
+      const refused = await runIk(["bench", "rounds", join(dir, "one.json"), "--serve-args", args, "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
+      assert.equal(refused.code, 64, refused.stderr);
+      assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+      assert.match(refused.stderr, /^ik: --serve-args: ik bench serve refuses them: /);
+      assert.match(refused.stderr, want);
+    }
     const conflict = await runIk(["bench", "rounds", join(dir, "one.json"), "--extra-body", '{"a":1}', "--serve-args", "--extra-body '{\"a\":2}'", "--gpu-lock", join(dir, "lockE")], { env, timeoutMs: 30_000 });
     assert.equal(conflict.code, 64, conflict.stderr);
     assert.match(conflict.stderr, /give one value/);

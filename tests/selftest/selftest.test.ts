@@ -134,6 +134,14 @@ describe("ik selftest through the binary", { skip: runtime.name === "bun" ? fals
     assert.match(v.stdout, /^selftest: (PASS|INCONCLUSIVE): \d+ passed, 0 failed/m);
   });
 
+  test("a temp folder that cannot be written is exit 74 naming it, before any check (not a FAIL of ik's measurements)", async () => {
+    const r = await runIk(["selftest", "--quick"], { env: { TMPDIR: "/proc/ik-selftest-no-tmp" }, timeoutMs: 30_000 });
+    assert.equal(r.code, 74, r.stderr);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assert.match(r.stderr, /^ik: \/proc\/ik-selftest-no-tmp: cannot write .*the temp folder.*; set TMPDIR to a writable folder/);
+    assert.doesNotMatch(r.stdout + r.stderr, /FAIL/);
+  });
+
   test("SIGINT: exit 130, 'interrupted' on stderr, no verdict line, and no mock left behind", async () => {
     const argv = existsSync(ikBin()) ? [ikBin()] : ikSourceArgv();
     let pid = 0;
