@@ -2,6 +2,7 @@
  * The limits every command agrees on (../shared/spec/CONTRACTS.md "Limits"), in one place.
  * @module
  */
+import { type Message, message, text } from "@optique/core/message";
 
 /** The longest duration any flag accepts, in seconds: 2^31 − 1 ms, the JS timer limit. */
 export const MAX_DURATION_S = 2_147_483;
@@ -23,3 +24,10 @@ export const MAX_ERROR_MESSAGE_CHARS = 300;
 
 /** The largest request body the mock reads; past it, 413 (MOCK.md "Limits"). */
 export const MAX_MOCK_BODY_BYTES = 100 * 1024 * 1024;
+
+/**
+ * The error for a value below a float flag's tiny positive minimum (1e-6): the parser library
+ * prints the minimum with 3 decimals ("greater than or equal to 0", which 0 itself is).
+ * @example float({ min: 1e-6, errors: { belowMinimum: aboveZero } })
+ */
+export const aboveZero = (value: number): Message => message`Expected a number above 0, but got ${text(String(value))}.`;

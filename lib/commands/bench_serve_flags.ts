@@ -9,7 +9,7 @@ import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, negatableFlag, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
-import { MAX_DURATION_S } from "../cli/limits.ts";
+import { aboveZero, MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/types.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 import { liveFlags } from "./live_flags.ts";
@@ -54,7 +54,7 @@ const flags = () => ({
     description: message`Load with auto: stop once the highest level that held and the lowest that failed are within F of each other, relative to the one that held (default 0.05).`,
   })),
   maxLevels: optional(option("--max-levels", integer({ min: 1, max: 50, metavar: "N" }), { description: message`Load with auto: at most N measured levels (default 10).` })),
-  autoStart: optional(option("--auto-start", float({ min: 1e-6, max: 1e7, metavar: "X" }), {
+  autoStart: optional(option("--auto-start", float({ min: 1e-6, errors: { belowMinimum: aboveZero }, max: 1e7, metavar: "X" }), {
     description: message`Load with auto: the first level (default: concurrency 1; rate 1000 / e2e_ref req/s, one stream's worth, from reference requests or --ref-e2e-ms).`,
   })),
   durationS: optional(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), {

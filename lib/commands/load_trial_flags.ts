@@ -9,7 +9,7 @@ import { multiple, optional, withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
-import { MAX_DURATION_S } from "../cli/limits.ts";
+import { aboveZero, MAX_DURATION_S } from "../cli/limits.ts";
 import { ENGINE_KIND_CHOICES } from "../engines/profiles.ts";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import { liveFlags } from "./live_flags.ts";
@@ -39,10 +39,10 @@ const runCmd = () => command("run", object({
   base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Server or router root, e.g. http://127.0.0.1:18000 (stored only as an HMAC).` }),
   expectedModel: option("--expected-model", string({ metavar: "M" }), { description: message`The model the server must list in /v1/models (else exit 69).` }),
   workload: option("--workload", string({ metavar: "FILE" }), { description: message`workload.json from 'ik load-trial prepare'.` }),
-  rate: option("--rate", float({ min: 1e-6, max: 1e6, metavar: "R" }), { description: message`Open-loop Poisson arrival rate, requests per second.` }),
+  rate: option("--rate", float({ min: 1e-6, errors: { belowMinimum: aboveZero }, max: 1e6, metavar: "R" }), { description: message`Open-loop Poisson arrival rate, requests per second.` }),
   requests: option("--requests", integer({ min: 1, max: 10_000_000, metavar: "N" }), { description: message`Requests to send (the workload is cycled).` }),
-  ttft: option("--ttft", float({ min: 1e-6, max: MAX_DURATION_S, metavar: "S" }), { description: message`TTFT target, seconds (as the plans write it).` }),
-  tpot: option("--tpot", float({ min: 1e-6, max: MAX_DURATION_S, metavar: "S" }), { description: message`TPOT target, seconds.` }),
+  ttft: option("--ttft", float({ min: 1e-6, errors: { belowMinimum: aboveZero }, max: MAX_DURATION_S, metavar: "S" }), { description: message`TTFT target, seconds (as the plans write it).` }),
+  tpot: option("--tpot", float({ min: 1e-6, errors: { belowMinimum: aboveZero }, max: MAX_DURATION_S, metavar: "S" }), { description: message`TPOT target, seconds.` }),
   attainment: option("--attainment", float({ min: 0, max: 1, metavar: "A" }), { description: message`Share of requests that must meet both targets, 0..1.` }),
   out: option("--out", string({ metavar: "DIR" }), { description: message`Where summary.json and requests.jsonl go (a folder that already has a summary.json is refused).` }),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable holding the API key (never stored).` })),

@@ -5,7 +5,7 @@
  * missing, killed or interrupted shard is refused unless partial merges are allowed.
  * @module
  */
-import { dataError } from "../cli/errors.ts";
+import { dataError, usageError } from "../cli/errors.ts";
 import { canonicalJson } from "../evidence/mod.ts";
 import { type Found, obj, type Slice, type StagingLeft } from "./slices.ts";
 
@@ -72,7 +72,7 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
   if (opts.group !== undefined) {
     slices = slices.filter((s) => s.group === opts.group);
     staging = staging.filter((s) => s.group === opts.group);
-    if (!slices.length) throw dataError("--group", `no slice of group '${opts.group}' here (found: ${[...new Set(found.slices.map((s) => s.group))].join(", ") || "none"})`);
+    if (!slices.length) throw usageError("--group", `no slice of group '${opts.group}' here (found: ${[...new Set(found.slices.map((s) => s.group))].join(", ") || "none"})`, "give one of the groups found, or the folders that hold yours");
   }
   if (!slices.length) throw dataError(staging.map((x) => x.dir).join(", "), "found no finished slice, only staging journals of killed (or still running) shards", "wait for the shards to end, or rerun them: a group with no finished slice cannot be merged");
   const groups = [...new Set([...slices, ...staging].map((s) => s.group))];

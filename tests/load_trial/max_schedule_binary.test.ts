@@ -73,3 +73,11 @@ test("a folder holding the rows of a trial that ended without its summary is ref
   assert.equal(await readFile(join(out, "requests.jsonl"), "utf8"), stale);
   assert.equal(mock.proc.stdout().match(/ik-request /g)?.length ?? 0, before, "nothing sent");
 });
+
+test("a rate of 0 or below the tiny minimum is refused saying 'above 0' (the library printed 'greater than or equal to 0' for 1e-6)", async () => {
+  for (const rate of ["0", "1e-9"]) {
+    const r = await run(rate, "3", [], `zero-${rate}`);
+    assert.equal(r.code, 64, r.stderr);
+    assert.match(r.stderr, new RegExp(`--rate\`: Expected a number above 0, but got ${rate.replace(/[.-]/g, "\\$&")}`));
+  }
+});

@@ -141,6 +141,10 @@ describe("ik merge refusals", { skip }, () => {
     const both = await merge([two], env, join(dir, "m-two"));
     assert.equal(both.code, 65);
     assert.match(both.stderr, /different group ids/);
+    // A --group no slice has is a usage error naming the groups found.
+    const nope = await merge([two], env, join(dir, "m-nope"), ["--group", "nope"]);
+    assert.equal(nope.code, 64, nope.stderr);
+    assert.match(nope.stderr, /^ik: --group: no slice of group 'nope' here \(found: .*second-run.*\); give one of the groups found/m);
     const picked = await merge([two], env, join(dir, "m-two"), ["--group", "second-run"]);
     assert.equal(picked.code, 0, picked.stderr);
     const notSlice = await merge([join(dir, "m-two", JSON.parse(picked.stdout).data.measurement)], env, join(dir, "m-x"));
