@@ -249,11 +249,13 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   // GPU telemetry per level: a DCGM exporter when given, else nvidia-smi where it named this host's GPUs.
   let telemetrySource: GpuTelemetrySource | null = null;
   if (f.gpuMetricsUrl !== undefined) {
+    let scheme = "";
     try {
-      new URL(f.gpuMetricsUrl);
+      scheme = new URL(f.gpuMetricsUrl).protocol;
     } catch {
       throw usageError("--gpu-metrics-url", "is not a URL", "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
     }
+    if (scheme !== "http:" && scheme !== "https:") throw usageError("--gpu-metrics-url", `'${scheme}' is not http or https`, "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
     telemetrySource = { kind: "dcgm", url: f.gpuMetricsUrl };
   } else if (isLocal && gpu.source === "nvidia-smi") telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
   const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource }) : undefined;

@@ -20,7 +20,7 @@ import { runPromptsBuild } from "./prompts_build.ts";
 import type { PromptsFlags } from "./prompts_flags.ts";
 
 async function load(ctx: CommandContext, file: string): Promise<PromptSet> {
-  return file === BUILTIN_NAME ? loadBuiltinPromptSet() : await loadPromptSet(resolve(ctx.runtime.cwd(), file));
+  return file === BUILTIN_NAME ? loadBuiltinPromptSet() : await loadPromptSet(resolve(ctx.runtime.cwd(), file), { flag: "FILE" });
 }
 
 function describe(set: PromptSet): Record<string, unknown> {

@@ -10,7 +10,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { dataError, IkError, usageError } from "../cli/errors.ts";
@@ -43,6 +44,8 @@ export interface LoadOptions {
   readBytes?: (path: string) => Promise<Uint8Array>;
   /** The most uncompressed bytes a set may have (default {@link MAX_PROMPT_SET_BYTES}); tests pass a small one. */
   maxBytes?: number;
+  /** The flag or argument that named the file, for errors (default `--prompts`). */
+  flag?: string;
 }
 
 /** The file name without `.jsonl`, `.jsonl.gz` or `.gz`. */
@@ -112,8 +115,17 @@ export function parsePromptSetText(
  *   or does not match its manifest's sha256
  */
 export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promise<PromptSet> {
+  if ((await stat(path).catch(() => null))?.isDirectory()) throw usageError(opts.flag ?? "--prompts", `${path} is a folder, not a prompt set file`, "give a .jsonl or .jsonl.gz file");
   const found = await existing(path);
-  if (found === null) throw usageError("--prompts", `prompt set ${path} not found`, "check the path");
+  if (found === null) {
+    const builtin = /^builtin:/.test(basename(path));
+    throw usageError(opts.flag ?? "--prompts", `prompt set ${builtin ? basename(path) : path} not found`, builtin ? "the built-in set is builtin:default" : "check the path");
+  }
+  // A folder, or a file this user cannot read, is named as such (not "not found", not "corrupt").
+  const st = await stat(found).catch(() => null);
+  if (st && !st.isFile()) throw usageError(opts.flag ?? "--prompts", `${found} is not a file`, "give a prompt set file (.jsonl or .jsonl.gz)");
+  const readable = await access(found, constants.R_OK).then(() => true, () => false);
+  if (!readable) throw usageError(opts.flag ?? "--prompts", `cannot read ${found} (permission denied)`, "make it readable, or give another file");
   const name = basename(found);
   const hash = createHash("sha256");
   const lines = new PromptLines(name, opts);

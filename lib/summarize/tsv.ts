@@ -22,10 +22,16 @@ export interface TsvTable {
  * Parses TSV text (LF or CRLF; blank lines skipped).
  * @param text the file's contents
  * @param where the file's name, for messages (`where:line: ...`)
- * @throws IkError (exit 65) on an empty file, a repeated or empty column name, or a row whose
- *   field count differs from the header's
+ * @throws IkError (exit 65) on a binary file, an empty file, a repeated or empty column name, or a
+ *   row whose field count differs from the header's
  */
 export function parseTsv(text: string, where: string): TsvTable {
+  // A binary file (a NUL, a control byte, an undecodable byte) is no table: say so, never print it.
+  const odd = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.exec(text);
+  if (odd) {
+    const line = text.slice(0, odd.index).split("\n").length;
+    throw dataError(`${where}:${line}`, `is not a text table (byte 0x${odd[0].charCodeAt(0).toString(16).padStart(2, "0")} at character ${odd.index + 1})`, "give the tab-separated text file");
+  }
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
   const first = lines.findIndex((l) => l.trim() !== "");
   if (first < 0) throw dataError(where, "the file is empty (no header line)", "write a tab-separated header line and one row per entry");

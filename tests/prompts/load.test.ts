@@ -1,7 +1,7 @@
 /** Prompt sets (seed 002 prompts_io.py): JSONL and .jsonl.gz, validation naming file:line, selection, identity. */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -132,6 +132,20 @@ test("unreadable files: corrupt gzip, not UTF-8, empty; a missing file is a usag
   const missing = await failure(join(dir, "nope.jsonl"));
   assert.equal(missing.code, 64);
   assert.match(missing.line, /not found/);
+  // A folder is named as one; the flag is the caller's; a builtin: name that is not the built-in set says which is.
+  const folder = await failure(dir, { flag: "FILE" });
+  assert.equal(folder.code, 64);
+  assert.match(folder.line, /^ik: FILE: .* is a folder, not a prompt set file/);
+  assert.match((await failure(join(dir, "builtin:nope"))).line, /^ik: --prompts: prompt set builtin:nope not found; the built-in set is builtin:default/);
+  // A file this user cannot read is a usage error saying so (not "corrupt"); root reads everything.
+  const locked = write("locked.jsonl", GOOD);
+  chmodSync(locked, 0o000);
+  const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!asRoot) {
+    const denied = await failure(locked);
+    assert.equal(denied.code, 64);
+    assert.match(denied.line, /cannot read .*locked\.jsonl \(permission denied\)/);
+  }
 });
 
 test("a manifest names the set and guards its sha256", async () => {

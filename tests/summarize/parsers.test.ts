@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
 import { fixed, fmt, parseContainerLog, parseJsonValues, parseRuns, readVllmResult, requestRows } from "../../lib/summarize/mod.ts";
 import { impossibleValues } from "../../lib/summarize/vllm_result.ts";
+import { parseTsv } from "../../lib/summarize/tsv.ts";
 
 const HEAD = "tag\tpass\tdataset\tconc\tserial_lo\tserial_hi\twarmups\tcatfile\trc\tcontainer";
 
@@ -165,4 +166,16 @@ describe("number formatting as Python prints it", () => {
     assert.equal(fmt(null, 2, 6), "     -");
     assert.equal(fmt(12.345, 1, 8), "    12.3");
   });
+});
+
+test("a binary file given as a table is refused as one, and none of its bytes are printed", () => {
+  const bin = "\u007fELF\u0002\u0001\u0001\u0000\u0000\u0000garbage\tmore\n" + "x".repeat(600);
+  assert.throws(() => parseTsv(bin, "runs.tsv"), (e: unknown) => {
+    const err = e as IkError;
+    assert.equal(err.code, 65);
+    assert.equal(`${err.where}: ${err.message}`, "runs.tsv:1: is not a text table (byte 0x7f at character 1)");
+    return true;
+  });
+  // A text table still parses.
+  assert.deepEqual(parseTsv("a\tb\n1\t2\n", "t.tsv").rows[0].fields, { a: "1", b: "2" });
 });
