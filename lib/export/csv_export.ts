@@ -60,8 +60,10 @@ export function csvExportFiles(src: ExportSource): ExportFile[] {
       return row;
     });
   } else {
+    // An interrupted run's buckets cover only the rounds that finished: every row says whether the record is complete.
+    const complete = src.record.complete === true;
     rows = Object.entries(obj(data.buckets)).map(([bucket, stats]) =>
-      flatten(stats, "", { evidence_id: src.evidenceId, label, bucket, percentile_method: "nearest rank (ik); CIs over rounds" })
+      flatten(stats, "", { evidence_id: src.evidenceId, label, bucket, complete, percentile_method: "nearest rank (ik); CIs over rounds" })
     );
   }
   return [{ name: `${src.evidenceId}.csv`, text: toCsv(rows) }];

@@ -56,3 +56,9 @@ test("a set whose prompts share a long start: single and load records say the ca
   const given = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--buckets", "very_short", "--rounds", "1", "--warmup", "0", "--max-tokens", "4", "--engine-version", "0.11.0rc1", "--json"], { env, timeoutMs: 30_000 });
   assert.deepEqual([JSON.parse(given.stdout).identity.engine.version, JSON.parse(given.stdout).identity.engine.version_source], ["0.11.0rc1", "--engine-version"]);
 });
+
+test("--gpu-metrics-url must be http(s): ftp is refused (64) before any request", async () => {
+  const r = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "1", "--gpu-metrics-url", "ftp://x/metrics"], { env: { IK_RUNS_DIR: join(dir, "runs") }, timeoutMs: 30_000 });
+  assert.equal(r.code, 64, r.stderr);
+  assert.match(r.stderr, /^ik: --gpu-metrics-url: 'ftp:' is not http or https/m);
+});

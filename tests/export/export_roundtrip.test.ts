@@ -181,6 +181,7 @@ describe("ik export --format vllm", () => {
     assert.equal(lines.length - 1, Object.keys(rec.data.buckets).length);
     assert.ok(lines.slice(1).every((l) => csvSplit(l).length === head.length));
     assert.equal(csvSplit(lines[1])[head.indexOf("percentile_method")], "nearest rank (ik); CIs over rounds");
+    assert.ok(lines.slice(1).every((l) => csvSplit(l)[head.indexOf("complete")] === "true"), "a complete record's rows say so");
     for (const line of lines.slice(1)) {
       const cells = csvSplit(line);
       const b = rec.data.buckets[cells[head.indexOf("bucket")]];
