@@ -68,6 +68,7 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
       case "completed":
         return ExitCode.OK;
       case "preflight_failed":
+        ctx.err(`ik: bench points: preflight failed: ${escapeTerminalLine(clean(outcome.reason ?? ""))}; no point ran: fix the fleet or the flags (--model, --ready-path, --drain-source) and rerun\n`);
         return ExitCode.UNAVAILABLE;
       case "interrupted":
         return ExitCode.INTERRUPTED;
