@@ -40,6 +40,7 @@ export function runLoadTrial(ctx: CommandContext, f: LoadTrialFlags): Promise<nu
 async function prepare(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-trial-prepare" }>): Promise<number> {
   const rt = ctx.runtime;
   if ((f.prompts !== undefined) === (f.synth.length > 0)) throw usageError("load-trial prepare", "needs exactly one of --prompts or --synth", "e.g. --synth 512:128 or --prompts set.jsonl");
+  if (!f.out.trim()) throw usageError("--out", "is empty", "give the folder to write the workload in");
   const out = resolve(rt.cwd(), f.out);
   const file = join(out, "workload", "workload.json");
   if (existsSync(file)) throw usageError("--out", `${file} already exists`, "give a new folder (a workload is never overwritten)");
@@ -97,6 +98,7 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
   const clean = makeSanitizer(f.base, apiKey);
   try {
     const ep = parseEndpoint(f.base, "--base");
+    if (!f.out.trim()) throw usageError("--out", "is empty", "give the folder for the trial's files");
     const out = resolve(rt.cwd(), f.out);
     if (existsSync(join(out, "summary.json"))) throw usageError("--out", `${join(out, "summary.json")} already exists`, "give a new folder (a measured trial is never overwritten)");
     // A trial killed before its summary leaves its rows: appending to them would mix two trials.
