@@ -12,20 +12,28 @@ import type { Prompt } from "./prompt.ts";
 /** vLLM's KV block is 16 tokens, about 64 characters of English: shorter shared starts are not cached. */
 export const SHARED_PREFIX_MIN_CHARS = 64;
 
+/** Characters of each prompt compared: enough to tell a shared start, cheap for sets of 10^5 long prompts. */
+export const SHARED_PREFIX_SCAN_CHARS = 1024;
+
 /** What the set shares. */
 export interface SharedPrefix {
   /** Prompts whose start matches another prompt's for at least the minimum. */
   prompts: number;
   /** Of this many prompts (distinct ids). */
   of: number;
-  /** The longest shared start, characters. */
+  /** The longest shared start, characters (at most {@link SHARED_PREFIX_SCAN_CHARS}). */
   maxChars: number;
+  /** True when the longest reached the scanned length (it may be longer). */
+  capped: boolean;
 }
 
 function textOf(p: Prompt): string {
   let s = "";
-  for (const m of p.messages) s += `${m.role}\u0000${typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? null)}\u0000`;
-  return s;
+  for (const m of p.messages) {
+    s += `${m.role}\u0000${typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? null)}\u0000`;
+    if (s.length >= SHARED_PREFIX_SCAN_CHARS) break;
+  }
+  return s.slice(0, SHARED_PREFIX_SCAN_CHARS);
 }
 
 function common(a: string, b: string): number {
@@ -50,13 +58,13 @@ export function sharedPrefix(prompts: readonly Prompt[], minChars = SHARED_PREFI
     if (best >= minChars) count++;
     max = Math.max(max, best);
   }
-  return count ? { prompts: count, of: texts.length, maxChars: max } : null;
+  return count ? { prompts: count, of: texts.length, maxChars: max, capped: max >= SHARED_PREFIX_SCAN_CHARS } : null;
 }
 
 /** The record's line for a set whose prompts share their start, or null. */
 export function sharedPrefixNote(prompts: readonly Prompt[]): string | null {
   const s = sharedPrefix(prompts);
   if (!s) return null;
-  return `prefix cache: ${s.prompts} of the ${s.of} prompts begin like another prompt of the set for at least ${SHARED_PREFIX_MIN_CHARS} characters (up to ${s.maxChars}): ` +
+  return `prefix cache: ${s.prompts} of the ${s.of} prompts begin like another prompt of the set for at least ${SHARED_PREFIX_MIN_CHARS} characters (up to ${s.capped ? `${s.maxChars} or more` : s.maxChars}): ` +
     "a server with prefix caching can serve that shared start from its cache whatever ik tags, so their TTFT can be below a cold prefill (ik's \"cold\" means that no prompt repeats an earlier send)";
 }

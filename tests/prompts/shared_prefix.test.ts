@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadBuiltinPromptSet } from "../../lib/prompts/builtin.ts";
 import type { Prompt } from "../../lib/prompts/prompt.ts";
-import { SHARED_PREFIX_MIN_CHARS, sharedPrefix, sharedPrefixNote } from "../../lib/prompts/shared_prefix.ts";
+import { SHARED_PREFIX_MIN_CHARS, SHARED_PREFIX_SCAN_CHARS, sharedPrefix, sharedPrefixNote } from "../../lib/prompts/shared_prefix.ts";
 
 const p = (id: string, content: string, role = "user"): Prompt => ({ id, bucket: "b", messages: [{ role, content }], maxTokens: 8, kind: "chat", extra: {} });
 const story = "A lighthouse keeper writes about ships, storms, supply boats and the small repairs the lamp needs. ".repeat(5);
@@ -16,8 +16,13 @@ const story = "A lighthouse keeper writes about ships, storms, supply boats and 
 test("prompts sharing a long start are counted, with the longest; short or no shared starts are not", () => {
   const set = [p("a", story + "Summarise it."), p("b", story + "Rewrite it as a play."), p("c", "Name three colours."), p("d", "Name three rivers.")];
   const s = sharedPrefix(set)!;
-  assert.deepEqual([s.prompts, s.of], [2, 4]);
+  assert.deepEqual([s.prompts, s.of, s.capped], [2, 4, false]);
   assert.equal(s.maxChars, "user\u0000".length + story.length);
+  // A longer shared start is scanned only so far (a set of 10^5 long prompts stays cheap): "or more".
+  const long = "Another story, repeated until it is long enough to pass the scanned length. ".repeat(40);
+  const capped = sharedPrefix([p("a", long + "x"), p("b", long + "y")])!;
+  assert.deepEqual([capped.maxChars, capped.capped], [SHARED_PREFIX_SCAN_CHARS, true]);
+  assert.match(sharedPrefixNote([p("a", long + "x"), p("b", long + "y")])!, new RegExp(`up to ${SHARED_PREFIX_SCAN_CHARS} or more`));
   assert.equal(sharedPrefix([p("c", "Name three colours."), p("d", "Name three rivers.")]), null);
   // The task first, the shared text after: nothing shared at the start.
   assert.equal(sharedPrefix([p("a", "Summarise it. " + story), p("b", "Rewrite it as a play. " + story)]), null);
