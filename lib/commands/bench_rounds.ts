@@ -13,7 +13,7 @@
 import { resolve } from "node:path";
 import { formatMessage } from "@optique/core/message";
 import { parse } from "@optique/core/parser";
-import { shellSplit } from "../cli/argv_words.ts";
+import { hasFlag, shellSplit } from "../cli/argv_words.ts";
 import { benchServeCommand } from "./bench_serve_flags.ts";
 import { usageError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
@@ -22,7 +22,7 @@ import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { cellBrief, runRounds } from "../rounds/run.ts";
-import { SERVE_CMD_ENV } from "../rounds/serve_argv.ts";
+import { RESERVED_SERVE_FLAGS, SERVE_CMD_ENV } from "../rounds/serve_argv.ts";
 import { formatValue } from "../rounds/format.ts";
 import type { RoundsSummary } from "../rounds/summary.ts";
 import { runtimeExec } from "./_exec.ts";
@@ -71,8 +71,9 @@ export async function runBenchRounds(ctx: CommandContext, f: BenchRoundsFlags): 
   const serveCmd = f.serveCmd ?? (rt.env(SERVE_CMD_ENV) || null);
   // Every cell passes --serve-args to ik bench serve: flags it does not know or values it cannot
   // read are refused now, before any engine is launched (each cell exited 64 after its engine started).
-  if (serveCmd === null && f.serveArgs) {
-    const words = shellSplit(f.serveArgs, "--serve-args");
+  const words = serveCmd === null && f.serveArgs ? shellSplit(f.serveArgs, "--serve-args") : [];
+  // A flag bench rounds sets itself is refused by runRounds with its own words.
+  if (words.length && !RESERVED_SERVE_FLAGS.some((flag) => hasFlag(words, flag))) {
     const r = parse(benchServeCommand(), ["serve", "--base-url", "http://127.0.0.1:1", "--model", "m", "--mode", f.mode, ...words]);
     if (!r.success) {
       const why = formatMessage(r.error, { colors: false, quotes: true }).replace(/\s+/g, " ").trim();
