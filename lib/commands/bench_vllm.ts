@@ -50,6 +50,9 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const resultDir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
   // CONTRACTS: every output folder is checked writable before the first request (exit 74).
   if (v.saveResult || v.appendResult) await checkWritable([resultDir]);
+  if ((v.saveResult || v.appendResult) && v.resultFilename !== undefined && (await stat(resolve(resultDir, v.resultFilename)).catch(() => null))?.isDirectory()) {
+    throw usageError("--result-filename", `${resolve(resultDir, v.resultFilename)} is a folder, not a file`, "give a file name");
+  }
   const ep = parseEndpoint(plan.baseUrl, v.baseUrl !== undefined ? "--base-url" : "--host/--port");
   let modelId = v.model;
   // vLLM without --model: the first model's id is the name requests carry, its root the model_id
@@ -123,11 +126,18 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
       const dir = resultDir;
       const file = resolve(dir, v.resultFilename ?? defaultResultName(opts));
       const text = prep.clean(vllmJson(result));
-      await guardWrite(file, () => mkdir(dir, { recursive: true }));
-      // vLLM's --append-result: a newline before the result when the file already holds one.
-      const had = await stat(file).then((st) => st.size > 0, () => false);
-      if (v.appendResult) await guardWrite(file, () => appendFile(file, (had ? "\n" : "") + text));
-      else await writeWhole(file, text, 0o644);
+      try {
+        await guardWrite(file, () => mkdir(dir, { recursive: true }));
+        if ((await stat(file).catch(() => null))?.isDirectory()) throw usageError("--result-filename", `${file} is a folder, not a file`, "give a file name");
+        // vLLM's --append-result: a newline before the result when the file already holds one.
+        const had = await stat(file).then((st) => st.size > 0, () => false);
+        if (v.appendResult) await guardWrite(file, () => appendFile(file, (had ? "\n" : "") + text));
+        else await writeWhole(file, text, 0o644);
+      } catch (e) {
+        // The run was measured and recorded: say where, whatever stopped the result file.
+        if (e instanceof IkError) throw new IkError(e.code, e.where, `${e.message}; the run is measured: ik's records ${measured.evidence_id} and ${capacity.evidence_id} are whole (ik export --format vllm writes the file from them)`, e.hint);
+        throw e;
+      }
       ctx.err(`ik bench vllm: wrote ${file}\n`);
     }
     ctx.err(`ik bench vllm: ik's record ${measured.evidence_id} (and ${capacity.evidence_id})\n`);

@@ -146,6 +146,24 @@ describe("on real small and read-only file systems", { skip: mountSkipReason() }
     }
   });
 
+  test("bench vllm whose result file does not fit: exit 74 naming it and ik's records, which are whole", async () => {
+    const fs = join(dir, "full-result");
+    mountTmpfs(fs, "8k");
+    writeFileSync(join(fs, "fill"), new Uint8Array(3000));
+    const mock = await startMock(["--engine", "vllm", "--ttft-ms", "1", "--tpot-ms", "1"]);
+    try {
+      const r = await runIk(["bench", "vllm", "--base-url", mock.base, "--model", "mock-model", "--random-input-len", "8", "--random-output-len", "16", "--num-prompts", "12",
+        "--save-result", "--save-detailed", "--result-dir", fs], { env: { IK_RUNS_DIR: join(dir, "store-vllm") }, timeoutMs: 60_000 });
+      assert.equal(r.code, 74, r.stderr);
+      const m = /cannot write \(ENOSPC.*; the run is measured: ik's records (serve_benchmark-\S+) and (capacity-\S+) are whole/.exec(r.stderr);
+      assert.ok(m, r.stderr);
+      assert.ok(existsSync(join(dir, "store-vllm", m[1], "evidence.json")) && existsSync(join(dir, "store-vllm", m[2], "evidence.json")));
+      assert.deepEqual(readdirSync(fs), ["fill"], "no part file, no torn result");
+    } finally {
+      await mock.stop();
+    }
+  });
+
   test("checkWritable: a read-only bind mount is refused (EROFS) and nothing is left; a new folder passes and is not created", async () => {
     const ro = join(dir, "ro");
     mountReadOnly(join(dir, "ro-src"), ro);

@@ -273,6 +273,14 @@ describe("ik bench vllm", () => {
     for (const p of parts) assert.equal(JSON.parse(p).completed, 2);
   });
 
+  test("a --result-filename that is a folder is refused before any request (64)", async () => {
+    const before = mock.proc.stdout().length;
+    const r = await ik([...base(), "--num-prompts", "2", "--save-result", "--result-dir", dir, "--result-filename", ".."]);
+    assert.equal(r.code, 64, r.stderr);
+    assert.match(r.stderr, /^ik: --result-filename: .* is a folder, not a file; give a file name/m);
+    assert.equal(mock.proc.stdout().slice(before).includes("ik-request"), false, "nothing sent");
+  });
+
   test("a --result-dir that cannot be written is exit 74 before any request", async () => {
     writeFileSync(join(dir, "a-file"), "x");
     const before = mock.proc.stdout().split("\n").filter((l) => l.startsWith("ik-request")).length;
