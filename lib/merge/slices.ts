@@ -6,7 +6,7 @@
  * @module
  */
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { dataError } from "../cli/errors.ts";
 import { readCheckedRecord } from "../compare/record_ref.ts";
 
@@ -58,8 +58,11 @@ async function readSlice(dir: string, scanning: boolean): Promise<Slice | null> 
   try {
     peek = obj(JSON.parse(await readFile(join(dir, "evidence.json"), "utf8")));
   } catch {
-    if (scanning) return null;
-    throw dataError(join(dir, "evidence.json"), "not valid JSON", "the record is damaged; rerun that shard");
+    // A torn evidence.json in a staging folder is a shard that died finishing; a finished shard's
+    // (its shard note beside it) is damage, said as such; another record of the store is skipped.
+    const finishedShard = basename(dirname(dir)) !== ".staging" && await exists(join(dir, "shard.json"));
+    if (scanning && !finishedShard) return null;
+    throw dataError(join(dir, "evidence.json"), "not valid JSON", "the record is damaged; restore it, or rerun that shard");
   }
   if (peek.kind !== "serve_benchmark" || obj(peek.data).slice !== true) {
     if (scanning) return null;

@@ -141,6 +141,15 @@ describe("ik merge refusals", { skip }, () => {
     const both = await merge([two], env, join(dir, "m-two"));
     assert.equal(both.code, 65);
     assert.match(both.stderr, /different group ids/);
+    // A finished shard whose evidence.json was damaged is said to be damaged (not "killed, left a staging journal").
+    const torn = join(dir, "torn");
+    const tornDirs = await splitSlice(sliceDir, 2, torn);
+    await writeFile(join(tornDirs[1], "shard.json"), JSON.stringify({ k: 1, s: 2, group_id: "g", evidence_id: "x" }));
+    await writeFile(join(tornDirs[1], "evidence.json"), "{ not json");
+    const damaged = await merge([torn], env, join(dir, "m-torn"));
+    assert.equal(damaged.code, 65, damaged.stderr);
+    assert.match(damaged.stderr, /evidence\.json: not valid JSON; the record is damaged/);
+    assert.doesNotMatch(damaged.stderr, /staging journal/);
     // A --group no slice has is a usage error naming the groups found.
     const nope = await merge([two], env, join(dir, "m-nope"), ["--group", "nope"]);
     assert.equal(nope.code, 64, nope.stderr);
