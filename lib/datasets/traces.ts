@@ -29,12 +29,21 @@ interface TraceRow {
   model?: string;
 }
 
-/** `2023-11-16 18:15:46.6805900` (UTC) in seconds since the epoch, or NaN. */
+/**
+ * An Azure trace's TIMESTAMP in seconds since the epoch, or NaN: the 2023 files' `2023-11-16
+ * 18:15:46.6805900` (UTC, 7 fraction digits), the 2024 files' `2024-05-10 00:00:00.009930+00:00`
+ * (an offset, 6 digits, or none at all: `…00:00+00:00`), `Z` too.
+ */
 export function azureTimestampS(s: string): number {
-  const m = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?Z?$/.exec(s.trim());
+  const m = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$/.exec(s.trim());
   if (!m) return NaN;
   const whole = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) / 1000;
-  return whole + (m[7] ? Number("0" + m[7]) : 0);
+  let offsetS = 0;
+  if (m[8] && m[8] !== "Z") {
+    const z = /^([+-])(\d\d):?(\d\d)$/.exec(m[8]) as RegExpExecArray;
+    offsetS = (z[1] === "-" ? -1 : 1) * (Number(z[2]) * 3600 + Number(z[3]) * 60);
+  }
+  return whole - offsetS + (m[7] ? Number("0" + m[7]) : 0);
 }
 
 const COLUMNS = {

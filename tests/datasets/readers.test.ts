@@ -81,6 +81,12 @@ test("CSV fields and Azure timestamps", () => {
   assert.throws(() => splitCsvLine('a,"b', "x:2"), /unterminated/);
   assert.ok(Math.abs(azureTimestampS("2023-11-16 18:15:50.9951690") - azureTimestampS("2023-11-16 18:15:46.6805900") - 4.314579) < 1e-6);
   assert.ok(Number.isNaN(azureTimestampS("yesterday")));
+  // The 2024 files: an offset, 6 fraction digits or none (AzurePublicDataset's 2024 notebook).
+  assert.ok(Math.abs(azureTimestampS("2024-05-10 00:00:00.009930+00:00") - azureTimestampS("2024-05-10 00:00:00+00:00") - 0.00993) < 1e-6);
+  assert.equal(azureTimestampS("2024-05-10 00:00:00+00:00"), Date.UTC(2024, 4, 10) / 1000);
+  assert.equal(azureTimestampS("2024-05-10 02:00:00+02:00"), Date.UTC(2024, 4, 10) / 1000, "an offset is applied");
+  assert.equal(azureTimestampS("2024-05-10T00:00:00Z"), Date.UTC(2024, 4, 10) / 1000);
+  assert.ok(Number.isNaN(azureTimestampS("2024-05-10 00:00:00+0")));
 });
 
 test("readShareGpt: a pool too small for the filters is refilled by a second read; the set is the same as from every row", async () => {
