@@ -141,6 +141,10 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     const t = tf;
     limitations.push(`trace replay: ${t.n} request(s) at the trace's own arrival times${t.timeScale !== 1 ? ` x ${t.timeScale} (--time-scale)` : ""} over ${t.spanS.toFixed(1)} s ` +
       `(mean ${t.rateRps.toFixed(2)} req/s, bursts included: the level's rate is the trace's mean, not a steady load)${t.dropped ? `; ${t.dropped} later row(s) past --max-duration-s ${t.maxDurationS} not sent` : ""}; per-second windows in data.levels[0].windows`);
+    // --max-tokens wins over each row's own output length: a replay that is no longer the trace's says so.
+    const own = x.runner.cfg.maxTokens;
+    const replaced = own === null ? 0 : x.prompts.filter((p) => p.maxTokens !== null && p.maxTokens !== own).length;
+    if (replaced) limitations.push(`--max-tokens ${own} replaced the trace's own output length in ${replaced} of ${x.prompts.length} row(s): the output lengths are not the trace's`);
     const behind = (x.levels[0]?.windows ?? []).filter((w) => w.send_lag_p99_ms !== null && w.send_lag_p99_ms > 5);
     if (behind.length) limitations.push(`the replay fell behind the trace (send lag p99 > 5 ms) in ${behind.length} one-second window(s), first at ${behind[0].t_s} s`);
   }

@@ -116,6 +116,10 @@ describe("trace replay (binary)", { skip: runtime.name === "bun" ? false : "Bun 
       assert.deepEqual([half.data.trace.sent_rows, half.data.trace.dropped_after_max_duration, half.data.trace.span_s], [3, 2, 0.3]);
       assert.equal(half.data.levels[0].sent, 3);
       assert.ok(half.limitations.some((l: string) => /x 0\.5 \(--time-scale\).*2 later row\(s\) past --max-duration-s 0\.35 not sent/.test(l)), half.limitations.join(" | "));
+      assert.ok(!half.limitations.some((l: string) => /replaced the trace's own output length/.test(l)), "the trace's lengths, untouched");
+      // --max-tokens wins over the rows' output lengths, and the record says the lengths are not the trace's.
+      const fixed = await replay(mock.base, ["--dataset", "mooncake", "--dataset-path", files["mooncake.jsonl"], "--time-scale", "0.5", "--max-duration-s", "0.35", "--max-tokens", "3"]);
+      assert.ok(fixed.limitations.some((l: string) => /^--max-tokens 3 replaced the trace's own output length in \d+ of \d+ row\(s\)/.test(l)), fixed.limitations.join(" | "));
       const az = await replay(mock.base, ["--dataset", "azure", "--dataset-path", files["azure.csv"], "--time-scale", "0.05"]);
       // Four rows (one with 0 generated tokens dropped): 0, 4.31, 5.32, 8.82 s, scaled by 0.05.
       assert.equal(az.data.levels[0].sent, 4);
