@@ -86,7 +86,7 @@ export async function runConversations(cfg: ConversationRun): Promise<{ record: 
     io.signal.addEventListener("abort", () => (clearTimeout(t), ok()), { once: true });
   });
   const converse = async (conv: Conversation, index: number, session: number) => {
-    const history: PromptMessage[] = [];
+    const history: PromptMessage[] = conv.system ? [{ role: "system", content: conv.system }] : [];
     for (const [t, text] of conv.turns.entries()) {
       if (stopped()) {
         notSent += conv.turns.length - t;

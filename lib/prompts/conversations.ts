@@ -2,8 +2,9 @@
  * Conversations for `bench serve --mode conversations`: each is the user turns of one chat, sent
  * one after another with the model's *actual* previous answers in between (so the history, and
  * the prefix a server can cache, is what this server said). From a JSONL file (`{"id", "turns":
- * ["...", ...], "max_tokens"?}`, or `{"id", "messages": [...]}` whose user messages are the turns;
- * recorded assistant messages are dropped, the server's own answers replace them) or synthesised
+ * ["...", ...], "max_tokens"?, "system"?}`, or `{"id", "messages": [...]}` whose user messages are
+ * the turns and whose system message opens every request; recorded assistant messages are dropped,
+ * the server's own answers replace them) or synthesised
  * (`synth:N:T:IN:OUT`: N conversations of T turns, IN new words per user turn, OUT max_tokens).
  * @module
  */
@@ -20,6 +21,8 @@ export interface Conversation {
   maxTokens: number | null;
   /** New input tokens per turn as made (synthetic: words), or null. */
   turnTokens: number | null;
+  /** The system message every turn's request starts with (a file's `system`, or its messages' system message), or absent. */
+  system?: string | null;
 }
 
 /** A loaded conversation set and what identifies it. */
@@ -55,11 +58,19 @@ export function parseConversationsText(text: string, name: string): Conversation
     }
     if (o === null || typeof o !== "object" || Array.isArray(o)) throw dataError(where, "each line must be a JSON object with 'turns' or 'messages'");
     let turns: string[];
+    let system: string | null = null;
+    if (o.system !== undefined && o.system !== null) {
+      if (typeof o.system !== "string") throw dataError(where, "'system' must be a string (the system message of every turn)");
+      system = o.system;
+    }
     if (Array.isArray(o.turns)) {
       turns = o.turns.map(textOf).filter((t): t is string => t !== null);
       if (turns.length !== o.turns.length) throw dataError(where, "'turns' must be a list of strings (or {content} objects)");
     } else if (Array.isArray(o.messages)) {
       turns = o.messages.filter((m) => m && typeof m === "object" && ((m as { role?: unknown }).role === "user" || (m as { from?: unknown }).from === "human")).map((m) => textOf(m) ?? textOf({ content: (m as { value?: unknown }).value })).filter((t): t is string => t !== null);
+      // A system message (OpenAI's role "system", ShareGPT's from "system") is kept: it opens every turn's request.
+      const sys = o.messages.find((m) => m && typeof m === "object" && ((m as { role?: unknown }).role === "system" || (m as { from?: unknown }).from === "system"));
+      if (sys && system === null) system = textOf(sys) ?? textOf({ content: (sys as { value?: unknown }).value });
     } else throw dataError(where, "needs 'turns' (the user turns) or 'messages' (whose user messages are the turns)");
     if (!turns.length || turns.some((t) => t.trim() === "")) throw dataError(where, "a conversation needs at least one non-empty user turn");
     const id = typeof o.id === "string" && o.id ? o.id : `conv-${conversations.length}`;
@@ -67,7 +78,7 @@ export function parseConversationsText(text: string, name: string): Conversation
     ids.add(id);
     const mt = o.max_tokens;
     if (mt !== undefined && mt !== null && !(typeof mt === "number" && Number.isInteger(mt) && mt >= 1)) throw dataError(where, "'max_tokens' must be a positive integer");
-    conversations.push({ id, turns, maxTokens: typeof mt === "number" ? mt : null, turnTokens: null });
+    conversations.push({ id, turns, maxTokens: typeof mt === "number" ? mt : null, turnTokens: null, ...(system !== null && system.trim() !== "" ? { system } : {}) });
   }
   if (!conversations.length) throw dataError(name, "no conversation in the file", "one JSON object per line with 'turns'");
   return { name, sha256: createHash("sha256").update(text).digest("hex"), conversations, source: { kind: "file", name } };

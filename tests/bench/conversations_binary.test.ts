@@ -91,7 +91,7 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
     }
   });
 
-  test("a conversation JSONL: turns, or messages whose user turns are kept; malformed files 65; usage errors 64", async () => {
+  test("a conversation JSONL: turns, or messages whose user turns are kept (a system message opens every turn); malformed files 65; usage errors 64", async () => {
     const mock: MockProc = await startMock(mockArgs);
     try {
       const file = join(dir, "convs.jsonl");
@@ -101,8 +101,11 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       ].join("\n") + "\n");
       const { rec, rows } = await converse(mock.base, ["--conversations", file]);
       assert.equal(rows.length, 4);
-      // b turn 2: its own two user turns and the server's 4-token answer, not the recorded one: (3+4) + (4+4) + (2+4) + 3.
-      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 2).prompt_tokens, 7 + 8 + 6 + 3);
+      // b opens every turn with its system message (2+4), then its own user turns and the server's 4-token
+      // answer, not the recorded one: turn 1 (2+4) + (3+4) + 3; turn 2 (2+4) + (3+4) + (4+4) + (2+4) + 3.
+      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 1).prompt_tokens, 6 + 7 + 3);
+      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 2).prompt_tokens, 6 + 7 + 8 + 6 + 3);
+      assert.equal(rows.find((r) => r.conversation === "a" && r.turn === 1).prompt_tokens, (2 + 4) + 3, "no system message: none sent");
       assert.equal(rec.identity.workload.conversations.n, 2);
       // ShareGPT_V3: each entry's human turns (six of the fixture's entries have two: ok-1..5 and human-human), a seeded sample of --max-conversations.
       const fx = makeDatasetFixtures(join(dir, "fx"));
