@@ -177,6 +177,12 @@ async function buildConversationRecord(
   limitations.push("later turns carry the server's own earlier answers: their input lengths depend on what it said, so two engines' turn k can differ in length");
   if (cfg.set.source.kind === "synthetic") limitations.push("the user turns are seeded words (pseudo-tokens, as ik mock counts): their token counts are approximate on a real model");
   if (!perTurn.some((t) => t.cached_tokens_mean !== null)) limitations.push("the server reported no cached prompt tokens (usage.prompt_tokens_details or llama.cpp timings.cache_n): the prefix-cache effect is seen only in TTFT");
+  // Turn 1 is the cold baseline every later turn is read against: a server that already held
+  // its start (an earlier run of the same seeded conversations, a shared system message) is said.
+  const firstTurn = perTurn[0];
+  if (firstTurn && firstTurn.cached_tokens_mean !== null && firstTurn.cached_tokens_mean > 0) {
+    limitations.push(`the server reported cached prompt tokens on first turns (mean ${firstTurn.cached_tokens_mean.toFixed(1)}, ${((firstTurn.cached_share ?? 0) * 100).toFixed(0)}% of their prompt): turn 1 is not a cold prefill (an earlier run of the same conversations, or a start they share), so ttft_p50_vs_turn1 understates the cache's effect`);
+  }
   if (cfg.sessions > 1) limitations.push(`${cfg.sessions} conversations ran at once: TTFT includes their contention, and one session's prefix can be evicted by another's`);
   if (!cfg.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
   if (cfg.keyNote) limitations.push(cfg.keyNote);

@@ -62,6 +62,10 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       assert.ok(turns[3].ttft_p50_vs_turn1 < 1.4, `turn 4 / turn 1 TTFT ${turns[3].ttft_p50_vs_turn1}`);
       assert.match(rec.summary, /% of turn 4's prompt cached/);
       assert.equal(rec.identity.workload.mode, "conversations");
+      assert.ok(!rec.limitations.some((l: string) => /cached prompt tokens on first turns/.test(l)), "a cold turn 1");
+      // The same seeded conversations again, on the same server: turn 1 is served from the cache, and the record says so.
+      const again = await converse(mock.base, ["--conversations", `synth:4:4:${IN}:${OUT}`, "--sessions", "2"]);
+      assert.ok(again.rec.limitations.some((l: string) => /^the server reported cached prompt tokens on first turns \(mean [\d.]+, \d+% of their prompt\): turn 1 is not a cold prefill/.test(l)), again.rec.limitations.join(" | "));
     } finally {
       await mock.stop();
     }
