@@ -49,7 +49,8 @@ export function traceSchedule(prompts: readonly Prompt[], setName: string, o: { 
   const spanS = offsetsMs[n - 1] / 1000;
   return {
     prompts: order.slice(0, n).map((x) => x.p), offsetsMs, timeScale: o.timeScale, maxDurationS: o.maxDurationS,
-    rows: all.length, dropped: all.length - n, spanS, rateRps: spanS > 0 ? n / spanS : n,
+    // Arrivals per second between the first and the last: (n - 1) gaps over the span, as a level's offered rate is counted.
+    rows: all.length, dropped: all.length - n, spanS, rateRps: spanS > 0 && n > 1 ? (n - 1) / spanS : n,
   };
 }
 
