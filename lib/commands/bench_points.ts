@@ -49,7 +49,7 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
     const invocation = ["ik", "bench", "points", "--base", "{base}", "--model", f.model, "--plan", f.plan, "--out", f.out,
       ...(f.apiKeyEnv ? ["--api-key-env", f.apiKeyEnv] : []), "--ready-path", f.readyPath, "--drain-source", f.drainSource,
       ...(f.drainSource === "state" ? ["--state-path", f.statePath] : ["--metrics-path", f.metricsPath])];
-    const live = await LiveRun.start(liveOptions(f), { run_id: randomBytes(4).toString("hex"), label: "points", engine_kind: "fleet", shard: "0/1", endpoint: endpointTag(key.key, ep) },
+    const live = await LiveRun.start({ ...liveOptions(f), signal: ctx.signal }, { run_id: randomBytes(4).toString("hex"), label: "points", engine_kind: "fleet", shard: "0/1", endpoint: endpointTag(key.key, ep) },
       "points", (h, o) => rt.serve(h, o), redactUrl);
     if (live?.url) ctx.err(`bench points: live metrics at ${live.url}\n`);
     const outcome = await runPoints({

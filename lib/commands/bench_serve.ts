@@ -43,7 +43,7 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
   };
   // Live metrics (--metrics-listen, --prometheus-remote-write): started before the first request.
   const args = prep.run.args;
-  const live = await LiveRun.start(liveOptions(f), {
+  const live = await LiveRun.start({ ...liveOptions(f), signal: ctx.signal }, {
     run_id: randomBytes(4).toString("hex"), label: prep.run.label, engine_kind: String(args.engine_kind ?? "auto"),
     shard: prep.shard ? `${prep.shard.spec.k}/${prep.shard.spec.s}` : "0/1", endpoint: String(args.base_url ?? ""),
   }, f.mode, (h, o) => ctx.runtime.serve(h, o), redactUrl);

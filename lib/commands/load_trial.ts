@@ -131,7 +131,7 @@ async function run(ctx: CommandContext, f: Extract<LoadTrialFlags, { cmd: "load-
     else kind = (await detectEngine(ep, { apiKey, signal: ctx.signal, models })).kind;
     const key = await loadEndpointKey(endpointKeyPath((k) => rt.env(k), rt.env("HOME") || homedir()));
     await rt.files.mkdir(out);
-    const live = await LiveRun.start(liveOptions(f), { run_id: randomBytes(4).toString("hex"), label: "load-trial", engine_kind: kind, shard: "0/1", endpoint: endpointTag(key.key, ep) },
+    const live = await LiveRun.start({ ...liveOptions(f), signal: ctx.signal }, { run_id: randomBytes(4).toString("hex"), label: "load-trial", engine_kind: kind, shard: "0/1", endpoint: endpointTag(key.key, ep) },
       "load-trial", (h, o) => rt.serve(h, o), redactUrl);
     if (live?.url) ctx.err(`load-trial: live metrics at ${live.url}\n`);
     const res = await runTrial({ live,

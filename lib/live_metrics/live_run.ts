@@ -21,6 +21,8 @@ export interface LiveOptions {
   pushIntervalS: number;
   /** Seconds the server keeps answering after the run (default 0). */
   lingerS: number;
+  /** The run's interrupt: it ends the linger at once, so the record is written inside the interrupt's grace. */
+  signal?: AbortSignal;
 }
 
 /** A server the runtime shim starts (its `serve`). */
@@ -105,7 +107,18 @@ export class LiveRun {
       rw = { ...st, url: this.redactedUrl ?? "", push_interval_s: this.opts.pushIntervalS };
     }
     if (this.#served) {
-      if (this.opts.lingerS > 0) await new Promise((ok) => setTimeout(ok, this.opts.lingerS * 1000));
+      const signal = this.opts.signal;
+      if (this.opts.lingerS > 0 && !signal?.aborted) {
+        await new Promise<void>((ok) => {
+          const t = setTimeout(done, this.opts.lingerS * 1000);
+          function done() {
+            clearTimeout(t);
+            signal?.removeEventListener("abort", done);
+            ok();
+          }
+          signal?.addEventListener("abort", done, { once: true });
+        });
+      }
       await this.#served.close().catch(() => {});
     }
     this.#finished = { listen: this.url, remote_write: rw, series: this.series.registry.seriesCount() };

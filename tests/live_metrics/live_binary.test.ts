@@ -20,7 +20,7 @@ import { after, before, describe, test } from "node:test";
 import { parsePrometheusText, type PromSample } from "../../lib/scrape/prometheus_text.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { type IkRun, runIk } from "../_helpers/ik.ts";
+import { ikBin, type IkRun, runIk, startArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { prometheusSkip, startPrometheus } from "./_prometheus.ts";
 
@@ -103,6 +103,22 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
     const info = prom.samples.find((s) => s.name === "ik_run_info");
     assert.equal(info?.labels.endpoint, rec.request.args.base_url, "the endpoint's HMAC tag");
     assert.doesNotMatch(last as string, new RegExp(mock.base.replace(/[.]/g, "\\.")), "never the URL");
+  });
+
+  test("an interrupt during --metrics-linger-s ends the linger: the records are written at once (they were lost past the 10 s grace)", async () => {
+    const store = join(dir, "linger-runs");
+    const p = startArgv([ikBin()], load(["--metrics-listen", "127.0.0.1:0", "--metrics-linger-s", "60"]), { env: { ...env, IK_RUNS_DIR: store } });
+    await p.waitFor(/live metrics at http/, 30_000);
+    // Two levels of 24 requests at 20 and 40 req/s end within ~2 s; then the run lingers 60 s.
+    await new Promise((ok) => setTimeout(ok, 6000));
+    const t1 = Date.now();
+    const e = await p.stop("SIGINT");
+    assert.ok(Date.now() - t1 < 8000, `ended ${Date.now() - t1} ms after the interrupt`);
+    assert.ok(e.code === 0 || e.code === 130, `exit ${e.code}: ${p.stderr()}`);
+    const caps = readdirSync(store).filter((d) => d.startsWith("capacity-"));
+    assert.equal(caps.length, 1, readdirSync(store).join(", "));
+    const cap = JSON.parse(readFileSync(join(store, caps[0], "evidence.json"), "utf8"));
+    assert.ok(statSync(join(store, cap.data.measurement, "evidence.json")).isFile(), "the measured record is whole in the store");
   });
 
   test("remote write into a real Prometheus: the rows' values; an auth header never written; a Prometheus killed mid-run is counted", { skip: prometheusSkip() }, async () => {
