@@ -10,6 +10,9 @@ import { type LiveOptions, parseListen } from "../live_metrics/live_run.ts";
 import type { LiveFlagValues } from "./live_flags.ts";
 
 /** The run's live options from the flags (usage errors, 64); header values registered as secrets. */
+/** Headers remote write 1.0 reserves to the sender (its encoding, type, version, and who sends). */
+const RESERVED_WRITE_HEADERS = ["content-encoding", "content-type", "x-prometheus-remote-write-version", "user-agent"];
+
 export function liveOptions(flags: LiveFlagValues): LiveOptions {
   const f = { ...flags, remoteWriteHeaders: flags.remoteWriteHeaders ?? [], pushIntervalS: flags.pushIntervalS ?? 5, metricsLingerS: flags.metricsLingerS ?? 0 };
   let listen: LiveOptions["listen"] = null;
@@ -26,7 +29,10 @@ export function liveOptions(flags: LiveFlagValues): LiveOptions {
     if (i <= 0) throw usageError("--prometheus-remote-write-header", "needs K=V (e.g. Authorization=Bearer ...)", "give the header's name, '=', then its value");
     const value = h.slice(i + 1);
     registerSecret(value);
-    headers[h.slice(0, i).trim()] = value;
+    const name = h.slice(0, i).trim();
+    // Remote write 1.0: the protocol's own headers and the sender's User-Agent are not the user's to set.
+    if (RESERVED_WRITE_HEADERS.includes(name.toLowerCase())) throw usageError("--prometheus-remote-write-header", `${name} is set by the remote-write protocol itself`, "give other headers only (Authorization, X-Scope-OrgID, ...)");
+    headers[name] = value;
   }
   if (f.remoteWriteHeaders.length && f.remoteWrite === undefined) throw usageError("--prometheus-remote-write-header", "needs --prometheus-remote-write URL");
   let remoteWrite: LiveOptions["remoteWrite"] = null;

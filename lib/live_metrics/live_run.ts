@@ -7,6 +7,7 @@
  * the run ends (after `--metrics-linger-s`, so a last scrape sees the final counts).
  * @module
  */
+import { usageError } from "../cli/errors.ts";
 import { IkSeries, type RunLabels } from "./ik_series.ts";
 import { PROM_TEXT_CONTENT_TYPE } from "./registry.ts";
 import type { RemoteWriter, RemoteWriteStats } from "./remote_write.ts";
@@ -64,13 +65,19 @@ export class LiveRun {
     if (!opts.listen && !opts.remoteWrite) return null;
     const run = new LiveRun(opts, labels, mode, opts.remoteWrite ? redact(opts.remoteWrite.url) : null);
     if (opts.listen) {
+      const at = opts.listen;
       run.#served = await serve((req) => {
         const path = new URL(req.url).pathname;
         if (req.method === "GET" && (path === "/metrics" || path === "/")) {
           return new Response(run.series.registry.render(), { headers: { "content-type": PROM_TEXT_CONTENT_TYPE } });
         }
         return new Response("not found: ik serves /metrics\n", { status: 404 });
-      }, opts.listen);
+      }, at).catch((e) => {
+        // A port already taken, an address not on this host: the flag's value, not a bug.
+        const code = (e as { code?: unknown }).code;
+        const why = typeof code === "string" ? code : (e as Error).message;
+        throw usageError("--metrics-listen", `cannot listen on ${at.hostname.includes(":") ? `[${at.hostname}]` : at.hostname}:${at.port} (${why})`, "choose a free port (0 picks one), or an address of this host");
+      });
     }
     if (opts.remoteWrite) {
       // Loaded only when asked for: its encoder (protobuf, snappy) stays out of every other run's memory.

@@ -13,6 +13,7 @@
  * Labels must be sorted by name with `__name__` among them: a {@link Snapshot}'s already are.
  * @module
  */
+import { VERSION } from "../version.ts";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import snappy from "snappyjs";
 import type { Label, Snapshot } from "./series.ts";
@@ -22,6 +23,8 @@ export const REMOTE_WRITE_HEADERS: Readonly<Record<string, string>> = Object.fre
   "Content-Encoding": "snappy",
   "Content-Type": "application/x-protobuf",
   "X-Prometheus-Remote-Write-Version": "0.1.0",
+  // Remote write 1.0: the sender MUST name itself and its version.
+  "User-Agent": `ik/${VERSION}`,
 });
 
 /** Field numbers of the remote write 1.0 messages. */

@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { parsePrometheusText, type PromSample } from "../../lib/scrape/prometheus_text.ts";
@@ -103,6 +104,19 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
     const info = prom.samples.find((s) => s.name === "ik_run_info");
     assert.equal(info?.labels.endpoint, rec.request.args.base_url, "the endpoint's HMAC tag");
     assert.doesNotMatch(last as string, new RegExp(mock.base.replace(/[.]/g, "\\.")), "never the URL");
+  });
+
+  test("a --metrics-listen port already taken is a usage error naming it (64), not a crash", async () => {
+    const taken = createServer();
+    await new Promise<void>((ok) => taken.listen(0, "127.0.0.1", ok));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const r = await runIk(load(["--metrics-listen", `127.0.0.1:${port}`]), { env, timeoutMs: 30_000 });
+      assert.equal(r.code, 64, r.stderr);
+      assert.match(r.stderr, new RegExp(`^ik: --metrics-listen: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\); choose a free port`, "m"));
+    } finally {
+      taken.close();
+    }
   });
 
   test("an interrupt during --metrics-linger-s ends the linger: the records are written at once (they were lost past the 10 s grace)", async () => {

@@ -10,6 +10,9 @@ import {
   encodeRemoteWriteBody, encodeWriteRequest, LATENCY_BUCKETS_SECONDS, MetricsRegistry, REMOTE_WRITE_HEADERS, snappyCompress, snappyUncompress,
 } from "../../lib/live_metrics/mod.ts";
 import { decodeRemoteWriteBody, decodeWriteRequest } from "./_decode.ts";
+import { liveOptions } from "../../lib/commands/live_options.ts";
+import { IkError } from "../../lib/cli/errors.ts";
+import { VERSION } from "../../lib/version.ts";
 
 function sampleRegistry(): MetricsRegistry {
   const reg = new MetricsRegistry({ constLabels: { run: "r1", endpoint: "hmac-sha256:ab" } });
@@ -81,10 +84,19 @@ test("the body is snappy(WriteRequest), and decodes back whole", () => {
   assert.equal(decodeRemoteWriteBody(body).length, snap.series.length);
 });
 
-test("the remote write 1.0 protocol headers", () => {
+test("the remote write 1.0 protocol headers, the sender named with its version", () => {
   assert.deepEqual({ ...REMOTE_WRITE_HEADERS }, {
     "Content-Encoding": "snappy",
     "Content-Type": "application/x-protobuf",
     "X-Prometheus-Remote-Write-Version": "0.1.0",
+    "User-Agent": `ik/${VERSION}`,
   });
+});
+
+test("--prometheus-remote-write-header cannot set the protocol's own headers or the User-Agent (64)", () => {
+  for (const h of ["Content-Type=text/plain", "content-encoding=gzip", "X-Prometheus-Remote-Write-Version=2.0.0", "User-Agent=foo"]) {
+    assert.throws(() => liveOptions({ remoteWrite: "http://127.0.0.1:1/w", remoteWriteHeaders: [h] }), (e: unknown) => e instanceof IkError && e.code === 64 && /set by the remote-write protocol itself/.test(e.message), h);
+  }
+  const ok = liveOptions({ remoteWrite: "http://127.0.0.1:1/w", remoteWriteHeaders: ["X-Scope-OrgID=t1"] });
+  assert.deepEqual(ok.remoteWrite?.headers, { "X-Scope-OrgID": "t1" });
 });
