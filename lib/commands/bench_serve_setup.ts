@@ -63,6 +63,8 @@ export interface PreparedServe {
   shard: ShardRun | null;
   clean: Sanitize;
   sanitizeError(e: unknown): unknown;
+  /** Where the GPU samplers send each power reading (set to the live metrics' gauge when they run). */
+  gpuPower: { sink: ((gpu: string, watts: number) => void) | null };
 }
 
 /** The conversations `--conversations` names: a JSONL file, or synth:N:T:IN:OUT. */
@@ -258,7 +260,9 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     if (scheme !== "http:" && scheme !== "https:") throw usageError("--gpu-metrics-url", `'${scheme}' is not http or https`, "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
     telemetrySource = { kind: "dcgm", url: f.gpuMetricsUrl };
   } else if (isLocal && gpu.source === "nvidia-smi") telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
-  const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource }) : undefined;
+  // Each GPU power reading also goes to the run's live metrics, once they are started (gpuPower).
+  const gpuPower: PreparedServe["gpuPower"] = { sink: null };
+  const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource, onPower: (g, w) => gpuPower.sink?.(g, w) }) : undefined;
   const runner = new Runner({
     ep,
     api: f.api,
@@ -324,6 +328,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
       isLocal,
     },
     clean,
+    gpuPower,
     sanitizeError: (e) => (e instanceof IkError ? sanitizedError(e, clean) : e),
   };
 }

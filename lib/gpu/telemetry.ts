@@ -64,6 +64,7 @@ export class GpuTelemetrySampler {
   readonly #maxDuration: number;
   readonly #giveUpAfter: number;
   readonly #sampleOnStop: boolean;
+  readonly #onPower: ((gpu: string, watts: number) => void) | undefined;
   readonly #keep: Set<string> | null;
   readonly #ac = new AbortController();
   #started = false;
@@ -108,6 +109,7 @@ export class GpuTelemetrySampler {
     this.#maxDuration = Math.max(0, opts.maxDurationMs ?? DEFAULT_MAX_DURATION_MS);
     this.#giveUpAfter = Math.max(1, Math.floor(opts.giveUpAfter ?? 5));
     this.#sampleOnStop = opts.sampleOnStop ?? true;
+    this.#onPower = opts.onPower;
     this.#keep = opts.gpus ? new Set(opts.gpus.map(String)) : null;
   }
 
@@ -248,6 +250,7 @@ export class GpuTelemetrySampler {
       if (r.powerW !== null) {
         pSum += r.powerW;
         pAny = true;
+        this.#onPower?.(String(r.index), r.powerW);
       }
       if (r.memoryUsedMib !== null) {
         mSum += r.memoryUsedMib;

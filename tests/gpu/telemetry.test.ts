@@ -191,6 +191,17 @@ test("uneven poll times: the integral uses the real gaps", async () => {
   assert.equal(tel.window_s, 2.5);
 });
 
+test("onPower is told each GPU's power reading as it is read (ik's live metrics gauge)", async () => {
+  const c = clock();
+  const seen: [string, number][] = [];
+  const s = new GpuTelemetrySampler({ source: { kind: "nvidia-smi", exec: traceExec([["100", "300"]]) }, now: c.now, onPower: (g, w) => seen.push([g, w]) });
+  await s.sampleOnce();
+  c.t += 500;
+  await s.sampleOnce();
+  await s.stop();
+  assert.deepEqual(seen, [["0", 100], ["0", 300]]);
+});
+
 test("each poll is stamped at the midpoint of its request", async () => {
   const c = clock(1000);
   const exec: ExecFn = () => {

@@ -16,12 +16,13 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { createServer, type AddressInfo } from "node:net";
+import { createServer as createHttpServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { parsePrometheusText, type PromSample } from "../../lib/scrape/prometheus_text.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { ikBin, type IkRun, runIk, startArgv } from "../_helpers/ik.ts";
+import { ikBin, type IkRun, ROOT, runIk, startArgv } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { prometheusSkip, startPrometheus } from "./_prometheus.ts";
 
@@ -104,6 +105,24 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
     const info = prom.samples.find((s) => s.name === "ik_run_info");
     assert.equal(info?.labels.endpoint, rec.request.args.base_url, "the endpoint's HMAC tag");
     assert.doesNotMatch(last as string, new RegExp(mock.base.replace(/[.]/g, "\\.")), "never the URL");
+  });
+
+  test("--gpu-metrics-url: each GPU's power reading is the live ik_gpu_power_watts gauge (it never had a sample)", async () => {
+    const prom = readFileSync(join(ROOT, "tests", "testdata", "gpu", "dcgm_h100x2_t0.prom"), "utf8");
+    const dcgm = createHttpServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(prom);
+    });
+    await new Promise<void>((ok) => dcgm.listen(0, "127.0.0.1", ok));
+    try {
+      const port = await freePort();
+      const { r, last } = await runScraping(load(["--metrics-listen", `127.0.0.1:${port}`, "--metrics-linger-s", "1", "--gpu-metrics-url", `http://127.0.0.1:${(dcgm.address() as AddressInfo).port}/metrics`]), env, `http://127.0.0.1:${port}/metrics`);
+      assert.equal(r.code, 0, r.stderr);
+      const samples = parsePrometheusText(last as string).samples.filter((x) => x.name === "ik_gpu_power_watts");
+      assert.ok(samples.length >= 1 && samples.every((x) => x.value > 0), JSON.stringify(samples));
+    } finally {
+      dcgm.close();
+    }
   });
 
   test("a --metrics-listen port already taken is a usage error naming it (64), not a crash", async () => {
