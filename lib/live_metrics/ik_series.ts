@@ -97,9 +97,9 @@ export class IkSeries {
     this.#sendLag = r.histogram({ name: "ik_send_lag_seconds", help: "How late each open-loop request was sent after its scheduled time", labelNames: lv, buckets: TOKEN_GAP_BUCKETS_SECONDS });
     this.#loopLag = r.gauge({ name: "ik_event_loop_lag_seconds", help: "The client's event-loop lag, most recent sample", labelNames: [] });
     this.#target = r.gauge({ name: "ik_level_target_rate_rps", help: "The current level's target arrival rate (0 between levels)", labelNames: lv });
-    this.#running = r.gauge({ name: "ik_server_requests_running", help: "The server's own running gauge, as ik scraped it", labelNames: [] });
-    this.#waiting = r.gauge({ name: "ik_server_requests_waiting", help: "The server's own waiting gauge, as ik scraped it", labelNames: [] });
-    this.#kv = r.gauge({ name: "ik_server_kv_cache_usage_ratio", help: "The server's KV-cache usage (0..1), as ik scraped it", labelNames: [] });
+    this.#running = r.gauge({ name: "ik_server_requests_running", help: "The server's own running gauge, as ik scraped it", labelNames: [], unsetUntilKnown: true });
+    this.#waiting = r.gauge({ name: "ik_server_requests_waiting", help: "The server's own waiting gauge, as ik scraped it", labelNames: [], unsetUntilKnown: true });
+    this.#kv = r.gauge({ name: "ik_server_kv_cache_usage_ratio", help: "The server's KV-cache usage (0..1), as ik scraped it", labelNames: [], unsetUntilKnown: true });
     this.#power = r.gauge({ name: "ik_gpu_power_watts", help: "The GPUs' power draw, most recent sample (nvidia-smi or DCGM)", labelNames: ["gpu"] });
   }
 

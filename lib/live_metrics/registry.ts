@@ -165,7 +165,7 @@ export class Gauge extends Family<GaugeChild> {
   /** @internal made by {@link MetricsRegistry.gauge} */
   constructor(opts: MetricOptions, constLabels: readonly Label[]) {
     super(opts, constLabels);
-    this.init();
+    if (!opts.unsetUntilKnown) this.init();
   }
   protected make(base: readonly Label[]): GaugeChild {
     return new GaugeChild(this.name, base);

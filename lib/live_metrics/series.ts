@@ -41,6 +41,8 @@ export interface MetricOptions {
   help: string;
   /** The label names every series of this family has (default none). */
   labelNames?: readonly string[];
+  /** A gauge without labels whose value ik may never know (the server's own): no series until it is set, not a made-up 0. */
+  unsetUntilKnown?: boolean;
 }
 
 /** Options of a histogram family. */

@@ -125,6 +125,16 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
     }
   });
 
+  test("single mode never reads the server: no ik_server_* sample (they read a made-up 0)", async () => {
+    const port = await freePort();
+    const { r, last } = await runScraping(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", "--max-tokens", "4", "--buckets", "very_short",
+      "--json", "--metrics-listen", `127.0.0.1:${port}`, "--metrics-linger-s", "1"], env, `http://127.0.0.1:${port}/metrics`);
+    assert.equal(r.code, 0, r.stderr);
+    const names = new Set(parsePrometheusText(last as string).samples.map((x) => x.name));
+    assert.ok(names.has("ik_requests_sent_total") || names.has("ik_requests_ok_total"), [...names].join(","));
+    for (const n of ["ik_server_requests_running", "ik_server_requests_waiting", "ik_server_kv_cache_usage_ratio"]) assert.ok(!names.has(n), n);
+  });
+
   test("a --metrics-listen port already taken is a usage error naming it (64), not a crash", async () => {
     const taken = createServer();
     await new Promise<void>((ok) => taken.listen(0, "127.0.0.1", ok));

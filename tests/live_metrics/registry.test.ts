@@ -159,3 +159,16 @@ test("names and labels: ik_ prefix, counters end in _total, no clashes, exact la
   assert.throws(() => reg.counter({ name: "ik_dup_total", help: "", labelNames: ["a", "a"] }), /twice/);
   assert.equal(c.labels({ level: "1" }), c.labels({ level: "1" }), "a label set's child is made once");
 });
+
+test("a gauge unset until known has no sample until ik knows its value (no made-up 0), then the value", () => {
+  const r = new MetricsRegistry();
+  const g = r.gauge({ name: "ik_server_requests_running", help: "The server's own running gauge", labelNames: [], unsetUntilKnown: true });
+  const plain = r.gauge({ name: "ik_in_flight", help: "Requests in flight", labelNames: [] });
+  const before = r.render();
+  assert.match(before, /# TYPE ik_server_requests_running gauge/);
+  assert.doesNotMatch(before, /^ik_server_requests_running /m);
+  assert.match(before, /^ik_in_flight 0$/m, "a gauge ik always knows starts at 0");
+  g.set({}, 3);
+  assert.match(r.render(), /^ik_server_requests_running 3$/m);
+  void plain;
+});
