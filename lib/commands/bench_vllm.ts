@@ -7,6 +7,7 @@
  * vLLM's result JSON with `--save-result`. Exit codes as `ik bench serve`.
  * @module
  */
+import { escapeTerminalLine } from "../report/escape.ts";
 import { appendFile, mkdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parse } from "@optique/core/parser";
@@ -118,7 +119,8 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
       percentiles: plan.percentiles, goodput: plan.goodput, detailed: v.saveDetailed, date,
     };
     const result = vllmResultFile({ ...exportMeta(src), durationFromOrigin: true }, src.levels[0], opts);
-    const failed = src.levels[0].rows.filter((r) => r.ok !== true).map(vllmError);
+    // A server's error text, printed on one line each with its control bytes made visible (a hostile server's escapes stay inert).
+    const failed = src.levels[0].rows.filter((r) => r.ok !== true).map((r) => escapeTerminalLine(vllmError(r)));
     // vLLM's calculate_metrics warns the same way (warnings.warn, on stderr).
     if (!interrupted && failed.length && failed.length === src.levels[0].rows.length) ctx.err("ik bench vllm: warning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.\n");
     ctx.out(ctx.json ? prep.clean(JSON.stringify(capacity)) + "\n" : prep.clean(trafficLines(plan.requestRate, v.burstiness, v.maxConcurrency ?? null) + failureLines(failed) + summaryBlock(result, plan.percentiles)));

@@ -261,6 +261,31 @@ describe("ik bench vllm", () => {
     }
   });
 
+  test("a hostile server's error text is printed on one line with its escape bytes made visible", async () => {
+    const evil = createServer((req, res) => {
+      if (req.url === "/v1/models") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model", owned_by: "vllm" }] }));
+        return;
+      }
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "\u001b[2Jboom\nsecond line", type: "x", code: 500 } }));
+      });
+    });
+    await new Promise<void>((ok) => evil.listen(0, "127.0.0.1", ok));
+    try {
+      const r = await ik(["bench", "vllm", "--base-url", `http://127.0.0.1:${(evil.address() as AddressInfo).port}`, "--model", "m", "--num-prompts", "2", "--random-input-len", "8", "--random-output-len", "2", "--lengths", "words"]);
+      assert.ok(!r.stdout.includes("\u001b"), "no raw escape byte on stdout");
+      const errLines = r.stdout.split("\n").filter((l) => l.startsWith("Error "));
+      assert.equal(errLines.length, 2, r.stdout);
+      for (const l of errLines) assert.match(l, /\\e\[2Jboom second line/);
+    } finally {
+      evil.close();
+    }
+  });
+
   test("--append-result adds a newline and the next result to the same file, as vLLM; --result-filename names it", async () => {
     const res = join(dir, "ap");
     for (const seed of ["1", "2"]) {
