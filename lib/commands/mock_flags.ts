@@ -51,8 +51,8 @@ const maybeCount = (name: Flag, description: string) =>
   optional(option(name, integer({ min: 1, metavar: "N" }), about(description)));
 const onOff = (name: Flag, description: string) => withDefault(flag(name, about(description)), false);
 
-const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall:S, " +
-  "slow-headers:S, reset, usage-mismatch[:D] (usage reports D more tokens than streamed, default 1; a negative D lies " +
+const FAULT_HELP = "Inject a fault: http429, http500, http503, error-event, truncate, malformed, stall[:S], " +
+  "slow-headers[:S] (S seconds, default 1), reset, usage-mismatch[:D] (usage reports D more tokens than streamed, default 1; a negative D lies " +
   "low, floored at 0); @N every N-th request, ~P with probability P (seeded). Repeatable.";
 
 /** Builds the parser for `ik mock` (a fresh one per call: nothing keeps it once the arguments are parsed). */

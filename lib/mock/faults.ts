@@ -66,7 +66,11 @@ export function parseFault(text: string): FaultSpec {
   const kind = name as FaultKind;
   const spec: FaultSpec = { kind, text };
   if (TIMED.includes(kind)) {
-    if (secondsText === undefined) throw bad(text, `'${kind}' needs a duration in seconds, as ${kind}:S`);
+    // MOCK.md: `:S` seconds for stall and slow-headers, tokens for usage-mismatch (default 1).
+    if (secondsText === undefined) {
+      spec.seconds = DEFAULT_FAULT_AMOUNT;
+      return withSelector(spec, text, sep, amountText);
+    }
     const s = Number(secondsText);
     if (secondsText.trim() === "" || !Number.isFinite(s) || s < 0) {
       throw bad(text, `'${secondsText}' is not a duration in seconds`);
@@ -89,6 +93,14 @@ export function parseFault(text: string): FaultSpec {
   } else if (secondsText !== undefined) {
     throw bad(text, `'${kind}' takes no ':S' (only stall, slow-headers and usage-mismatch do)`);
   }
+  return withSelector(spec, text, sep, amountText);
+}
+
+/** MOCK.md's default `:S`: 1 second for stall and slow-headers, 1 token for usage-mismatch. */
+const DEFAULT_FAULT_AMOUNT = 1;
+
+/** Adds the `@N` / `~P` selector to a parsed fault. */
+function withSelector(spec: FaultSpec, text: string, sep: string, amountText: string): FaultSpec {
   if (sep === "@") {
     const n = Number(amountText);
     if (!/^\d+$/.test(amountText) || n < 1) {

@@ -146,7 +146,6 @@ describe("--fault syntax", () => {
       const bad of [
         "",
         "boom",
-        "stall",
         "stall:",
         "stall:abc",
         "reset:2",
@@ -212,6 +211,10 @@ describe("--fault usage-mismatch and duration limits", () => {
     const lowHigh = [parseFault("usage-mismatch:5"), parseFault("usage-mismatch:-6@2")];
     assert.deepEqual([1, 2].map((n) => faultsFor(lowHigh, n, 0).usageExtra), [5, -1]);
     assert.equal(parseFault("stall:2147483").seconds, 2_147_483);
+    // MOCK.md: `:S` seconds for stall and slow-headers (default 1), with or without a selector.
+    assert.deepEqual(parseFault("stall"), { kind: "stall", seconds: 1, text: "stall" });
+    assert.deepEqual(parseFault("slow-headers@3"), { kind: "slow-headers", seconds: 1, every: 3, text: "slow-headers@3" });
+    assert.equal(parseFault("stall~0.5").probability, 0.5);
     for (
       const bad of [
         "usage-mismatch:0",
