@@ -245,7 +245,7 @@ describe("ik mock process", () => {
   it("bad flags: one line on stderr naming the flag, exit 64", async () => {
     const cases: [string[], RegExp][] = [
       [["--fault", "explode"], /--fault.*explode/],
-      [["--fault", "stall"], /--fault.*stall/],
+      [["--fault", "stall:"], /--fault.*stall:/],
       [["--engine", "tgi"], /--engine/],
       [["--step-ms", "5"], /--step-ms.*--max-batch/],
       [["--spec-depth", "3"], /--spec-depth.*--spec-accept/],
