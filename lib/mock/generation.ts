@@ -299,6 +299,7 @@ export class Run {
     state.served++;
     state.metrics.record({
       promptTokens: g.req.promptTokens,
+      cachedTokens: g.cachedTokens,
       completionTokens: this.sent,
       finish: outcome === "complete" ? g.plan.finishReason : "abort",
       ttftMs: this.#firstAt === null ? null : this.#firstAt - g.arrivalMs,

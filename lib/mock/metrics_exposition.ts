@@ -65,7 +65,7 @@ export function vllmText(s: MetricsSnapshot, m: MockMetrics): string {
       "counter",
       "Prefix cache hits, in terms of number of cached tokens.",
       l,
-      0,
+      m.cachedTokens,
     )
     .single("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", l, 0)
     .single("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", l, m.promptTokens)
@@ -165,7 +165,7 @@ export function sglangText(s: MetricsSnapshot, m: MockMetrics): string {
       sched,
       0,
     )
-    .single("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", sched, 0)
+    .single("sglang:cache_hit_rate", "gauge", "The prefix cache hit rate.", sched, m.cacheHitRate())
     .single(
       "sglang:token_usage",
       "gauge",
@@ -208,7 +208,7 @@ export function sglangText(s: MetricsSnapshot, m: MockMetrics): string {
       tok,
       m.generationTokens,
     )
-    .single("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.", tok, 0)
+    .single("sglang:cached_tokens_total", "counter", "Number of cached prompt tokens.", tok, m.cachedTokens)
     .single(
       "sglang:num_requests_total",
       "counter",

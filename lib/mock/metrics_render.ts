@@ -71,7 +71,7 @@ function trtllmText(s: MetricsSnapshot, m: MockMetrics, pid: number): string {
       l,
       m.generationTokens,
     )
-    .single("trtllm_kv_cache_hit_rate", "gauge", "KV cache hit rate", g, 0)
+    .single("trtllm_kv_cache_hit_rate", "gauge", "KV cache hit rate", g, m.cacheHitRate())
     .single(
       "trtllm_kv_cache_utilization",
       "gauge",

@@ -9,6 +9,8 @@ import { Histogram } from "./prometheus.ts";
 export interface FinishedRequest {
   /** Prompt tokens. */
   promptTokens: number;
+  /** Prompt tokens served from the prefix cache (0 when it is off). */
+  cachedTokens: number;
   /** Output tokens sent. */
   completionTokens: number;
   /** "stop"/"length" for a complete answer; "abort" when it was cut (fault or client gone). */
@@ -137,6 +139,8 @@ export class MockMetrics {
   readonly startedAtS = Date.now() / 1000;
   /** Prompt tokens of finished requests. */
   promptTokens = 0;
+  /** Of those, the tokens the prefix cache held (`--prefix-cache-tokens`). */
+  cachedTokens = 0;
   /** Output tokens sent. */
   generationTokens = 0;
   /** Finished requests by finish reason. */
@@ -176,9 +180,15 @@ export class MockMetrics {
   #iterations: QueuedIteration[] = [];
   #iter = 0;
 
+  /** Cached over prompt tokens of the finished requests, 0 before any (SGLang's and TRT-LLM's hit-rate gauges). */
+  cacheHitRate(): number {
+    return this.promptTokens > 0 ? this.cachedTokens / this.promptTokens : 0;
+  }
+
   /** Counts one ended request. */
   record(f: FinishedRequest): void {
     this.promptTokens += f.promptTokens;
+    this.cachedTokens += f.cachedTokens;
     this.generationTokens += f.completionTokens;
     this.finished[f.finish]++;
     this.specAccepted += f.accepted;

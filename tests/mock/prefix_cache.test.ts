@@ -325,6 +325,31 @@ describe("the mock with --prefix-cache-tokens (timing model)", () => {
     }
   });
 
+  it("the engines' cache metrics count it: vllm hits/queries, sglang cached tokens and hit rate, trtllm hit rate", async () => {
+    const messages = [{ role: "user", content: text(40) }]; // 47 tokens, 32 cached on a repeat
+    const sample = (body: string, name: string) => {
+      const line = body.split("\n").find((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
+      assert.ok(line, `${name} in the exposition`);
+      return Number(line.slice(line.lastIndexOf(" ") + 1));
+    };
+    const cases = [
+      { engine: "vllm", path: "/metrics", want: { "vllm:prefix_cache_hits_total": 32, "vllm:prefix_cache_queries_total": 94 } },
+      { engine: "sglang", path: "/metrics", want: { "sglang:cached_tokens_total": 32, "sglang:cache_hit_rate": 32 / 94 } },
+      { engine: "trtllm", path: "/prometheus/metrics", want: { "trtllm_kv_cache_hit_rate": 32 / 94 } },
+    ] as const;
+    for (const { engine, path, want } of cases) {
+      const mock = createMock({ engine, prefixCacheTokens: 4096, ttftMs: 0, tpotMs: 0 });
+      try {
+        await chat(mock, messages);
+        await chat(mock, messages);
+        const body = await (await mock.fetch(new Request(`http://mock${path}`))).text();
+        for (const [name, value] of Object.entries(want)) assert.ok(Math.abs(sample(body, name) - value) < 1e-9, `${engine} ${name}`);
+      } finally {
+        mock.close();
+      }
+    }
+  });
+
   it("off (the default): cached=0 on a repeat, full prefill, and no cached-token fields added", async () => {
     const { mock, lines } = logged({ engine: "vllm", ttftMs: 0, prefillMsPerToken: 1, tpotMs: 0 });
     try {
