@@ -109,7 +109,7 @@ export class LiveRun {
     for (const t of this.#timers) clearInterval(t);
     let rw: LiveReport["remote_write"] = null;
     if (this.#writer) {
-      await this.#writer.close(this.series.registry.snapshot(), { deadlineMs: 5000 });
+      await this.#writer.close({ ...this.series.registry.snapshot(), last: true }, { deadlineMs: 5000 });
       const { inFlight: _i, queued: _q, closed: _c, lastErrorAtMs: _e, lastDeliveredAtMs: _d, ...st } = this.#writer.stats();
       rw = { ...st, url: this.redactedUrl ?? "", push_interval_s: this.opts.pushIntervalS };
     }

@@ -31,6 +31,11 @@ export interface Snapshot {
   timestampMs: number;
   /** One entry per series: counters and gauges one each, a histogram `buckets + 3` per label set. */
   series: readonly SeriesSample[];
+  /**
+   * The last snapshot of the run: remote write ends each series with a stale marker 1 ms after
+   * its sample (remote write 1.0: a sender MUST mark the series it will no longer write).
+   */
+  last?: boolean;
 }
 
 /** Options shared by every metric family. */

@@ -54,8 +54,16 @@ function encodedLabels(labels: readonly Label[]): Uint8Array {
 }
 
 /**
+ * Prometheus's stale marker, the NaN with bit pattern 0x7ff0000000000002, as the 8 little-endian
+ * bytes of a protobuf double: written as bytes, because a JavaScript engine may canonicalise a
+ * NaN's payload when the number passes through a variable.
+ */
+export const STALE_NAN_BYTES: Readonly<Uint8Array> = new Uint8Array([2, 0, 0, 0, 0, 0, 0xf0, 0x7f]);
+
+/**
  * The uncompressed `WriteRequest` protobuf of a snapshot: one TimeSeries per series, each with
- * its labels (in the snapshot's order: sorted by name) and one Sample at `snapshot.timestampMs`.
+ * its labels (in the snapshot's order: sorted by name) and one Sample at `snapshot.timestampMs`;
+ * for the run's last snapshot (`last`), a second Sample 1 ms later holding the stale marker.
  */
 export function encodeWriteRequest(snapshot: Snapshot): Uint8Array {
   const w = new BinaryWriter();
@@ -66,8 +74,14 @@ export function encodeWriteRequest(snapshot: Snapshot): Uint8Array {
       .tag(F.samples, WireType.LengthDelimited).fork()
       .tag(F.sampleValue, WireType.Bit64).double(s.value)
       .tag(F.timestamp, WireType.Varint).int64(ts)
-      .join()
       .join();
+    if (snapshot.last) {
+      w.tag(F.samples, WireType.LengthDelimited).fork()
+        .tag(F.sampleValue, WireType.Bit64).raw(STALE_NAN_BYTES as Uint8Array)
+        .tag(F.timestamp, WireType.Varint).int64(ts + 1)
+        .join();
+    }
+    w.join();
   }
   return w.finish();
 }

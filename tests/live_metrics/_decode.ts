@@ -9,7 +9,7 @@ import { snappyUncompress } from "../../lib/live_metrics/mod.ts";
 /** One decoded TimeSeries. */
 export interface DecodedSeries {
   labels: { name: string; value: string }[];
-  samples: { value: number; timestamp: number }[];
+  samples: DecodedSample[];
 }
 
 function expectWire(got: WireType, want: WireType, where: string): void {
@@ -29,14 +29,26 @@ function decodeLabel(bytes: Uint8Array): { name: string; value: string } {
   return out;
 }
 
-function decodeSample(bytes: Uint8Array): { value: number; timestamp: number } {
+/** Prometheus's stale marker's bits (a NaN; JavaScript may not keep a NaN's payload, so compared as bits). */
+export const STALE_NAN_BITS = 0x7ff0000000000002n;
+
+/** One decoded Sample; `stale` only on Prometheus's stale marker. */
+export interface DecodedSample {
+  value: number;
+  timestamp: number;
+  stale?: true;
+}
+
+function decodeSample(bytes: Uint8Array): DecodedSample {
   const r = new BinaryReader(bytes);
-  const out = { value: 0, timestamp: 0 };
+  const out: DecodedSample = { value: 0, timestamp: 0 };
   while (r.pos < r.len) {
     const [f, w] = r.tag();
     if (f === 1) {
       expectWire(w, WireType.Bit64, "Sample.value");
-      out.value = r.double();
+      const at = r.pos;
+      if (BigInt.asUintN(64, BigInt(r.fixed64())) === STALE_NAN_BITS) out.stale = true;
+      out.value = new DataView(bytes.buffer, bytes.byteOffset + at, 8).getFloat64(0, true);
     } else if (f === 2) {
       expectWire(w, WireType.Varint, "Sample.timestamp");
       out.timestamp = Number(r.int64());

@@ -45,6 +45,24 @@ test("WriteRequest bytes decode back to every series, labels sorted with __name_
   assert.equal(find("ik_model_info").labels.find((l) => l.name === "model")!.value, "Qwen/Qwen3-8B ünïcødé");
 });
 
+test("the run's last snapshot ends every series with Prometheus's stale marker (bits 0x7ff0000000000002) 1 ms after its sample", () => {
+  const snap = sampleRegistry().snapshot(1_712_345_678_901);
+  const last = decodeWriteRequest(encodeWriteRequest({ ...snap, last: true }));
+  assert.equal(last.length, snap.series.length);
+  last.forEach((d, i) => {
+    assert.deepEqual(d.samples[0], { value: snap.series[i].value, timestamp: 1_712_345_678_901 });
+    assert.equal(d.samples.length, 2);
+    assert.equal(d.samples[1].stale, true);
+    assert.equal(d.samples[1].timestamp, 1_712_345_678_902);
+    assert.ok(Number.isNaN(d.samples[1].value));
+  });
+  // An ordinary NaN value is not a stale marker, and a snapshot that is not the last has none.
+  const reg = new MetricsRegistry();
+  reg.gauge({ name: "ik_x", help: "x" }).labels().set(NaN);
+  assert.deepEqual(decodeWriteRequest(encodeWriteRequest(reg.snapshot(7)))[0].samples.length, 1);
+  assert.equal(decodeWriteRequest(encodeWriteRequest(reg.snapshot(7)))[0].samples[0].stale, undefined);
+});
+
 test("a zero value and an empty snapshot encode (zero is sent, not dropped as a proto3 default)", () => {
   const reg = new MetricsRegistry();
   reg.counter({ name: "ik_errors_total", help: "e" });
