@@ -21,7 +21,11 @@ export const DEFAULT_RESAMPLES = 2000;
 
 /** How an interval was made; recorded in every record's definitions. */
 export const CI_METHOD_T_CLUSTER =
-  "t-scaled cluster bootstrap: estimate ± t(0.975, rounds − 1) × bootstrap SE, rounds resampled with replacement";
+  "t-scaled cluster bootstrap: estimate ± t(0.975, rounds − 1) × bootstrap SE, rounds resampled with replacement; " +
+  "never below the smallest observation (above the largest) where all n observations lying above (below) the percentile has a chance under 0.1 %";
+
+/** The chance under which the data rule a percentile out beyond their smallest or largest value. */
+const RULED_OUT = 0.001;
 
 /** Options shared by the interval functions. */
 export interface BootstrapOptions {
@@ -108,14 +112,25 @@ export function clusterBootstrapCi(
   }
   // Positive data (times, rates) cannot have a percentile ≤ 0: where the symmetric interval would
   // reach it (few, very different rounds), the same t-scaled interval is built on the log scale.
+  // A time or a rate cannot have its percentile where the data rule it out: with n observations
+  // the population's p-th percentile lies below the smallest of them only if all n fell above it
+  // (chance (1 − p)^n), above the largest only if all fell below it (p^n). Where that chance is
+  // under 0.1 %, the t interval (which from few rounds can reach below every observation, even
+  // below the median, for a tail percentile) is clamped at that observation.
   const positive = all.length > 0 && all[0] > 0;
+  const n = all.length;
   ps.forEach((p, j) => {
     const v = out[p].value as number;
     const half = t * sd(reps[j]);
+    let lo: number, hi: number;
     if (positive && v - half <= 0) {
       const logHalf = t * sd(reps[j].map(Math.log));
-      out[p].ci = [v * Math.exp(-logHalf), v * Math.exp(logHalf)];
-    } else out[p].ci = [v - half, v + half];
+      [lo, hi] = [v * Math.exp(-logHalf), v * Math.exp(logHalf)];
+    } else [lo, hi] = [v - half, v + half];
+    const q = p / 100;
+    if ((1 - q) ** n < RULED_OUT) lo = Math.max(lo, all[0]);
+    if (q ** n < RULED_OUT) hi = Math.min(hi, all[n - 1]);
+    out[p].ci = [lo, hi];
   });
   return out;
 }

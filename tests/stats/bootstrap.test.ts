@@ -67,6 +67,30 @@ describe("clusterBootstrapCi", () => {
   });
 });
 
+describe("clusterBootstrapCi where the data rule a value out", () => {
+  test("a tail percentile from 5 rounds never gets an interval below the smallest observation (it reached below the median)", () => {
+    // 5 rounds of 8 requests near 31 ms, one round with two slow ones: the p95 resamples swing
+    // between ~31 and ~450 ms, and estimate − t × SD lands far below every observation.
+    const values: number[] = [], units: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      for (let i = 0; i < 8; i++) {
+        values.push(r === 2 && i < 2 ? 450 + i : 31 + 0.1 * i + 0.05 * r);
+        units.push(r);
+      }
+    }
+    const out = clusterBootstrapCi(values, units, [50, 95, 99]);
+    const min = Math.min(...values);
+    for (const p of [50, 95, 99]) {
+      const [lo, hi] = out[p].ci!;
+      assert.ok(lo >= min, `p${p}: lower ${lo} below the smallest observation ${min}`);
+      assert.ok(lo <= (out[p].value as number) && (out[p].value as number) <= hi, `p${p}: the estimate inside its interval`);
+    }
+    // The median's interval may not pass the largest observation (0.5^40 rules that out); the p99's
+    // upper end may (0.99^40 ≈ 67 %: the sample's largest value is no bound on the population's p99).
+    assert.ok(out[50].ci![1] <= Math.max(...values));
+  });
+});
+
 describe("pairedRatioCi", () => {
   test("ratio of medians, an interval on the log scale, pairs resampled together", () => {
     const base = [100, 120, 90, 110, 105];
