@@ -15,6 +15,7 @@ import {
   readRequestRows,
   renderComparison,
   requestSetOf,
+  roundOrderNote,
   sideFacts,
 } from "../compare/mod.ts";
 import { storeRoot } from "../evidence/mod.ts";
@@ -32,8 +33,18 @@ export async function runCompare(ctx: CommandContext, f: CompareFlags): Promise<
   if (!rowsA) throw dataError("compare A", `${f.a} lists no requests artifact`, "compare needs the per-request rows; rerun the benchmark");
   if (!rowsB) throw dataError("compare B", `${f.b} lists no requests artifact`, "compare needs the per-request rows; rerun the benchmark");
   const c = compareRecords({ record: a.record, rows: rowsA }, { record: b.record, rows: rowsB }, { resamples: f.resamples, seed: f.seed });
+  if (c.rounds.paired.length === 0 && c.rounds.a.length && c.rounds.b.length) {
+    const span = (r: number[]) => (r.length === 1 ? `${r[0]}` : `${r[0]}-${r[r.length - 1]}`);
+    throw dataError(
+      "compare",
+      `${f.a} and ${f.b} have no round index in common (A rounds ${span(c.rounds.a)}, B rounds ${span(c.rounds.b)}); compare pairs rounds by index`,
+      "rerun one with bench serve --first-round set to the other's first round, or run them interleaved with ik bench rounds",
+    );
+  }
   const facts: [Record<string, unknown>, Record<string, unknown>] = [sideFacts(a.record), sideFacts(b.record)];
-  const notes = differenceNotes(a.record, b.record);
+  const notes = [...differenceNotes(a.record, b.record), ...c.cautions];
+  const order = roundOrderNote(a.record, b.record, c.rounds.paired);
+  if (order) notes.push(order);
   if (ctx.json) {
     ctx.out(JSON.stringify({ kind: "compare", claim_class: "derived", a: facts[0], b: facts[1], request_set: requestSetOf(a.record), ...c, notes }) + "\n");
   } else {

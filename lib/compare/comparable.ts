@@ -34,8 +34,21 @@ export function assertComparable(a: Obj, b: Obj, names: [string, string], allowI
       throw dataError(`compare ${side}`, `${name} is incomplete (its run was interrupted)`, "pass --allow-incomplete to compare it anyway");
     }
   }
-  const diff = requestSetDifference(a, b);
+  const diff = requestSetDifference(a, b) ?? promptSetDifference(a, b);
   if (diff) throw dataError("compare", `${names[0]} and ${names[1]} did not ask the same requests: ${diff}`, "rerun one with the other's prompt set and flags");
+}
+
+/**
+ * The request_set hash covers prompt ids, buckets and settings, not the prompts' text: two sets
+ * with the same ids (every `ik prompts synth` set has `short-0`, …) and other prompts hash alike.
+ * Their files' sha256 tells them apart (as `--extend` refuses another prompt set).
+ */
+function promptSetDifference(a: Obj, b: Obj): string | null {
+  const set = (r: Obj) => obj(obj(obj(r.identity).workload).prompt_set);
+  const pa = set(a), pb = set(b);
+  if (typeof pa.sha256 !== "string" || typeof pb.sha256 !== "string" || pa.sha256 === pb.sha256) return null;
+  const name = (p: Obj) => `${typeof p.name === "string" ? `${p.name} ` : ""}sha256 ${(p.sha256 as string).slice(0, 12)}`;
+  return `the prompt sets differ (A ${name(pa)}, B ${name(pb)}): the same prompt ids, other prompts`;
 }
 
 /** What a reader sees about one side: label, engine, model, GPU, prefix cache. */
@@ -70,4 +83,31 @@ export function differenceNotes(a: Obj, b: Obj): string[] {
     if (!f.complete) notes.push(`${side} is incomplete (interrupted); compared anyway (--allow-incomplete)`);
   }
   return notes;
+}
+
+/**
+ * A note when the paired rounds did not interleave: every paired round of one record ran before
+ * every paired round of the other (seed 000 pairs rounds because A, B, A, B … share the host's and
+ * the server's drift; one after the other, a drift reads as a difference). Null when interleaved
+ * or when the rounds' times are not recorded.
+ */
+export function roundOrderNote(a: Obj, b: Obj, paired: readonly number[]): string | null {
+  const times = (r: Obj): [number, number] | null => {
+    const rounds = obj(r.data).rounds;
+    if (!Array.isArray(rounds)) return null;
+    let first = Infinity, last = -Infinity;
+    for (const x of rounds) {
+      const o = obj(x);
+      if (typeof o.index !== "number" || !paired.includes(o.index)) continue;
+      if (typeof o.t_start !== "number" || typeof o.t_end !== "number") return null;
+      first = Math.min(first, o.t_start);
+      last = Math.max(last, o.t_end);
+    }
+    return Number.isFinite(first) ? [first, last] : null;
+  };
+  const ta = times(a), tb = times(b);
+  if (!ta || !tb) return null;
+  const before = ta[1] <= tb[0] ? "A" : tb[1] <= ta[0] ? "B" : null;
+  if (!before) return null;
+  return `the paired rounds were not interleaved: all of ${before}'s ran before the other's, so a drift of the host or the server over time reads as a difference (interleave with --rounds 1 --extend, or ik bench rounds)`;
 }

@@ -9,7 +9,7 @@
  */
 import { CI_METHOD_T_CLUSTER, DEFAULT_RESAMPLES, median, pairedRatioCi } from "../stats/mod.ts";
 import { higherIsBetter } from "../rounds/directions.ts";
-import { COMPARE_METRICS, roundMedians } from "./round_medians.ts";
+import { COMPARE_METRICS, type RoundMedians, roundMedians, type TokenFacts } from "./round_medians.ts";
 
 /** One side of a comparison. */
 export interface CompareSide {
@@ -36,7 +36,11 @@ export interface CompareRow {
   ratio_ci95: [number | null, number | null];
   /** Rounds both records have for this bucket and metric. */
   n_pairs: number;
-  /** `B better`, `B worse`, `no clear difference` (the CI holds 1) or `n/a`. */
+  /**
+   * `B better`, `B worse`, `no clear difference` (the CI holds 1), `n/a`, or `not ranked: …`
+   * where the two sides did not measure the same thing (failed requests, tokens counted another
+   * way, other output lengths): the ratio is kept, for information only.
+   */
   reading: string;
   /** Per round: [A, B]. */
   by_round: Record<number, [number, number]>;
@@ -60,6 +64,8 @@ export interface Comparison {
   resamples: number;
   seed: number;
   definitions: Record<string, string>;
+  /** Why readings were not ranked, one line per bucket and cause. */
+  cautions: string[];
 }
 
 /** Options of {@link compareRecords}. */
@@ -98,9 +104,55 @@ export const COMPARE_DEFINITIONS: Readonly<Record<string, string>> = {
   ratio: "median(B) / median(A) over the rounds both records have, paired by round index (derived)",
   ratio_ci95: "paired t-scaled bootstrap on the log scale: log ratio ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together (derived)",
   reading: "B better / B worse when the 95% CI excludes 1 and at least 3 round pairs stand behind it (lower is better for latencies, higher for tok/s); no clear difference otherwise; too few rounds under 3 pairs",
-  failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered",
+  failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered, so the bucket is not ranked (a fast error is not a fast answer)",
+  not_ranked: "a reading is 'not ranked' where the sides did not measure the same thing: failed requests in the bucket; TPOT and decode tok/s where one side counted tokens from ids and the other assumed the first event held one token, or counted events; e2e where the median output lengths differ by more than 5 %",
   round_ci_unit: CI_METHOD_T_CLUSTER,
 };
+
+/** Median output lengths further apart than this (relative) make e2e times incomparable. */
+const OUTPUT_LENGTH_TOLERANCE = 0.05;
+
+const medianOf = (xs: readonly number[]): number | null => median([...xs]);
+
+/** Whether one side's token counts rest on an assumption or on events that the other side's do not. */
+function countedDifferently(a: TokenFacts | undefined, b: TokenFacts | undefined): string | null {
+  if (!a || !b) return null;
+  const assumedA = a.kFirstAssumed > 0, assumedB = b.kFirstAssumed > 0;
+  if (assumedA !== assumedB) return `${assumedA ? "A" : "B"} assumed its first token event held one token (no token ids), the other counted from ids`;
+  const eventsA = a.methods.has("sse_events"), eventsB = b.methods.has("sse_events");
+  if (eventsA !== eventsB) return `${eventsA ? "A" : "B"} counted token events, not tokens (methods A ${[...a.methods].join("/")}, B ${[...b.methods].join("/")})`;
+  return null;
+}
+
+/** Whether the two sides' median output lengths differ past {@link OUTPUT_LENGTH_TOLERANCE}. */
+function lengthsDiffer(a: TokenFacts | undefined, b: TokenFacts | undefined): string | null {
+  const ma = a ? medianOf(a.nTokens) : null, mb = b ? medianOf(b.nTokens) : null;
+  if (ma === null || mb === null) return null;
+  if (Math.abs(ma - mb) <= OUTPUT_LENGTH_TOLERANCE * Math.max(ma, mb)) return null;
+  return `median output length A ${ma}, B ${mb} tokens`;
+}
+
+/** Why a bucket × metric is not ranked, or null. */
+function notRankedWhy(bucket: string, metric: string, ma: RoundMedians, mb: RoundMedians): string | null {
+  if ((ma.failures.get(bucket)?.failed ?? 0) > 0 || (mb.failures.get(bucket)?.failed ?? 0) > 0) return "failed requests";
+  const ta = ma.tokens.get(bucket), tb = mb.tokens.get(bucket);
+  if ((metric === "tpot_ms" || metric === "decode_tok_s") && countedDifferently(ta, tb)) return "tokens counted differently";
+  if (metric === "e2e_ms" && lengthsDiffer(ta, tb)) return "output lengths differ";
+  return null;
+}
+
+/** One line per bucket and cause of a `not ranked` reading. */
+function cautionsOf(buckets: readonly string[], ma: RoundMedians, mb: RoundMedians): string[] {
+  const out: string[] = [];
+  for (const bucket of buckets) {
+    const ta = ma.tokens.get(bucket), tb = mb.tokens.get(bucket);
+    const counted = countedDifferently(ta, tb);
+    if (counted) out.push(`${bucket}: TPOT and decode tok/s not ranked: ${counted}`);
+    const lengths = lengthsDiffer(ta, tb);
+    if (lengths) out.push(`${bucket}: e2e not ranked: ${lengths} (a shorter answer is not a faster engine)`);
+  }
+  return out;
+}
 
 /**
  * Compares B against A.
@@ -127,7 +179,7 @@ export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOpti
       rows.push({
         bucket, metric, unit, higher_is_better: higher,
         a_median: median(xa), b_median: median(xb), ratio: r.ratio, ratio_ci95: ci, n_pairs: r.nPairs,
-        reading: readRatio(ci, higher, r.nPairs),
+        reading: notRankedReading(notRankedWhy(bucket, metric, ma, mb), r.nPairs) ?? readRatio(ci, higher, r.nPairs),
         by_round: Object.fromEntries(paired.map((k, i) => [k, [xa[i], xb[i]]])),
       });
     }
@@ -141,5 +193,11 @@ export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOpti
     rows, failures,
     rounds: { a: ma.rounds, b: mb.rounds, paired: ma.rounds.filter((k) => mb.rounds.includes(k)) },
     resamples, seed, definitions: { ...COMPARE_DEFINITIONS },
+    cautions: cautionsOf(buckets, ma, mb),
   };
+}
+
+/** `not ranked: why`, where a reading would otherwise be given (pairs to read from). */
+function notRankedReading(why: string | null, nPairs: number): string | null {
+  return why && nPairs > 0 ? `not ranked: ${why}` : null;
 }

@@ -5,7 +5,7 @@
  */
 export { COMPARE_DEFINITIONS, compareRecords, readRatio } from "./compare_records.ts";
 export type { CompareFailure, CompareOptions, CompareRow, CompareSide, Comparison } from "./compare_records.ts";
-export { assertComparable, differenceNotes, recordMode, sideFacts } from "./comparable.ts";
+export { assertComparable, differenceNotes, recordMode, roundOrderNote, sideFacts } from "./comparable.ts";
 export { renderComparison } from "./compare_text.ts";
 export { loadRecordRef, parseJsonl, readCheckedRecord, readRequestRows } from "./record_ref.ts";
 export type { LoadedRecord } from "./record_ref.ts";

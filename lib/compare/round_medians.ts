@@ -28,6 +28,18 @@ export interface RoundMedians {
   failures: Map<string, { failed: number; total: number }>;
   /** The rounds that have at least one row, ascending. */
   rounds: number[];
+  /** `bucket → what its ok rows say about their token counts` (see {@link TokenFacts}). */
+  tokens: Map<string, TokenFacts>;
+}
+
+/** How a bucket's ok rows counted their output tokens. */
+export interface TokenFacts {
+  /** `n_tokens` of every ok row. */
+  nTokens: number[];
+  /** Ok rows whose first event's token count was assumed 1 (`k_first_assumed`: no ids said it). */
+  kFirstAssumed: number;
+  /** `token_count_method` values seen. */
+  methods: Set<string>;
 }
 
 const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
@@ -41,6 +53,7 @@ const finite = (v: unknown): v is number => typeof v === "number" && Number.isFi
 export function roundMedians(rows: readonly Record<string, unknown>[], bucketOrder: readonly string[] = []): RoundMedians {
   const byBucketRound = new Map<string, Map<number, Record<string, unknown>[]>>();
   const failures = new Map<string, { failed: number; total: number }>();
+  const tokens = new Map<string, TokenFacts>();
   const seen: string[] = [];
   const rounds = new Set<number>();
   for (const r of rows) {
@@ -55,6 +68,11 @@ export function roundMedians(rows: readonly Record<string, unknown>[], bucketOrd
       if (r.ok !== true) f.failed++;
       failures.set(b, f);
       if (r.ok !== true) continue;
+      const t = tokens.get(b) ?? { nTokens: [], kFirstAssumed: 0, methods: new Set<string>() };
+      tokens.set(b, t);
+      if (finite(r.n_tokens)) t.nTokens.push(r.n_tokens);
+      if (r.k_first_assumed === true) t.kFirstAssumed++;
+      if (typeof r.token_count_method === "string") t.methods.add(r.token_count_method);
       const perRound = byBucketRound.get(b) ?? new Map<number, Record<string, unknown>[]>();
       byBucketRound.set(b, perRound);
       const list = perRound.get(round) ?? [];
@@ -77,5 +95,5 @@ export function roundMedians(rows: readonly Record<string, unknown>[], bucketOrd
     }
     values.set(b, mets);
   }
-  return { buckets, values, failures, rounds: [...rounds].sort((a, b) => a - b) };
+  return { buckets, values, failures, rounds: [...rounds].sort((a, b) => a - b), tokens };
 }

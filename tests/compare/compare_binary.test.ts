@@ -124,6 +124,12 @@ describe("ik compare (dist/ik, two mocks)", () => {
     assert.equal(r.code, 0, r.stderr);
     const c = JSON.parse(r.stdout);
     assert.deepEqual(c.rounds, { a: [0, 1, 2], b: [0, 2], paired: [0, 2] });
+    // No round number in common: nothing to pair, refused (it printed a table of n/a, exit 0).
+    const far = await chain(base, [7]);
+    const none = await compare(a, far);
+    assert.equal(none.code, 65, none.stderr);
+    assert.match(none.stderr, /^ik: compare: \S+ and \S+ have no round index in common \(A rounds 0-2, B rounds 7\); compare pairs rounds by index; rerun one with bench serve --first-round/);
+    assert.equal(none.stderr.trim().split("\n").length, 1, none.stderr);
     // A round number at or before the extended record's last is refused before anything is sent.
     const back = await runIk(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "1", "--first-round", "2", "--max-tokens", "8", "--warmup", "0",
       "--buckets", "very_short", "--extend", b], { env: { IK_RUNS_DIR: runs }, timeoutMs: 60_000 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
-import { assertComparable, compareRecords, requestSetDifference, roundMedians } from "../../lib/compare/mod.ts";
+import { assertComparable, compareRecords, requestSetDifference, roundMedians, roundOrderNote } from "../../lib/compare/mod.ts";
 import { SeededRng } from "../../lib/stats/mod.ts";
 
 type Row = Record<string, unknown>;
@@ -121,6 +121,37 @@ describe("compareRecords", () => {
     assert.deepEqual(f.rows.map((r) => r.ratio), c.rows.map((r) => r.ratio));
   });
 
+  test("a bucket with failed requests on either side is not ranked (seed 001: a fast error is not a fast answer); the others are", () => {
+    const bad = [...b, { round: 0, bucket: "short", ok: false, ttft_ms: 1e6, tpot_ms: 1e6, e2e_ms: 1e6, decode_tok_s: 1e-6 }];
+    for (const [ra, rb] of [[a, bad], [bad.map((r) => ({ ...r })), a]] as const) {
+      const f = compareRecords({ record: single(), rows: ra }, { record: single(), rows: rb });
+      for (const r of f.rows) {
+        if (r.bucket === "long") assert.match(r.reading, /^B (better|worse)$/, `long ${r.metric}`);
+        else assert.equal(r.reading, "not ranked: failed requests", `${r.bucket} ${r.metric}`);
+        assert.ok(r.ratio !== null, "the ratio is kept for information");
+      }
+    }
+  });
+
+  test("tokens counted another way: TPOT and decode tok/s not ranked, TTFT and e2e still; other output lengths: e2e not ranked", () => {
+    const withTokens = (rs: Row[], n: number, assumed: boolean) => rs.map((r) => ({ ...r, n_tokens: n, k_first_assumed: assumed, token_count_method: assumed ? "usage" : "ids" }));
+    const counted = compareRecords({ record: single(), rows: withTokens(a, 32, false) }, { record: single(), rows: withTokens(b, 32, true) });
+    for (const r of counted.rows) {
+      if (r.metric === "tpot_ms" || r.metric === "decode_tok_s") assert.equal(r.reading, "not ranked: tokens counted differently", `${r.bucket} ${r.metric}`);
+      else assert.match(r.reading, /^B (better|worse)$/, `${r.bucket} ${r.metric}`);
+    }
+    assert.ok(counted.cautions.some((l) => /^short: TPOT and decode tok\/s not ranked: B assumed its first token event held one token/.test(l)), counted.cautions.join(" | "));
+    const same = compareRecords({ record: single(), rows: withTokens(a, 32, true) }, { record: single(), rows: withTokens(b, 31, true) });
+    assert.ok(same.rows.every((r) => /^B (better|worse)$/.test(r.reading)), "both assumed, lengths within 5 %: ranked");
+    assert.deepEqual(same.cautions, []);
+    const shorter = compareRecords({ record: single(), rows: withTokens(a, 32, false) }, { record: single(), rows: withTokens(b, 3, false) });
+    for (const r of shorter.rows) {
+      if (r.metric === "e2e_ms") assert.equal(r.reading, "not ranked: output lengths differ", r.bucket);
+      else assert.match(r.reading, /^B (better|worse)$/, `${r.bucket} ${r.metric}`);
+    }
+    assert.ok(shorter.cautions.some((l) => /^all: e2e not ranked: median output length A 32, B 3 tokens/.test(l)), shorter.cautions.join(" | "));
+  });
+
   test("one round: a ratio but no interval and no reading", () => {
     const one = compareRecords({ record: single(), rows: rows(1, 1, 1) }, { record: single(), rows: rows(1.2, 1, 2) });
     assert.ok(one.rows.every((r) => r.n_pairs === 1 && r.ratio !== null && r.ratio_ci95[0] === null && r.reading === "too few rounds"));
@@ -158,6 +189,11 @@ describe("refusals", () => {
     const other = single({ identity: { workload: { mode: "single", request_set: { sha256: "b".repeat(64), n: 10 } } } });
     const [c1, m1] = code(() => assertComparable(single(), other, ["A1", "B1"], false));
     assert.equal(c1, 65);
+    // The same ids and settings (request_set equal), another prompt file: refused, naming both sets.
+    const otherPrompts = single({ identity: { workload: { mode: "single", request_set: { sha256: "a".repeat(64), n: 10 }, prompt_set: { name: "long", sha256: "q".repeat(64) } } } });
+    const [cp, mp] = code(() => assertComparable(single(), otherPrompts, ["A1", "B2"], false));
+    assert.equal(cp, 65);
+    assert.match(mp, /A1 and B2 did not ask the same requests: the prompt sets differ \(A sha256 pppppppppppp, B long sha256 qqqqqqqqqqqq\)/);
     assert.match(m1, /^ik: compare: A1 and B1 did not ask the same requests: request_set differs .*prompt set/);
     const [c2, m2] = code(() => assertComparable(single(), single({ complete: false }), ["A1", "B1"], false));
     assert.equal(c2, 65);
@@ -167,5 +203,20 @@ describe("refusals", () => {
     assert.equal(c3, 65);
     assert.match(m3, /C is a capacity record/);
     assert.equal(m3.split("\n").length, 1);
+  });
+});
+
+describe("roundOrderNote", () => {
+  const withRounds = (times: [number, number, number][]) => single({ data: { buckets: {}, rounds: times.map(([index, t_start, t_end]) => ({ index, t_start, t_end })) } });
+  test("all of one side's paired rounds before the other's: a note; interleaved: none", () => {
+    const a = withRounds([[0, 0, 1], [1, 2, 3], [2, 4, 5]]);
+    const later = withRounds([[0, 10, 11], [1, 12, 13], [2, 14, 15]]);
+    assert.match(roundOrderNote(a, later, [0, 1, 2])!, /not interleaved: all of A's ran before the other's/);
+    assert.match(roundOrderNote(later, a, [0, 1, 2])!, /all of B's ran before/);
+    const interleaved = withRounds([[0, 1, 1.5], [1, 3, 3.5], [2, 5, 5.5]]);
+    assert.equal(roundOrderNote(a, interleaved, [0, 1, 2]), null);
+    // Only the paired rounds count; records without times say nothing.
+    assert.equal(roundOrderNote(a, withRounds([[0, 0.5, 0.8], [5, 90, 91]]), [0]), null);
+    assert.equal(roundOrderNote(single(), later, [0, 1, 2]), null);
   });
 });
