@@ -20,6 +20,7 @@ import {
   nStarOf,
   type ReportDoc,
 } from "../../lib/report/document/mod.ts";
+import { singleRecordBlocks } from "../../lib/report/document/record_doc.ts";
 import { mdInline, mdText, renderMarkdown } from "../../lib/report/markdown/mod.ts";
 
 describe("Markdown escaping", () => {
@@ -163,5 +164,20 @@ describe("HTML page", () => {
     const data = JSON.parse(html.match(/<script type="application\/json" id="ik-chart-data">([^<]*)<\/script>/)![1]);
     assert.equal(data[0].series[0].name, hostile);
     assert.match(data[0].series[0].color, /^#[0-9a-f]{6}$/);
+  });
+});
+
+describe("single-mode record tables", () => {
+  test("the count beside 'failed' is the ok count, and its column says so (a 15 | 5 read as 33 % failed, not 25 %)", () => {
+    const record = {
+      kind: "serve_benchmark", identity: { workload: { mode: "single" } },
+      data: { buckets: { short: { n_requests: 15 } }, rounds: [{ index: 0, n_requests: 15, n_failed: 5 }] },
+    };
+    const rows = [...Array(15)].map(() => ({ bucket: "short", ok: true })).concat([...Array(5)].map(() => ({ bucket: "short", ok: false })));
+    const tables = singleRecordBlocks(record, rows).filter((b) => b.kind === "table") as { head: string[]; rows: string[][] }[];
+    const perBucket = tables.find((t) => t.head[0] === "bucket")!, perRound = tables.find((t) => t.head[0] === "round")!;
+    assert.deepEqual(perBucket.head.slice(0, 3), ["bucket", "ok", "failed"]);
+    assert.deepEqual(perBucket.rows[0].slice(0, 3), ["short", "15", "5"]);
+    assert.deepEqual(perRound.head.slice(0, 3), ["round", "ok", "failed"]);
   });
 });

@@ -81,7 +81,7 @@ export function singleRecordBlocks(record: Obj, rows: readonly Obj[] | null, not
   if (buckets.length) {
     blocks.push({
       kind: "table",
-      head: ["bucket", "requests", "failed", "TTFT ms", "TTFT p95 ms", "TPOT ms", "TPOT p95 ms", "decode tok/s", "e2e ms"],
+      head: ["bucket", "ok", "failed", "TTFT ms", "TTFT p95 ms", "TPOT ms", "TPOT p95 ms", "decode tok/s", "e2e ms"],
       rows: buckets.map(([b, v]) => {
         const m = (k: string) => obj(obj(v)[k]);
         const f = fails.get(b);
@@ -96,7 +96,7 @@ export function singleRecordBlocks(record: Obj, rows: readonly Obj[] | null, not
   if (rounds.length) {
     blocks.push({ kind: "heading", level: 3, text: "Per round" }, {
       kind: "table",
-      head: ["round", "requests", "failed", "TTFT ms", "TPOT ms", "decode tok/s", "total ms"],
+      head: ["round", "ok", "failed", "TTFT ms", "TPOT ms", "decode tok/s", "total ms"],
       rows: rounds.map((r) => [text(r.index), text(r.n_requests), text(r.n_failed), num(r.ttft_ms), num(r.tpot_ms), num(r.decode_tok_s), num(r.total_ms)]),
     });
   }
