@@ -38,6 +38,9 @@ export interface Prompt {
 
 const KNOWN = new Set(["id", "bucket", "messages", "max_tokens", "kind"]);
 
+/** The subject that holds every request of a record (its own bucket name would be merged into it). */
+export const ALL_REQUESTS_BUCKET = "all";
+
 function nameLike(v: unknown): v is string {
   return typeof v === "string" && v.length > 0 && !v.includes("/") && !v.startsWith(".");
 }
@@ -55,6 +58,9 @@ export function parsePrompt(obj: unknown, where: string): Prompt {
   const o = obj as Record<string, unknown>;
   if (!nameLike(o.id)) throw dataError(where, "'id' must be a non-empty string without '/'");
   if (!nameLike(o.bucket)) throw dataError(where, "'bucket' must be a non-empty string without '/'");
+  if (o.bucket === ALL_REQUESTS_BUCKET) {
+    throw dataError(where, `'bucket' "${ALL_REQUESTS_BUCKET}" is the name of every request together in ik's tables`, "give this bucket another name");
+  }
   const messages = o.messages;
   if (
     !Array.isArray(messages) || messages.length === 0 ||

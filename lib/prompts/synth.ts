@@ -6,6 +6,7 @@
  * @module
  */
 import { SeededRng } from "../stats/mod.ts";
+import { ALL_REQUESTS_BUCKET } from "./prompt.ts";
 
 /** One bucket to make. */
 export interface SynthBucket {
@@ -38,6 +39,7 @@ export function parseSynthBucket(spec: string): SynthBucket {
   const m = /^([A-Za-z0-9][A-Za-z0-9_-]*):(\d+):(\d+)$/.exec(spec.trim());
   if (!m) throw new RangeError(`'${spec}' is not NAME:INPUT_TOKENS:OUTPUT_TOKENS (e.g. short:128:64)`);
   const b = { name: m[1], inputTokens: Number(m[2]), outputTokens: Number(m[3]) };
+  if (b.name === ALL_REQUESTS_BUCKET) throw new RangeError(`'${spec}': the bucket name '${ALL_REQUESTS_BUCKET}' is every request together in ik's tables; give it another name`);
   if (b.inputTokens < 1 || b.inputTokens > 1_000_000) throw new RangeError(`'${spec}': input tokens must be 1..1000000`);
   if (b.outputTokens < 1 || b.outputTokens > 1_000_000) throw new RangeError(`'${spec}': output tokens must be 1..1000000`);
   return b;

@@ -104,6 +104,8 @@ test("every bad line is a data error (65) naming file:line and the field", async
     [line({ id: "a/b", bucket: "b", messages: [{ role: "user" }] }), /'id' must be/],
     [line({ id: ".hidden", bucket: "b", messages: [{ role: "user" }] }), /'id' must be/],
     [line({ id: "x", bucket: "", messages: [{ role: "user" }] }), /'bucket' must be/],
+    // "all" is every request together in the tables: a bucket of that name was merged into it.
+    [line({ id: "x", bucket: "all", messages: [{ role: "user", content: "hi" }] }), /bad\.jsonl:2: 'bucket' "all" is the name of every request together in ik's tables; give this bucket another name/],
     [line({ id: "x", bucket: "b", messages: [] }), /'messages' must be a non-empty list/],
     [line({ id: "x", bucket: "b", messages: [{ content: "no role" }] }), /'messages' must be/],
     [

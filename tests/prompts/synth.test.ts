@@ -22,6 +22,7 @@ test("pseudo-tokenizer lengths are exact; the same seed gives the same bytes; th
     assert.equal(p.maxTokens, p.bucket === "short" ? 16 : 64);
   }
   assert.throws(() => parseSynthBucket("short:0:4"), /input tokens/);
+  assert.throws(() => parseSynthBucket("all:16:8"), /'all:16:8': the bucket name 'all' is every request together/);
   assert.throws(() => parseSynthBucket("short-128-64"), /NAME:INPUT_TOKENS:OUTPUT_TOKENS/);
 });
 
