@@ -178,6 +178,9 @@ export function checkModeFlags(f: BenchServeFlags): { kind: "rate" | "concurrenc
   }
   if (f.failOnSlo && !slo) throw usageError("--fail-on-slo", "needs an SLO", "add --slo-ttft-p95-ms, --slo-tpot-p95-ms or --slo-e2e-p95-ms");
   if (f.failOnSlo && f.closedLoop) throw usageError("--fail-on-slo", "cannot be used with --closed-loop (a stress test never yields N*)");
+  if (f.closedLoop && ratesGiven) {
+    throw usageError("--rates", "cannot be used with --closed-loop: a closed loop runs N workers back to back, not a rate", "give --concurrency N (the number of workers), or drop --closed-loop");
+  }
   if (concGiven && !f.closedLoop && f.refE2eMs === undefined && f.refRequests < 1) {
     throw usageError("--ref-requests", "--concurrency needs --ref-requests >= 1 (to measure the unloaded e2e) or --ref-e2e-ms");
   }

@@ -127,6 +127,9 @@ describe("bench serve --mode load", { skip }, () => {
         [["--rates", "2", "--concurrency", "2"], /exactly one of --concurrency or --rates/],
         [["--rates", "2", "--extend", "serve_benchmark-20260101T000000Z-00000000"], /--extend: is for --mode single/],
         [["--rates", "0"], /--rates: '0' is not a positive number/],
+        // A closed loop is N workers: --rates 0.5,2.7 ran 1 and 2 workers under levels named r0.5 and r2.7.
+        [["--rates", "0.5,2.7", "--closed-loop"], /--rates: cannot be used with --closed-loop: a closed loop runs N workers back to back, not a rate; give --concurrency N/],
+        [["--rates", "auto", "--closed-loop"], /--closed-loop/],
       ] as [string[], RegExp][]) {
         const u = await load(mock, args);
         assert.equal(u.code, 64, `${args.join(" ")}: ${u.stderr}`);
