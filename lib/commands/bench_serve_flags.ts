@@ -80,7 +80,7 @@ const flags = () => ({
   sweepAll: option("--sweep-all", { description: message`Load: keep going after the first level that misses the SLO.` }),
   closedLoop: option("--closed-loop", { description: message`Load: N back-to-back workers (N always in flight). A STRESS TEST: never used for N*.` }),
   failOnSlo: option("--fail-on-slo", { description: message`Load: exit 2 when no level met the SLO (N* or rate* is null).` }),
-  gpuPriceUsdH: optional(option("--gpu-price-usd-h", float({ min: 0, metavar: "USD" }), { description: message`GPU price per GPU-hour, for $/1M output tokens at N*.` })),
+  gpuPriceUsdH: optional(option("--gpu-price-usd-h", float({ min: 1e-9, errors: { belowMinimum: aboveZero }, metavar: "USD" }), { description: message`GPU price per GPU-hour, for $/1M output tokens at N*.` })),
   api: withDefault(option("--api", choice(APIS, { metavar: "API" }), { description: message`OpenAI endpoint to call.` }), "chat" as const),
   engineKind: withDefault(option("--engine-kind", choice(ENGINE_KIND_CHOICES, { metavar: "KIND" }), {
     description: message`Server type (body fields for exact length and token ids); auto = detect from what the server says about itself.`,

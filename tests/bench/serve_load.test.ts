@@ -130,6 +130,8 @@ describe("bench serve --mode load", { skip }, () => {
         // A closed loop is N workers: --rates 0.5,2.7 ran 1 and 2 workers under levels named r0.5 and r2.7.
         [["--rates", "0.5,2.7", "--closed-loop"], /--rates: cannot be used with --closed-loop: a closed loop runs N workers back to back, not a rate; give --concurrency N/],
         [["--rates", "auto", "--closed-loop"], /--closed-loop/],
+        // A price of 0 gave a null cost with nothing said.
+        [["--rates", "2", "--gpu-price-usd-h", "0"], /--gpu-price-usd-h`?: Expected a number above 0, but got 0/],
       ] as [string[], RegExp][]) {
         const u = await load(mock, args);
         assert.equal(u.code, 64, `${args.join(" ")}: ${u.stderr}`);
