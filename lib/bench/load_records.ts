@@ -203,8 +203,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     clock: x.clock ?? null,
     definitions: {
       level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
-      achieved_rps: "ok requests / window", offered_rate_rps: "requests sent / send window (first to last send), beside the target",
-      scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s, or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations",
+      achieved_rps: "ok requests / window", offered_rate_rps: "(requests sent − 1) / send window (first to last send): the rate the sends kept, beside the target; the schedule's own at that estimator is (arrivals − 1) / (last − first arrival)",
+      scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s (the window's estimator, not offered_rate_rps's), or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations",
       goodput_rps: "requests meeting every SLO target / window", mean_inflight: "Little's law: Σ request durations / window",
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
