@@ -21,6 +21,7 @@ import { CountTally, tallyLimitations } from "./count_limitations.ts";
 import type { LevelResult } from "./load_level.ts";
 import type { ClientWarmUp } from "./client_warm_up.ts";
 import { lengthMethods } from "./prompt_lengths.ts";
+import { copyRunFilesToRunDir } from "./run_files.ts";
 import { requestSet } from "./request_set.ts";
 import type { LoadRun } from "./load_run.ts";
 
@@ -225,6 +226,13 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
       if (!isOutputError(e)) throw e;
       x.onRunDirFailure?.(e);
       limitations.push(`the run dir's metrics file was not written (${e.where}: ${e.message}); the record is whole`);
+    }
+    // The levels' outputs and inputs, as single mode copies its own (seed 000: kept in the record and copied to --run-dir).
+    const copied = new Set(x.files.map((f) => f.rel));
+    const failed = await copyRunFilesToRunDir(x.run.dir, x.runDir, x.label, artifacts.filter((a) => copied.has(a.path)).map((a) => ({ rel: a.path, sha256: a.sha256 })));
+    if (failed) {
+      x.onRunDirFailure?.(failed);
+      limitations.push(`the run dir's copy of the levels' outputs and inputs stopped (${failed.where}: ${failed.message}); the record is whole`);
     }
   }
   return buildRecord({

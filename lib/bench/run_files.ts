@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { IkError } from "../cli/errors.ts";
 import { guardWrite, isOutputError, scrubJsonLine, type StagedRun, writeWhole } from "../evidence/mod.ts";
@@ -99,4 +99,54 @@ export async function writeRunFiles(
     });
   }
   return { index: rel, runDirError };
+}
+
+/**
+ * Copies files the run already holds (load mode's per-level outputs and inputs, written as they
+ * were measured) into the run dir, each whole or not at all (`<dst>.part`, then renamed), and
+ * merges their sha256 into the run dir's `outputs/<label>/index.json` as {@link writeRunFiles}
+ * does. A failure stops the copy and is returned (exit 74 for the caller); the record is whole
+ * either way.
+ * @param files paths relative to the run: `outputs/<label>/…` and `inputs/<label>/…`, with the sha256 the record lists
+ */
+export async function copyRunFilesToRunDir(
+  runPath: string,
+  runDir: string,
+  label: string,
+  files: readonly { rel: string; sha256: string }[],
+): Promise<IkError | null> {
+  const root = resolve(runDir);
+  const index = { files: {} as Record<string, string>, inputs: {} as Record<string, string> };
+  try {
+    for (const f of files) {
+      const dst = join(root, f.rel);
+      await guardWrite(dst, async () => {
+        await mkdir(dirname(dst), { recursive: true, mode: 0o700 });
+        await copyFile(join(runPath, f.rel), `${dst}.part`);
+        await rename(`${dst}.part`, dst);
+      }).catch(async (e) => {
+        await rm(`${dst}.part`, { force: true }).catch(() => {});
+        throw e;
+      });
+      const [kind, , ...rest] = f.rel.split("/");
+      if (kind === "outputs" || kind === "inputs") index[kind === "outputs" ? "files" : "inputs"][rest.join("/")] = f.sha256;
+    }
+    const p = join(root, "outputs", label, "index.json");
+    let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
+    try {
+      old = JSON.parse(await readFile(p, "utf8"));
+    } catch { /* first run of this label, or unreadable: start again */ }
+    const merged = {
+      label,
+      note: "merged across runs of this label; each record keeps its own snapshot",
+      files: sortedObject({ ...(old.files ?? {}), ...index.files }),
+      inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
+    };
+    await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
+    await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
+    return null;
+  } catch (e) {
+    if (!isOutputError(e)) throw e;
+    return e;
+  }
 }

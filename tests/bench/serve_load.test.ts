@@ -36,7 +36,8 @@ describe("bench serve --mode load", { skip }, () => {
   test("a rate grid and a concurrency grid each write both records, artifacts verified with sha256sum", async () => {
     const mock = await startMock(["--engine", "vllm", "--ttft-ms", "10", "--tpot-ms", "2"]);
     try {
-      const r = await load(mock, ["--rates", "4,8", "--duration-s", "2", "--max-tokens", "8", "--slo-ttft-p95-ms", "200"]);
+      const runDir = join(dir, "rd");
+      const r = await load(mock, ["--rates", "4,8", "--duration-s", "2", "--max-tokens", "8", "--slo-ttft-p95-ms", "200", "--run-dir", runDir]);
       assert.equal(r.code, 0, r.stderr);
       const cap = JSON.parse(r.stdout);
       assert.equal(cap.kind, "capacity");
@@ -51,6 +52,18 @@ describe("bench serve --mode load", { skip }, () => {
         const line = execFileSync("sha256sum", [a.path], { cwd: join(env.IK_RUNS_DIR, mid), encoding: "utf8" });
         assert.equal(line.split(/\s+/)[0], a.sha256, a.path);
       }
+      // --run-dir gets the levels' outputs and inputs too (it had only metrics/<label>.load.json),
+      // the same bytes as the record's, and an index of them.
+      const levelFiles = measured.artifacts.filter((a: { path: string }) => /^(outputs|inputs)\/vllm\/load-r[48]\.jsonl$/.test(a.path));
+      assert.equal(levelFiles.length, 4, JSON.stringify(measured.artifacts));
+      for (const a of levelFiles) {
+        const line = execFileSync("sha256sum", [a.path], { cwd: runDir, encoding: "utf8" });
+        assert.equal(line.split(/\s+/)[0], a.sha256, `run dir ${a.path}`);
+      }
+      const index = JSON.parse(await readFile(join(runDir, "outputs", "vllm", "index.json"), "utf8"));
+      assert.equal(index.files["load-r4.jsonl"], levelFiles.find((a: { path: string }) => a.path === "outputs/vllm/load-r4.jsonl").sha256);
+      assert.equal(index.inputs["load-r8.jsonl"], levelFiles.find((a: { path: string }) => a.path === "inputs/vllm/load-r8.jsonl").sha256);
+      assert.ok(existsSync(join(runDir, "metrics", "vllm.load.json")));
       const lv = measured.data.levels[0];
       // How the open loop paced its sends: the Bun build sleeps to 0.1 ms before each deadline with
       // its precise sleep (Atomics.waitAsync); the Node build on its timers, 0.5 ms before.
