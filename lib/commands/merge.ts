@@ -24,7 +24,7 @@ export async function runMerge(ctx: CommandContext, f: MergeFlags): Promise<numb
   await checkWritable([root]);
   const found = await findSlices(f.dirs.map((d) => resolve(rt.cwd(), d)));
   const group = checkGroup(found, { group: f.group, allowPartial: f.allowPartial });
-  const out = await writeMerged(group, root, { allow_partial: f.allowPartial });
+  const out = await writeMerged(group, root, { allow_partial: f.allowPartial, fail_on_slo: f.failOnSlo, ...(f.group !== undefined ? { group: f.group } : {}) });
   if (ctx.json) ctx.out(JSON.stringify(out.capacity) + "\n");
   else ctx.out(renderCapacity(out.capacity, out.measured) + renderShardSkew(out.measured));
   if (out.partial) ctx.err(`ik: merge: PARTIAL: ${group.missing.length + group.killed.length} shard(s) absent, ${group.interrupted.length} interrupted; the records ${out.measured.evidence_id} and ${out.capacity.evidence_id} are complete: false\n`);

@@ -151,6 +151,8 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
   const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i]));
   const good = reqs.filter((r) => r.ok);
   const summary = (lv.entry.summary ?? {}) as Obj;
+  // A merged closed-loop level: every shard ran `level` workers, the fleet their sum.
+  const workers = num(lv.entry.fleet_workers) ?? lv.level;
   const window = num(summary.window_s) ?? 0;
   const duration = meta.durationFromOrigin ? levelDuration(lv, window) : window;
   const per = (x: number) => (duration > 0 ? x / duration : null);
@@ -162,7 +164,7 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
     num_prompts: reqs.length,
     ik_evidence_id: meta.evidenceId, ik_level: lv.name,
     ik_arrivals: meta.closedLoop
-      ? `closed loop: ${lv.level} workers back to back (vLLM's --max-concurrency ${lv.level} at request_rate inf)`
+      ? `closed loop: ${workers} workers back to back (vLLM's --max-concurrency ${workers} at request_rate inf)${workers !== lv.level ? `: ${lv.level} on each of ${workers / lv.level} shards` : ""}`
       : `open loop: ${meta.burstiness === 1 ? "Poisson" : `gamma (burstiness ${meta.burstiness})`} arrivals at request_rate${meta.levelKind === "concurrency" ? ` (ik concurrency level ${lv.level} offered as N / e2e_ref)` : ""}`,
     ...IK_NOTES,
     ik_duration: meta.durationFromOrigin && duration !== window
@@ -170,7 +172,7 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
       : "ik's window: from the first send to the last request's end (vLLM's duration also holds the wait before the first arrival)",
     request_rate: meta.closedLoop ? "inf" : num(lv.entry.target_rate_rps) ?? "inf",
     burstiness: meta.burstiness,
-    max_concurrency: meta.closedLoop ? lv.level : null,
+    max_concurrency: meta.closedLoop ? workers : null,
     duration, completed: good.length, failed: reqs.length - good.length, total_input_tokens: totalIn, total_output_tokens: totalOut,
     request_throughput: per(good.length), request_goodput: meta.slo ? num(summary.goodput_rps) : null,
     output_throughput: per(totalOut), total_token_throughput: per(totalIn + totalOut),

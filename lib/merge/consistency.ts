@@ -87,8 +87,9 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
     if (!(x.k >= 0 && x.k < s)) throw dataError(x.dir, `shard index ${x.k} is out of range 0..${s - 1}`, "these slices are not one run's; merge only the slices of one --shard K/S run");
     const other = byK.get(x.k);
     if (other) {
-      // A staging journal beside the same shard's finished record is that record's leftover, not a second shard.
-      if ("record" in other && !("record" in x)) continue;
+      // A staging journal of the finished record's own id is its leftover; another id is a second
+      // process that sent the same slice (killed or still running), and the server got both.
+      if ("record" in other && !("record" in x) && x.evidenceId === other.record.evidence_id) continue;
       throw dataError(x.dir, `shard ${x.k}/${s} appears twice (also ${other.dir})`, "two processes sent the same slice; merge only one of them");
     }
     byK.set(x.k, x);

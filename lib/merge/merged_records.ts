@@ -107,6 +107,12 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
       notes.push(`shard ${st.shard}: its system wall clock moved ${st.anchor_drift_ms.toFixed(1)} ms against its monotonic clock during the run (> ${SKEW_LIMIT_MS} ms): the clock was stepped or slewed; its rows sit on the wall axis of its start`);
     }
   }
+  if (d.open_loop === false) {
+    // Each shard ran its own N workers: the fleet had (shards that ran) × N in flight.
+    const ran = g.slices.length;
+    for (const l of levels) (l as { fleet_workers?: number }).fleet_workers = ran * l.level;
+    notes.push(`closed loop sharded: each of the ${ran} shard(s) that ran had N workers of its own, so ${levels.map((l) => `${l.name}: ${ran * l.level}`).join(", ")} were in flight fleet-wide (fleet_workers); each shard's prompt pool started afresh, so a prompt may have been sent untagged more than once and found the prefix cache warm`);
+  }
   const over = levels.filter((l) => l.overlapping > 0);
   if (over.length) notes.push(`requests still running when the next level started were kept and counted as overlapping: ${over.map((l) => `${l.name} ${l.overlapping}`).join(", ")}`);
 

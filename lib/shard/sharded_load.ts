@@ -106,7 +106,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
     evidence_id: id, group_id: cfg.shard.groupId, shard: `${spec.k}/${spec.s}`, k: spec.k, s: spec.s, start_at_ms: startAtMs,
   }) + "\n", { mode: 0o600 }));
   // The first failed write stops this shard's sends; its staging journal keeps the whole rows
-  // (what 'ik merge --allow-partial' reads of a killed shard).
+  // (evidence of what was sent; 'ik merge --allow-partial' merges the other shards without them).
   const io = writeFailureStop(cfg.signal);
   const { onError, signal } = io;
   const stopped = () => aborted() || io.fail !== null;
@@ -163,7 +163,7 @@ export async function runShardedLoad(cfg: LoadRun & { shard: ShardRun }): Promis
   const levels = await Promise.all(running);
   await journal.close().catch(onError);
   if (io.fail !== null) {
-    throw new IkError(io.fail.code, io.fail.where, `${io.fail.message}; stopped sending; ${journal.lines} whole rows kept in ${run.dir}/requests.jsonl (a killed shard's journal: 'ik merge --allow-partial' reads it)`, io.fail.hint);
+    throw new IkError(io.fail.code, io.fail.where, `${io.fail.message}; stopped sending; ${journal.lines} whole rows kept in ${run.dir}/requests.jsonl (the slice has no record: 'ik merge --allow-partial' merges the other shards without this one's rows)`, io.fail.hint);
   }
   const liveReport = cfg.live ? await cfg.live.finish() : null;
   const anchorEnd = clockAnchor();

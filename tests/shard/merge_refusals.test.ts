@@ -126,6 +126,28 @@ describe("ik merge refusals", { skip }, () => {
     assert.match(rep.stdout, new RegExp(`N\\\\\\*:\\*\\* ${String(cap.data.rate_star_rps).slice(0, 4)}`));
   });
 
+  test("a second process's staging journal for a shard that also finished is refused as sent twice; the record's own leftover is not", async () => {
+    const root = join(dir, "dup-staging");
+    const dirs = await splitSlice(sliceDir, 3, root);
+    const rec1 = JSON.parse(await readFile(join(dirs[1], "evidence.json"), "utf8"));
+    const group = ((rec1.data as Obj).group as Obj).id as string;
+    const note = (id: string) => JSON.stringify({ evidence_id: id, group_id: group, shard: "1/3", k: 1, s: 3, start_at_ms: 0 }) + "\n";
+    // Another process ran --shard 1/3 too and was killed: the server got shard 1's requests twice.
+    const other = join(root, ".staging", "serve_benchmark-20260101T000000Z-0000dup1");
+    await mkdir(other, { recursive: true });
+    await writeFile(join(other, "shard.json"), note("serve_benchmark-20260101T000000Z-0000dup1"));
+    const twice = await merge([root], env, join(root, "m1"));
+    assert.equal(twice.code, 65, twice.stderr);
+    assert.match(twice.stderr, /shard 1\/3 appears twice \(also /);
+    // The finished record's own staging leftover (same evidence id) is no second process.
+    await rm(other, { recursive: true });
+    const own = join(root, ".staging", rec1.evidence_id);
+    await mkdir(own, { recursive: true });
+    await writeFile(join(own, "shard.json"), note(rec1.evidence_id));
+    const ok = await merge([root], env, join(root, "m2"));
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
   test("a directory with no slice, and a record that is not a slice, are refused (65); a store with two runs needs --group", async () => {
     const none = await runIk(["merge"], { env, timeoutMs: 30_000 });
     assert.equal(none.code, 64);
@@ -255,7 +277,11 @@ describe("ik merge refusals", { skip }, () => {
     const dirs = await splitSlice(sliceDir, 3, root, (rec) => void (args(rec).slo_ttft_p95_ms = 0.001));
     const fail = await merge(dirs, env, join(root, "m"), ["--fail-on-slo"]);
     assert.equal(fail.code, 2, fail.stderr);
-    assert.equal(JSON.parse(fail.stdout).data.rate_star_rps, null);
+    const cap = JSON.parse(fail.stdout);
+    assert.equal(cap.data.rate_star_rps, null);
+    // The merged records say how the merge was asked (they said fail_on_slo: false).
+    const measured = JSON.parse(await readFile(join(root, "m", cap.data.measurement, "evidence.json"), "utf8"));
+    assert.equal(measured.request.args.fail_on_slo, true);
   });
 });
 

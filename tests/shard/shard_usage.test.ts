@@ -5,7 +5,7 @@
  * about 10 s.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -157,6 +157,17 @@ describe("sharded levels overlap, closed loop", { skip }, () => {
     const cap = JSON.parse(m.stdout);
     assert.equal(cap.data.n_star, null);
     assert.match(cap.data.reason, /closed-loop/);
+    // The merged record keeps the fleet's worker count (it said c2 with 4 in flight), and the
+    // vLLM-format export names it as max_concurrency (it wrote 2).
+    const measured = JSON.parse(await readFile(join(store, cap.data.measurement, "evidence.json"), "utf8"));
+    assert.equal(measured.data.levels[0].fleet_workers, 4);
+    assert.ok(measured.limitations.some((l: string) => /closed loop sharded: each of the 2 shard\(s\) that ran had N workers of its own, so c2: 4 were in flight fleet-wide/.test(l)), measured.limitations.join(" | "));
+    const out = join(odir, "closed-export");
+    const x = await runIk(["export", cap.data.measurement, "--format", "vllm", "--out", out], { env: { ...oenv, IK_RUNS_DIR: store }, timeoutMs: 30_000 });
+    assert.equal(x.code, 0, x.stderr);
+    const file = JSON.parse(await readFile(join(out, (await readdir(out)).find((f) => f.endsWith(".json") && f.includes("c2"))!), "utf8"));
+    assert.equal(file.max_concurrency, 4);
+    assert.match(file.ik_arrivals, /closed loop: 4 workers back to back .*: 2 on each of 2 shards/);
   });
 });
 
