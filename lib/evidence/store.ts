@@ -144,7 +144,12 @@ export class StagedRun {
 
 /** Why a stored record cannot be trusted, or null when every artifact matches its sha256. */
 export async function integrityProblem(dir: string, record: { artifacts?: Artifact[] }): Promise<string | null> {
-  for (const a of record.artifacts ?? []) {
+  const list: unknown = record.artifacts ?? [];
+  if (!Array.isArray(list)) return "its 'artifacts' is not a list of {path, sha256, role}";
+  for (const a of list as Artifact[]) {
+    if (a === null || typeof a !== "object" || typeof a.path !== "string" || typeof a.sha256 !== "string") {
+      return `its 'artifacts' holds ${JSON.stringify(a)?.slice(0, 60) ?? String(a)}, not a {path, sha256, role}`;
+    }
     const p = resolve(dir, a.path);
     if (relative(dir, p).startsWith("..")) return `artifact '${a.path}' points outside the record`;
     let got: string;
