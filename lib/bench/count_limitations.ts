@@ -84,7 +84,9 @@ export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | 
   }
   if (tokenIdMode === "logprobs") lim.push("token ids requested through logprobs where needed: computing logprobs can slow decode");
   if (t.retried) {
-    lim.push(`${t.retried} request(s) were sent a second time because the first attempt met a keep-alive connection the server had just closed (no response); they are timed from the second send`);
+    lim.push(
+      `${t.retried} request(s) were sent a second time, on a new connection, because the first attempt went out on a reused keep-alive connection the server closed without a response byte; they are timed from the first send (send lag is the client's; TTFT and e2e include the failed attempt)`,
+    );
   }
   if (t.multiTokenEvents) lim.push(`${t.multiTokenEvents} request(s) streamed more than one token in an SSE event (max ${t.maxTokensPerEvent}); counts use ids, ITL is per event`);
   return lim;

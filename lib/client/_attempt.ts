@@ -17,13 +17,15 @@ import { StreamState } from "./_stream_state.ts";
 import { RequestPayload } from "./_request_payload.ts";
 
 export { RequestPayload } from "./_request_payload.ts";
+export { STALE_CONNECTION_RETRY_WITHIN_MS } from "./_resend.ts";
 import { deadlines, type Watched } from "./_deadlines.ts";
 import { unwatchAbort, watchAbort } from "./_abort_watch.ts";
 import { defaultFetch } from "./default_fetch.ts";
 import { apiUrl, type Endpoint } from "./endpoint.ts";
 import { BodyDecodeError, readLimited } from "./body_decode.ts";
 import { type FeedOwner, readStream, SinkFeed } from "./_body_feed.ts";
-import { beforeResponseMessage, CLOSED_WITHOUT_RESPONSE, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
+import { beforeResponseMessage, malformedResponseMessage, networkMessage, notFoundNote, redirectNote } from "./network_errors.ts";
+import { type FirstSend, staleConnection } from "./_resend.ts";
 import { describeNonSseBody, formatHttpError, parseErrorBody, retryAfterNote } from "./error_body.ts";
 import { buildResult, scrubbed } from "./_result.ts";
 import type { Api, FailureKind, RequestResult } from "./types.ts";
@@ -37,19 +39,6 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 const MAX_HEAD_TEXT = 4 * 1024;
 /** How long to wait for the body to end after `data: [DONE]` before the client stops reading. */
 const DONE_GRACE_MS = 500;
-
-/**
- * A request closed without any response this soon after it was sent is taken for a pooled
- * keep-alive connection the server had just closed (a race every HTTP client meets: Node's
- * fetch, for one, hands out such sockets; Bun's retries them itself), and is sent once more.
- */
-export const STALE_CONNECTION_RETRY_WITHIN_MS = 1000;
-
-/** Whether a failed attempt looks like a stale pooled connection rather than a server that closes on every request. */
-function staleConnection(r: RequestResult): boolean {
-  return !r.ok && r.errorKind === "network" && r.tHeadersMs === null &&
-    (r.error ?? "").startsWith(CLOSED_WITHOUT_RESPONSE) && r.tEndMs - r.tSendMs < STALE_CONNECTION_RETRY_WITHIN_MS;
-}
 
 /** Why the attempt was stopped from outside the body: a limit or the run's abort. */
 class Stopped extends Error {
@@ -90,7 +79,9 @@ function classifyEnd(st: StreamState, contentType: string, head: string): void {
 /**
  * One attempt: {@link Attempt.run} sends it and resolves with its result; it never throws for a
  * failed request. A first attempt that meets a stale pooled connection sends the request once more
- * and resolves with that second attempt's result (`connectionRetries` 1).
+ * on a new connection and resolves with that second attempt's result (`connectionRetries` 1), timed
+ * from the FIRST send: its t_send (and so send lag) is when the request was first due to go out, and
+ * its TTFT and e2e include the failed attempt, the wait the request really had.
  */
 export class Attempt implements Watched, FeedOwner {
   readonly st: StreamState;
@@ -124,22 +115,29 @@ export class Attempt implements Watched, FeedOwner {
   #doneAt: number | null = null;
   /** Stops the body read through its stream (the fallback path); null: the sink's own stop. */
   #stopStream: (() => void) | null = null;
-  /** The fetch's hand-over report (`init.onSend`): t_send is taken again then. */
-  readonly #onSend = () => {
+  /** The fetch said the request went out on a reused pooled connection (`onSend(true)`). */
+  #reused = false;
+  /** The first attempt's send, for a resend (null: this is the first attempt). */
+  readonly #first: FirstSend | null;
+  /** The fetch's hand-over report (`init.onSend`): t_send is taken again then, and whether the connection was reused. */
+  readonly #onSend = (reused?: unknown) => {
     this.#tSend = this.#lastByte = this.#clock();
+    this.#reused = reused === true;
   };
 
   /**
    * @param req the serialized body (shared with a retry)
    * @param opts the request's options
-   * @param retry whether a stale connection is retried (false for the retry itself)
+   * @param first for the resend after a stale connection: the first attempt's send time and limit
+   *   (a resend is never resent); null for a first attempt
    */
-  constructor(req: RequestPayload, opts: StreamOptions, readonly retry = true) {
+  constructor(req: RequestPayload, opts: StreamOptions, first: FirstSend | null = null) {
     this.#req = req;
     this.#opts = opts;
+    this.#first = first;
     this.#clock = opts.clock ?? perfNow;
     this.#idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.#totalAt = performance.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#totalAt = first?.totalAt ?? performance.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#secret = opts.apiKey || null;
     this.st = new StreamState(req.asked);
     this.st.secret = this.#secret;
@@ -254,6 +252,8 @@ export class Attempt implements Watched, FeedOwner {
       decompress: false,
       onSend: this.#onSend,
       bodySink: this.#sink,
+      // A resend goes on a connection of its own: the pooled ones may be as stale as the first.
+      newConnection: this.#first !== null,
     };
     const fetch = opts.fetch ?? defaultFetch(), url = apiUrl(ep, api);
     // t_send: just before the fetch call, after the body and headers are built (a fetch that
@@ -356,35 +356,39 @@ export class Attempt implements Watched, FeedOwner {
     resolve?.(out);
   }
 
-  /** How a request that threw went: a limit or the abort, a decode error, a lost connection. */
+  /**
+   * How a request that threw went: a limit or the abort, a decode error, a response that could not
+   * be parsed (`protocol`: the server answered, wrongly), a lost connection (`network`).
+   */
   #failed(e: unknown): void {
     const st = this.st, s = this.#stop;
+    const malformed = s === null ? malformedResponseMessage(e) : null;
     if (st.sawDone && (s === null || s.kind === "timeout")) {
       // [DONE] came, then the server kept the stream open or dropped the connection: the
       // response was complete, so this is not a failure.
       if (st.failKind === null) classifyEnd(st, this.#contentType, "");
     } else if (s !== null) st.fail(s.kind, s.message);
     else if (e instanceof BodyDecodeError) st.fail("protocol", `${e.message}: ${networkMessage(e.inner)}`);
+    else if (malformed !== null) st.fail("protocol", malformed);
     else if (this.#tHeaders !== null) st.fail("network", `connection lost mid-body: ${networkMessage(e)}`);
     else st.fail("network", beforeResponseMessage(e));
   }
 
   /**
    * The attempt is over: its limits and the abort listener dropped, its result built. A first
-   * attempt that met a stale pooled connection (no head: `ep` given) sends the request once more
-   * and resolves with that attempt's result.
+   * attempt that met a stale pooled connection (no head: `ep` given) sends the request once more,
+   * on a new connection, and resolves with that attempt's result, timed from this one's send.
    */
   #end(ep: Endpoint | null): RequestResult | Promise<RequestResult> {
     const opts = this.#opts;
     deadlines.remove(this);
     if (opts.signal) unwatchAbort(opts.signal, this);
     const tEnd = this.#clock();
-    const result = buildResult(this.st, this.#api, opts, { status: this.#status, tSend: this.#tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
+    const tSend = this.#first?.tSend ?? this.#tSend;
+    const result = buildResult(this.st, this.#api, opts, { status: this.#status, tSend, tHeaders: this.#tHeaders, tEnd, streamed: this.#streamed }, this.#secret);
+    if (this.#first !== null) result.connectionRetries = 1;
     // req.text is null once a head came: such a request is never sent again.
-    if (ep === null || !this.retry || !staleConnection(result) || opts.signal?.aborted || this.#req.text === null) return result;
-    return new Attempt(this.#req, opts, false).run(ep, this.#api).then((second) => {
-      second.connectionRetries = 1;
-      return second;
-    });
+    if (ep === null || this.#first !== null || !staleConnection(result, this.#reused) || opts.signal?.aborted || this.#req.text === null) return result;
+    return new Attempt(this.#req, opts, { tSend: this.#tSend, totalAt: this.#totalAt }).run(ep, this.#api);
   }
 }

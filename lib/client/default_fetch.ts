@@ -8,11 +8,16 @@ import type { BodySink } from "../h1/types.ts";
 
 /**
  * The fetch signature the client calls. An implementation may call `init.onSend` when it hands the
- * request to its connection (the send time is taken again then), and may hand the body to
- * `init.bodySink` instead of the Response's stream when the sink accepts it (ik's HTTP/1.1
- * client does); others ignore both.
+ * request to its connection (the send time is taken again then), with `true` when that connection
+ * is a reused pooled one (only then is a request the server closed unanswered sent again); may take
+ * a connection of its own when `init.newConnection`; and may hand the body to `init.bodySink`
+ * instead of the Response's stream when the sink accepts it (ik's HTTP/1.1 client does all three);
+ * others ignore them.
  */
-export type ClientFetch = (input: string, init: RequestInit & { onSend?: () => void; bodySink?: BodySink }) => Promise<Response>;
+export type ClientFetch = (
+  input: string,
+  init: RequestInit & { onSend?: (reused?: boolean) => void; newConnection?: boolean; bodySink?: BodySink },
+) => Promise<Response>;
 
 let current: ClientFetch | null = null;
 

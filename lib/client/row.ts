@@ -44,7 +44,10 @@ export interface RequestRow {
   k_first_assumed: boolean | null;
   ended_with_done: boolean;
   send_lag_ms: number | null;
-  /** 1 when a stale keep-alive connection made the client send the request again, else 0. */
+  /**
+   * 1 when a stale keep-alive connection made the client send the request again (on a new connection;
+   * the row is timed from the first send, so send lag is the client's and TTFT includes the failed attempt), else 0.
+   */
   connection_retries: number;
   /** When the request was due (open loop), on the same clock as t_send_ns, or null. */
   t_scheduled_ns: number | null;

@@ -23,10 +23,11 @@ export type { StreamOptions } from "./stream_options.ts";
 
 /**
  * Sends one streamed request and measures it. Never throws for a failed request: the result
- * says `ok: false` with `errorKind` and `error`. A request the server closed before any response
- * within a second is sent once more (see STALE_CONNECTION_RETRY_WITHIN_MS in _attempt.ts); the result is
- * the second attempt's, timed from its own send, with `connectionRetries` 1. A server that closes
- * every connection still fails, as `network` "closed without a response".
+ * says `ok: false` with `errorKind` and `error`. A request sent on a reused pooled connection that
+ * the server closed before any response byte, within a second, is sent once more on a new
+ * connection (see STALE_CONNECTION_RETRY_WITHIN_MS in _resend.ts); the result is the second
+ * attempt's, timed from the FIRST send, with `connectionRetries` 1. A fresh connection closed
+ * unanswered, or one closed mid-head, is a `network` failure, never resent.
  *
  * @param ep the server (see parseEndpoint)
  * @param api "chat" or "completions"

@@ -14,14 +14,16 @@
  * body, an AbortSignal (before and during the response), redirects never followed (the caller
  * asks `redirect: "manual"`), the body never decoded (the caller decodes), errors that carry the
  * OS code (ECONNREFUSED, ENOTFOUND, ECONNRESET). It calls the init's `onSend` when the request is
- * handed to its connection, and gives the body to the init's `bodySink` when that accepts it
- * (types.ts: the streaming loop reads each chunk in the socket's turn, with no stream between).
+ * handed to its connection (saying whether that connection is a reused pooled one), takes a new
+ * connection when the init asks `newConnection`, and gives the body to the init's `bodySink` when
+ * that accepts it (types.ts: the streaming loop reads each chunk in the socket's turn, with no
+ * stream between).
  * Anything else goes to `fallback` (the runtime's fetch): https, a streamed request body,
  * `redirect: "follow"`, credentials in the URL.
  * @module
  */
 import { type Framing, H1ProtocolError, keepsAlive, type ResponseHead, ResponseParser, type ResponseSink } from "./response_parser.ts";
-import type { BodySink, Connect, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
+import type { BodySink, Connect, H1InitExtras, HeadersLike, TransportConn, TransportHandlers } from "./types.ts";
 import { Exchange } from "./exchange.ts";
 import { HeadOnly, plainHead } from "./head_only.ts";
 import { Pool } from "./pool.ts";
@@ -312,10 +314,11 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
     } catch (e) {
       return Promise.reject(e);
     }
-    const onSend = (init as { onSend?: () => void }).onSend;
+    const extras = init as H1InitExtras;
+    const onSend = extras.onSend;
     return new Promise<Response>((resolve, reject) => {
-      const offer = (init as { bodySink?: BodySink }).bodySink ?? null;
-      let conn = pool.take(t.key);
+      const offer = extras.bodySink ?? null;
+      let conn = extras.newConnection === true ? null : pool.take(t.key);
       const fresh = conn === null;
       if (conn === null) {
         conn = new Conn(pool, t);
@@ -331,7 +334,7 @@ export function h1Fetch(connect: Connect, fallback: H1FetchFn): H1Fetch {
       }
       // The request is handed to its connection now (a new one: its connect counts in TTFT, as with fetch).
       try {
-        onSend?.();
+        onSend?.(!fresh);
       } catch {
         // a timing hook must not strand the connection
       }

@@ -6,7 +6,8 @@
  * (response_head.ts) is capped at {@link MAX_HEAD_BYTES}.
  *
  * Lenient where real servers are (a bare LF ends a line, a missing reason phrase, chunk
- * extensions and trailers ignored), strict where a wrong guess would corrupt a measurement
+ * extensions and trailers ignored, chunk sizes padded with zeros, empty lines before a status line),
+ * strict where a wrong guess would corrupt a measurement
  * (a malformed status line, a bad chunk size or content-length, two different lengths).
  * @module
  */
@@ -20,6 +21,8 @@ export { type Framing, framingOf, keepsAlive, type ResponseHead } from "./respon
 export const MAX_HEAD_BYTES = 64 * 1024;
 /** The longest chunk-size or trailer line accepted. */
 const MAX_LINE_BYTES = 4096;
+/** The largest chunk size accepted: 13 hex digits (2^52 - 1), whatever zeros lead them (RFC 9112 §7.1: 1*HEXDIG). */
+const MAX_CHUNK_SIZE = 0xfffffffffffff;
 
 
 /** What the parser hands on. */
@@ -52,6 +55,8 @@ export class ResponseParser {
   private state = S.Head;
   private head: Uint8Array[] = [];
   private headLen = 0;
+  /** Empty-line bytes (CR, LF) skipped before this response's status line. */
+  private skipped = 0;
   /** The trailer line read so far (one may span pushes). */
   private line = "";
   /** The chunk-size line being read: digits so far, past them, in an extension, its bytes. */
@@ -75,6 +80,7 @@ export class ResponseParser {
     this.state = S.Head;
     this.head = [];
     this.headLen = 0;
+    this.skipped = 0;
     this.line = "";
     this.left = 0;
     this.sizeDigits = 0;
@@ -222,6 +228,8 @@ export class ResponseParser {
       return;
     }
     if (this.state === S.Head) {
+      // Mid-head (network_errors.ts words it "closed mid-head"): part of a response came, so the
+      // request was taken and is never sent again; before the response: possibly a stale connection.
       throw new H1ProtocolError(
         this.headLen === 0 ? "socket closed before the response (ECONNRESET)" : "socket closed mid-head (ECONNRESET)",
         "ECONNRESET",
@@ -241,15 +249,28 @@ export class ResponseParser {
     this.sink.onEnd();
   }
 
-  /** Collects head bytes up to the blank line; returns where the body starts in `b` (or b.length). */
+  /**
+   * Collects head bytes up to the blank line; returns where the body starts in `b` (or b.length).
+   * Empty lines before the status line are skipped (RFC 9112 §2.2: a stray CRLF after the previous
+   * message on a reused connection), counted against the head's limit.
+   */
   private pushHead(b: Uint8Array, from: number): number {
+    if (this.headLen === 0) {
+      while (from < b.length && (b[from] === CR || b[from] === LF)) {
+        from++;
+        if (++this.skipped > MAX_HEAD_BYTES) throw new H1ProtocolError(`response head over ${MAX_HEAD_BYTES / 1024} KiB`);
+      }
+      if (from === b.length) return from;
+    }
     // The blank line may span pushes: search from a few bytes before this push's start.
     const part = from === 0 ? b : b.subarray(from);
     this.head.push(part);
     this.headLen += part.length;
     const all = this.head.length === 1 ? part : this.joined();
     if (all.length >= 5 && !(all[0] === 72 && all[1] === 84 && all[2] === 84 && all[3] === 80 && all[4] === 47)) {
-      throw new H1ProtocolError(`malformed status line '${latin1(all.subarray(0, Math.min(all.length, 40))).replace(/[^\x20-\x7e]/g, "?")}' (not an HTTP/1.x response)`);
+      // An HTTP/2 SETTINGS frame (length < 64 KiB, type 4, flags 0 or ACK): a server that speaks only HTTP/2.
+      const h2 = all[0] === 0 && all[3] === 4 && all[4] <= 1 ? "; an HTTP/2 frame: the server speaks only HTTP/2, ik speaks HTTP/1.1" : "";
+      throw new H1ProtocolError(`malformed status line '${latin1(all.subarray(0, Math.min(all.length, 40))).replace(/[^\x20-\x7e]/g, "?")}' (not an HTTP/1.x response${h2})`);
     }
     const searchFrom = Math.max(0, all.length - part.length - 3);
     let end = -1, bodyAt = -1;
@@ -337,8 +358,10 @@ export class ResponseParser {
       if (this.inExt || c === CR) continue;
       const d = c >= 48 && c <= 57 ? c - 48 : (c | 32) >= 97 && (c | 32) <= 102 ? (c | 32) - 87 : -1;
       if (d >= 0 && !this.sizeDone) {
-        if (++this.sizeDigits > 13) throw new H1ProtocolError("malformed chunked body: chunk size over 13 hex digits");
+        // The value is bounded, not the digits: leading zeros are allowed (the line's own limit bounds them).
+        this.sizeDigits++;
         this.left = this.left * 16 + d;
+        if (this.left > MAX_CHUNK_SIZE) throw new H1ProtocolError("malformed chunked body: chunk size over 13 hex digits");
       } else if (c === 32 || c === 9) {
         if (this.sizeDigits > 0) this.sizeDone = true;
       } else if (c === 59 && this.sizeDigits > 0) this.inExt = true; // ";": an extension, ignored

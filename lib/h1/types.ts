@@ -66,3 +66,16 @@ export interface BodySink {
   /** The body ended: whole (`null`), or with the error a stream reader would have seen (network, protocol, abort reason). */
   end(err: unknown): void;
 }
+
+/**
+ * The init fields beyond fetch's that ik's HTTP/1.1 client understands (other fetches ignore them).
+ * `onSend` is called when the request is handed to its connection, with `reused` true when that
+ * connection had already carried a response (a pooled keep-alive one: the server may have closed it
+ * just then, and a request it dropped with no response byte may be sent again). `newConnection`
+ * asks for a connection of its own rather than a pooled one (the resend of such a request).
+ */
+export interface H1InitExtras {
+  onSend?: (reused: boolean) => void;
+  newConnection?: boolean;
+  bodySink?: BodySink;
+}

@@ -48,9 +48,11 @@ function loaded(): Clients {
 
 /**
  * An init may carry `onSend`: called when the request is handed to its connection (after this
- * client has built it), so the caller's send time leaves out the client's own set-up.
+ * client has built it), so the caller's send time leaves out the client's own set-up, with whether
+ * that connection is a reused pooled one; and `newConnection`: take a socket of its own (a resend
+ * after a stale pooled connection).
  */
-export type SendHook = { onSend?: () => void };
+export type SendHook = { onSend?: (reused?: boolean) => void; newConnection?: boolean };
 
 /** Statuses whose response has no body (a Response built with one throws). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -147,7 +149,7 @@ export function nodeFetch(fallback: FetchFn): FetchFn {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const headers = headerRecord(init.headers);
     if (payload !== null && payload !== undefined) headers["content-length"] = String(Buffer.byteLength(payload));
-    const onSend = (init as SendHook).onSend;
+    const { onSend, newConnection } = init as SendHook;
     return new Promise<Response>((resolve, reject) => {
       const c = t.plain ? loaded().http : loaded().https;
       const req = c.request({
@@ -156,7 +158,7 @@ export function nodeFetch(fallback: FetchFn): FetchFn {
         path: t.path,
         method: init.method ?? "GET",
         headers,
-        agent: c.agent,
+        agent: newConnection === true ? false : c.agent,
       });
       const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -164,7 +166,7 @@ export function nodeFetch(fallback: FetchFn): FetchFn {
       req.once("socket", (s) => {
         s.setNoDelay(true);
         // The request goes out on this socket now (a pooled one at once, a new one once connected).
-        onSend?.();
+        onSend?.(req.reusedSocket === true);
       });
       let answered = false;
       // Before the head the promise carries an error; after it the body stream does (kept as a

@@ -13,6 +13,7 @@ export type Step =
   | { bytes: Uint8Array } // one HTTP chunk with these exact bytes (a gzip body, say)
   | { wait: number } // pause (ms)
   | { end: true } // the terminating zero chunk (keeps the connection open for reuse)
+  | { raw: string } // these bytes as they are (a partial head, say)
   | { reset: true } // destroy the socket (RST where the runtime supports it)
   | { close: true }; // end the socket cleanly (FIN) without the zero chunk
 
@@ -34,8 +35,11 @@ export interface RawServer {
   close(): Promise<void>;
 }
 
-/** Starts a server that answers each request with `script(request, index)`. */
-export async function rawServer(script: (req: SeenRequest, i: number) => Step[]): Promise<RawServer> {
+/**
+ * Starts a server that answers each request with `script(request, index, onConnection)`: `index`
+ * counts every request, `onConnection` those before it on the same connection (0: a new connection).
+ */
+export async function rawServer(script: (req: SeenRequest, i: number, onConnection: number) => Step[]): Promise<RawServer> {
   let conns = 0;
   const sockets = new Set<net.Socket>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
@@ -62,6 +66,8 @@ export async function rawServer(script: (req: SeenRequest, i: number) => Step[])
       } else if ("bytes" in s) {
         const b = Buffer.from(s.bytes);
         sock.write(Buffer.concat([Buffer.from(b.length.toString(16) + "\r\n"), b, Buffer.from("\r\n")]));
+      } else if ("raw" in s) {
+        sock.write(s.raw);
       } else if ("wait" in s) {
         await sleep(s.wait);
       } else if ("end" in s) {
@@ -82,6 +88,7 @@ export async function rawServer(script: (req: SeenRequest, i: number) => Step[])
     sock.on("error", () => {});
     let buf: Buffer = Buffer.alloc(0);
     let busy: Promise<void> = Promise.resolve();
+    let onConnection = 0;
     sock.on("data", (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
       for (;;) {
@@ -99,7 +106,8 @@ export async function rawServer(script: (req: SeenRequest, i: number) => Step[])
         const req = { method, path, headers, body: buf.subarray(i + 4, i + 4 + len).toString("utf8") };
         buf = buf.subarray(i + 4 + len);
         const n = requests.push(req) - 1;
-        busy = busy.then(() => play(sock, script(req, n)));
+        const k = onConnection++;
+        busy = busy.then(() => play(sock, script(req, n, k)));
       }
     });
   });

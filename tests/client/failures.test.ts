@@ -158,12 +158,7 @@ describe(`over a loopback socket (${client})`, () => {
     ],
   };
   before(async () => {
-    let staleSeen = 0;
     srv = await rawServer((req) =>
-      // A pooled connection the server had just closed: the first attempt is dropped, the next answered.
-      (req.path === "/stale-once/v1/chat/completions"
-        ? (staleSeen++ % 2 === 0 ? [{ close: true }] : [{ head: 200 }, { chunk: chatChunk({ content: "a" }, { finish_reason: "stop" }) + DONE }, { end: true }]) as Step[]
-        : undefined) ??
       scripts[req.path] ??
         [{ head: 404, headers: { "content-type": "application/json" } }, { chunk: '{"error":"no"}' }, {
           end: true,
@@ -278,20 +273,89 @@ describe(`over a loopback socket (${client})`, () => {
         "check --base-url: give the server root, e.g. http://host:8000, or …/v1)",
     );
   });
-  test("a connection closed with no reply at once is retried once (a stale keep-alive socket); the row says so", async () => {
-    const before = srv.requests.length;
-    const r = await streamCompletion(at("stale-once"), "chat", {}, quick);
-    assert.equal(r.ok, true, r.error ?? "");
-    assert.equal(srv.requests.length - before, 2);
-    // Deno's fetch retries such a request itself; Bun's and Node's hand the failure to ik, and so
-    // does ik's HTTP/1.1 client everywhere. (Deno's node:http is built on its fetch, so it retries too.)
+  /**
+   * A server of its own (so no connection is pooled yet) that answers a connection's first request
+   * and meets the next ones on it with `then`.
+   */
+  const secondOnConnection = (then: Step[]) =>
+    rawServer((_req, _i, onConnection) => onConnection === 0 ? scripts["/ok/v1/chat/completions"] : then);
+  /** The fetch under test, recording what it says at each hand-over (`onSend(reused)`). */
+  const reporting = () => {
+    const reused: unknown[] = [];
+    const inner = fetch ?? ((u: string, i: RequestInit) => globalThis.fetch(u, i));
+    const f = (u: string, i: RequestInit) => {
+      const onSend = (i as { onSend?: (r?: boolean) => void }).onSend;
+      return inner(u, { ...i, onSend: (r?: boolean) => (reused.push(r), onSend?.(r)) } as RequestInit);
+    };
+    return { reused, f };
+  };
+  test("a pooled keep-alive connection closed with no reply is sent again once, on a new connection, timed from the first send", async () => {
+    // The server closes the connection, with no reply, 150 ms after reading the second request on it:
+    // the wait must show in the TTFT of the request sent again.
+    const stale = await secondOnConnection([{ wait: 150 }, { close: true }]);
+    const { reused, f } = reporting();
+    const ep = parseEndpoint(`http://127.0.0.1:${stale.port}`);
+    const first = await streamCompletion(ep, "chat", {}, { ...quick, fetch: f });
+    assert.equal(first.ok, true, first.error ?? "");
+    const [r0, c0] = [stale.requests.length, stale.connections()];
+    const r = await streamCompletion(ep, "chat", {}, { ...quick, fetch: f, tScheduledMs: performance.now() });
+    await stale.close();
+    const row = requestRow(r);
+    if (client.startsWith("h1")) assert.deepEqual(reused, [false, true, false], "the h1 client says which connection was reused");
+    // Deno's fetch resends such a request itself (and its node:http is built on it).
     const clientRetries = runtime.name === "deno" && !client.startsWith("h1");
-    assert.equal(r.connectionRetries, clientRetries ? 0 : 1);
-    assert.equal(requestRow(r).connection_retries, r.connectionRetries);
-    const silent = await streamCompletion(at("silent-close"), "chat", {}, quick);
-    assert.equal(silent.ok, false, "a server that closes every connection still fails");
-    assert.equal(silent.connectionRetries, 1);
+    if (reused[1] === true) {
+      assert.equal(r.ok, true, r.error ?? "");
+      assert.equal(r.connectionRetries, 1);
+      assert.equal(row.connection_retries, 1);
+      assert.equal(stale.requests.length - r0, 2);
+      assert.equal(stale.connections() - c0, 1, "the resend went on a new connection");
+      assert.ok((row.ttft_ms ?? 0) >= 140, `TTFT ${row.ttft_ms} ms counts from the first send: it holds the failed attempt`);
+      assert.ok((row.send_lag_ms ?? Infinity) < 100, `send lag ${row.send_lag_ms} ms is the first send's, not the resend's`);
+    } else if (clientRetries && r.ok) {
+      assert.equal(r.connectionRetries, 0);
+    } else {
+      // A client that cannot say the connection was reused: nothing is sent again, the failure is recorded.
+      assert.equal(r.ok, false);
+      assert.equal(r.errorKind, "network");
+      assert.match(r.error ?? "", /^closed without a response/);
+      assert.equal(r.connectionRetries, 0);
+      assert.equal(stale.requests.length - r0, 1);
+    }
   });
+  test("a NEW connection reset with no reply is a network failure, not sent again (RFC 9112 §9.3.1)", async () => {
+    const fresh = await rawServer(() => [{ reset: true }]);
+    try {
+      const { reused, f } = reporting();
+      const r = await streamCompletion(parseEndpoint(`http://127.0.0.1:${fresh.port}`), "chat", {}, { ...quick, fetch: f });
+      if (client.startsWith("h1")) assert.deepEqual(reused, [false]);
+      assert.equal(r.ok, false);
+      assert.equal(r.errorKind, "network", r.error ?? "");
+      assert.match(r.error ?? "", /^closed without a response/);
+      assert.equal(r.connectionRetries, 0);
+      assert.equal(requestRow(r).error_kind, "network");
+      assert.equal(isUnreachable(r), false);
+      if (!(runtime.name === "deno" && !client.startsWith("h1"))) assert.equal(fresh.requests.length, 1, "sent once");
+    } finally {
+      await fresh.close();
+    }
+  });
+  if (client.startsWith("h1")) {
+    test("a pooled connection closed after part of a status line is not sent again: the server took the request", async () => {
+      const cut = await secondOnConnection([{ raw: "HTTP/1.1 200 OK\r\ncontent-ty" }, { wait: 20 }, { reset: true }]);
+      const ep = parseEndpoint(`http://127.0.0.1:${cut.port}`);
+      const first = await streamCompletion(ep, "chat", {}, quick);
+      assert.equal(first.ok, true, first.error ?? "");
+      const r0 = cut.requests.length;
+      const r = await streamCompletion(ep, "chat", {}, quick);
+      await cut.close();
+      assert.equal(r.errorKind, "network", r.error ?? "");
+      assert.match(r.error ?? "", /^closed mid-head: the server sent the start of a response head/);
+      assert.equal(r.connectionRetries, 0);
+      assert.equal(cut.requests.length - r0, 1);
+      assert.equal(isUnreachable(r), false, "the server is there: not exit 69");
+    });
+  }
   for (const how of ["close", "reset"] as const) {
     test(`network: a server that accepts and ${how}s with no reply is "closed without a response", not unreachable`, async () => {
       const r = await streamCompletion(at(`silent-${how}`), "chat", {}, quick);

@@ -194,9 +194,10 @@ test("the serialized body is sent again on a stale connection and dropped once a
   const ep = parseEndpoint("http://127.0.0.1:9/v1");
   const body = { model: "m", messages: [{ role: "user", content: "x".repeat(2000) }], stream: true };
   const sent: unknown[] = [];
-  // The first attempt meets a pooled connection the server had closed; the second is answered.
+  // The first attempt meets a pooled connection (so the fetch says) the server had closed; the second is answered.
   const fetch = (_u: string, init: RequestInit) => {
     sent.push(init.body);
+    (init as { onSend?: (reused: boolean) => void }).onSend?.(sent.length === 1);
     if (sent.length === 1) return Promise.reject(Object.assign(new Error("socket closed"), { code: "ECONNRESET" }));
     return Promise.resolve(okStream());
   };

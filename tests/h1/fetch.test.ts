@@ -140,6 +140,24 @@ for (const [name, f] of transports) {
       await readAll(next);
     });
 
+    test("onSend says whether the request went out on a reused pooled connection; newConnection asks for one of its own", async () => {
+      h1.closeIdle();
+      const c0 = srv.connections();
+      const seen: unknown[] = [];
+      const send = async (extra: Record<string, unknown> = {}) => {
+        const res = await h1(url("/echo"), { ...post("{}"), onSend: (reused: unknown) => seen.push(reused), ...extra } as RequestInit);
+        await readAll(res);
+      };
+      await send();
+      await send();
+      assert.deepEqual(seen, [false, true], "a new connection, then the pooled one");
+      assert.equal(srv.connections() - c0, 1);
+      await send({ newConnection: true });
+      assert.deepEqual(seen, [false, true, false], "a connection of its own, though one was idle");
+      assert.equal(srv.connections() - c0, 2);
+      assert.equal(h1.connections().idle, 2, "both go back to the pool");
+    });
+
     /** A body sink that records what it is given; `take` decides at the head. */
     const recorder = (take: (status: number, h: HeadersLike) => boolean = () => true) => {
       const got = { heads: [] as number[], text: "", chunks: 0, ends: [] as unknown[], cancel: null as BodyCancel | null };

@@ -129,6 +129,35 @@ describe("framing", () => {
   });
 });
 
+describe("leniency a real server needs (RFC 9112)", () => {
+  test("chunk sizes padded with leading zeros are read by their value (§7.1: 1*HEXDIG); the value, not the digits, is bounded", () => {
+    const ev = "data: {\"a\":1}\n\n";
+    const pad = (n: number) => n.toString(16).padStart(16, "0");
+    const wire = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + `${pad(ev.length)}\r\n${ev}\r\n` + "0000000000000000\r\n\r\n";
+    for (const cuts of [[], [50, 60, 70]]) {
+      const r = parse(wire, { cuts });
+      assert.equal(r.body, ev);
+      assert.equal(r.ended, 1);
+    }
+    // 13 significant hex digits are the limit, however many zeros lead them.
+    assert.throws(
+      () => parse("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n00010000000000000\r\n"),
+      (e: unknown) => e instanceof H1ProtocolError && /chunk size over 13 hex digits/.test(e.message) && e.code === "ERR_HTTP_PARSE",
+    );
+  });
+
+  test("empty lines before a status line are skipped (§2.2: a stray CRLF after the last response on a reused connection)", () => {
+    for (const cuts of [[], [1], [2], [3, 10]]) {
+      const r = parse("\r\n\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", { cuts });
+      assert.equal(r.head?.status, 200, String(cuts));
+      assert.equal(r.body, "ok");
+    }
+    // A connection that sent only empty lines closed before the response.
+    assert.throws(() => parse("\r\n", { close: true }), /closed before the response/);
+    assert.throws(() => parse("\r\nSSH-2.0-x\r\n"), /malformed status line 'SSH-2.0-x/);
+  });
+});
+
 describe("cut short: the close says where", () => {
   test("closed before any byte, mid-head, mid-chunk and short of content-length: ECONNRESET errors", () => {
     const cases: [string, RegExp][] = [
@@ -160,6 +189,11 @@ describe("malformed responses are refused, naming what is wrong", () => {
       assert.throws(() => parse(wire), (e: unknown) => e instanceof H1ProtocolError && re.test(e.message));
     });
   }
+
+  test("an HTTP/2-only server's SETTINGS frame is named", () => {
+    const settings = new Uint8Array([0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100]);
+    assert.throws(() => parse(settings), /not an HTTP\/1\.x response; an HTTP\/2 frame: the server speaks only HTTP\/2/);
+  });
 
   test(`a head over ${MAX_HEAD_BYTES / 1024} KiB is refused without waiting for its end`, () => {
     const big = "HTTP/1.1 200 OK\r\n" + "x-pad: " + "a".repeat(MAX_HEAD_BYTES) + "\r\n";
