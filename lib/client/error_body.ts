@@ -3,9 +3,12 @@
  * (../../shared/spec/wire-formats.md): wrapped `{"error":{"message","type","code"}}` (vLLM, llama.cpp,
  * OpenAI), flat `{"object":"error","message",...}` (SGLang, TRT-LLM, older vLLM), a bare string
  * `{"error":"Unauthorized"}` (vLLM's key check, routers), FastAPI's `{"detail": ...}`, plain text,
- * and the HTML page of a proxy (nginx, a load balancer), reduced to its title.
+ * and the HTML page of a proxy (nginx, a load balancer), reduced to its title. Every message is
+ * scrubbed (this run's registered secrets and the name rules of ../evidence/scrub.ts) before it is
+ * cut to its length: a cut secret would no longer be recognised.
  * @module
  */
+import { scrubText } from "../evidence/scrub.ts";
 
 /** The useful parts of an error body. */
 export interface ErrorInfo {
@@ -20,7 +23,7 @@ export interface ErrorInfo {
 const MAX_MESSAGE = 300;
 
 function oneLine(s: string): string {
-  const flat = s.replace(/\s+/g, " ").trim();
+  const flat = scrubText(s).replace(/\s+/g, " ").trim();
   return flat.length > MAX_MESSAGE ? flat.slice(0, MAX_MESSAGE - 1) + "…" : flat;
 }
 

@@ -13,28 +13,41 @@
  * @module
  */
 import { isSecretKey, REDACTED, redactUrlsInText } from "./redact.ts";
+import { redactBasic, redactBracketPairs, redactNamedValues } from "./scrub_pairs.ts";
 
 /** Values shorter than this are never scrubbed as text: they would mangle ordinary output. */
 export const MIN_SECRET_LENGTH = 4;
 
+/** All-digit secrets shorter than this are not scrubbed as text: they would erase ordinary numbers. */
+export const MIN_NUMERIC_SECRET_LENGTH = 6;
+
 const known = new Set<string>();
 /** Longest first, so a secret that contains another is replaced whole. */
 let ordered: string[] = [];
+/** All-digit secrets (a numeric API key), longest first: replaced only where no number is cut. */
+let numeric: string[] = [];
 
 /**
- * Values never replaced as text: a number or a JSON literal would be replaced inside the numbers
- * and literals of every JSON file ik writes, breaking them (such a value is still redacted by its
- * key or flag name).
+ * Values never replaced as text: a JSON literal or a non-integer number would be replaced inside
+ * the numbers and literals of every JSON file ik writes, breaking them (such a value is still
+ * redacted by its key or flag name). All-digit values are kept apart (see {@link scrubKnown}).
  */
 const NOT_TEXT_SCRUBBABLE = /^\s*(true|false|null|[-+]?[0-9][0-9.eE+-]*)\s*$/;
 
 /**
  * Registers a secret value of this run (an API key, a secret-named env value): from now on it is
  * replaced by `***` in everything ik writes or prints. Its URL-encoded and JSON-escaped forms are
- * registered too. Empty and too-short values, numbers and JSON literals are ignored.
+ * registered too. Empty and too-short values and JSON literals are ignored; an all-digit value of
+ * at least {@link MIN_NUMERIC_SECRET_LENGTH} digits is replaced only where it is not part of a
+ * longer number nor a JSON number of its own (a count is never rewritten).
  */
 export function registerSecret(value: string | null | undefined): void {
-  if (!value || value.length < MIN_SECRET_LENGTH || NOT_TEXT_SCRUBBABLE.test(value)) return;
+  if (!value || value.length < MIN_SECRET_LENGTH) return;
+  if (/^[0-9]+$/.test(value)) {
+    if (value.length >= MIN_NUMERIC_SECRET_LENGTH && !numeric.includes(value)) numeric = [...numeric, value].sort((a, b) => b.length - a.length);
+    return;
+  }
+  if (NOT_TEXT_SCRUBBABLE.test(value)) return;
   const forms = [value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)];
   let added = false;
   for (const f of forms) {
@@ -86,33 +99,67 @@ export function registerJsonSecrets(text: string): void {
   } catch {
     return;
   }
-  const visit = (x: unknown, depth: number): void => {
-    if (x === null || typeof x !== "object" || depth > 32) return;
-    for (const [k, y] of Object.entries(x as Record<string, unknown>)) {
-      if (isSecretKey(k) && typeof y === "string") registerSecret(y);
-      else visit(y, depth + 1);
-    }
+  // Under a secret key every leaf is a secret: `{"api_key": ["X"]}`, `{"auth": {"value": "Y"}}`.
+  const visit = (x: unknown, depth: number, secret: boolean): void => {
+    if (depth > 32) return;
+    if (secret && typeof x === "string") registerSecret(x);
+    else if (secret && typeof x === "number" && Number.isSafeInteger(x) && x >= 0) registerSecret(String(x));
+    if (x === null || typeof x !== "object") return;
+    for (const [k, y] of Object.entries(x as Record<string, unknown>)) visit(y, depth + 1, secret || isSecretKey(k));
   };
-  visit(v, 0);
+  visit(v, 0, false);
 }
 
 /** The secret values registered so far (longest first). */
 export function knownSecrets(): readonly string[] {
-  return ordered;
+  return numeric.length === 0 ? ordered : [...ordered, ...numeric].sort((a, b) => b.length - a.length);
 }
 
 /** Forgets every registered secret (tests only: a run registers its secrets once). */
 export function clearSecrets(): void {
   known.clear();
   ordered = [];
+  numeric = [];
 }
 
-/** Replaces every registered secret value in `text` by `***`. */
+/**
+ * Replaces every registered secret value in `text` by `***`. An all-digit secret is replaced
+ * where it stands apart from other digits and is not a JSON number of its own (`"n": 98765432`,
+ * `[98765432]`, a CSV field): inside a string (`"key 98765432"`) or a message it goes.
+ */
 export function scrubKnown(text: string): string {
-  if (!text || ordered.length === 0) return text;
+  if (!text || (ordered.length === 0 && numeric.length === 0)) return text;
   let out = text;
   for (const s of ordered) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  for (const s of numeric) if (out.includes(s)) out = scrubDigits(out, s);
   return out;
+}
+
+/** `text` with the all-digit secret `s` replaced where {@link scrubKnown} says. */
+function scrubDigits(text: string, s: string): string {
+  let out = "";
+  let from = 0;
+  for (let i = text.indexOf(s); i >= 0; i = text.indexOf(s, from)) {
+    const end = i + s.length;
+    out += text.slice(from, i) + (partOfNumber(text, i, end) ? s : REDACTED);
+    from = end;
+  }
+  return out + text.slice(from);
+}
+
+const DIGIT = /[0-9]/;
+/** Whether `text[start, end)` (digits) belongs to a longer number or is a JSON number token of its own. */
+function partOfNumber(text: string, start: number, end: number): boolean {
+  const before = text[start - 1] ?? "", after = text[end] ?? "";
+  if (DIGIT.test(before) || DIGIT.test(after)) return true;
+  if ((before === "." && DIGIT.test(text[start - 2] ?? "")) || (after === "." && DIGIT.test(text[end + 1] ?? ""))) return true;
+  if (/[eE]/.test(after) && /[-+0-9]/.test(text[end + 1] ?? "")) return true;
+  // A JSON value of its own: after `:`, `[`, `,` (or the start), before `,`, `]`, `}` (or the end).
+  let b = start - (before === "-" ? 2 : 1);
+  while (b >= 0 && /\s/.test(text[b])) b--;
+  let a = end;
+  while (a < text.length && /\s/.test(text[a])) a++;
+  return (b < 0 || /[:[,]/.test(text[b])) && (a >= text.length || /[,\]}]/.test(text[a]));
 }
 
 /** `--name=value` with a secret-looking name. */
@@ -138,8 +185,10 @@ export function isSecretFlag(flag: string): boolean {
 /**
  * A message as it may be printed or stored: registered secrets, URL userinfo and secret query or
  * fragment values, the values of secret-looking flags (`--api-key=X`, `--password X`), of
- * secret-looking keys in JSON text (`"api_key": "X"`) and `Bearer X` credentials become `***` (a flag's value given after a space counts from 4 characters:
- * prose such as "use --token to" stays as it is).
+ * secret-looking keys in JSON text (`"api_key": "X"`, `"auth": {…}`), of secret-looking names in
+ * log text (`api_key='X'`, `api_key=X`, `x-api-key: X`, `Cookie: …`; ./scrub_pairs.ts) and
+ * `Bearer X` / `Basic X` credentials become `***` (a flag's value given after a space counts from
+ * 4 characters: prose such as "use --token to" stays as it is).
  * @example scrubText("bad value for --api-key=sk-1: see http://u:p@h/?token=t") // "bad value for --api-key=***: see http://***@h/?token=***"
  */
 export function scrubText(text: string): string {
@@ -152,11 +201,13 @@ export function scrubText(text: string): string {
       isSecretFlag(flag) && value !== REDACTED ? `${pre}${flag}${gap}${REDACTED}${sentenceTail(value)}` : all);
   }
   if (out.includes(":")) {
+    out = redactBracketPairs(out);
     out = out.replace(JSON_PAIR_IN_TEXT, (all, q1: string, name: string, mid: string, q2: string, value: string) =>
       isSecretKey(name) && value !== "" && value !== REDACTED ? `${q1}${name}${q1}${mid}${q2}${REDACTED}${q2}` : all);
   }
+  out = redactNamedValues(out);
   // "a Bearer token" is prose: a credential has a digit or a symbol, or is long.
-  return out.replace(BEARER, (all, scheme: string, cred: string) => /^[A-Za-z]{1,19}$/.test(cred) ? all : `${scheme} ${REDACTED}`);
+  return redactBasic(out.replace(BEARER, (all, scheme: string, cred: string) => /^[A-Za-z]{1,19}$/.test(cred) ? all : `${scheme} ${REDACTED}`));
 }
 
 /**

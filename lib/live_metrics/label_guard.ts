@@ -37,7 +37,8 @@ const KEY_SHAPES: readonly RegExp[] = [
 
 /** Why a label name cannot be used, or null when it can. */
 export function labelNameProblem(name: string): string | null {
-  if (!LABEL_NAME.test(name)) return `label name ${JSON.stringify(name.slice(0, 40))} is not [a-zA-Z_][a-zA-Z0-9_]*`;
+  // Scrubbed before it is cut: a cut secret would no longer be recognised.
+  if (!LABEL_NAME.test(name)) return `label name ${JSON.stringify(scrubText(String(name)).slice(0, 40))} is not [a-zA-Z_][a-zA-Z0-9_]*`;
   if (name.startsWith("__")) return `label name ${name} is reserved (starts with __)`;
   if (name === "le" || name === "quantile") return `label name ${name} is reserved for histograms and summaries`;
   if (isSecretKey(name)) return `label name ${name} looks like it holds a secret`;

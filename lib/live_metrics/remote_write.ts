@@ -345,7 +345,8 @@ export class RemoteWriter {
       const text = await res.text().catch(() => "");
       if (res.status >= 200 && res.status < 300) return { ok: true };
       const retry = res.status >= 500 || res.status === 429;
-      const snippet = text.trim().slice(0, 160);
+      // Scrubbed before it is cut: a cut secret would no longer match the scrubber.
+      const snippet = this.#clean(text).slice(0, 160);
       return { ok: false, retry, note: `HTTP ${res.status}${snippet ? `: ${snippet}` : ""}`, retryAfterMs: retry ? retryAfterMs(res) : undefined };
     } catch (e) {
       if (timedOut) return { ok: false, retry: true, note: `no answer within ${timeoutMs} ms` };
@@ -374,9 +375,14 @@ export class RemoteWriter {
    * {@link MAX_NOTE_LENGTH} characters.
    */
   scrub(note: string): string {
-    let out = note;
-    for (const s of this.#secrets) if (out.includes(s)) out = out.split(s).join("***");
-    out = scrubText(out).replace(/\s+/g, " ").trim();
+    const out = this.#clean(note);
     return out.length > MAX_NOTE_LENGTH ? `${out.slice(0, MAX_NOTE_LENGTH - 1)}…` : out;
+  }
+
+  /** Text with header values, URL credentials and the `scrubText` rules applied, on one line, uncut. */
+  #clean(text: string): string {
+    let out = text;
+    for (const s of this.#secrets) if (out.includes(s)) out = out.split(s).join("***");
+    return scrubText(out).replace(/\s+/g, " ").trim();
   }
 }

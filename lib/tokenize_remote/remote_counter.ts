@@ -24,7 +24,8 @@ import { type Endpoint, rootUrl } from "../client/endpoint.ts";
 import { listModels } from "../client/models.ts";
 import { readCappedText } from "../client/read_capped.ts";
 import { detectEngine } from "../engines/detect.ts";
-import { redactUrl } from "../evidence/redact.ts";
+import { redactUrl, scrubSecret } from "../evidence/redact.ts";
+import { scrubText } from "../evidence/scrub.ts";
 import { TOKENIZE_ENGINES, type TokenizeEngine } from "./engines.ts";
 
 
@@ -100,6 +101,11 @@ export async function openRemoteCounter(ep: Endpoint, opts: RemoteCounterOptions
   }
   const model = opts.model ?? models.models[0]?.id ?? null;
   let calls = 0;
+  /** Server text as it may be shown: the API key and every scrubber rule applied BEFORE it is cut. */
+  const shownText = (text: string, max: number): string => {
+    const flat = scrubText(scrubSecret(text, opts.apiKey)).replace(/\s+/g, " ").trim();
+    return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  };
 
   async function post(path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     calls++;
@@ -118,10 +124,10 @@ export async function openRemoteCounter(ep: Endpoint, opts: RemoteCounterOptions
       const read = await readCappedText(res, MAX_BODY_BYTES);
       text = read.text;
     } catch (e) {
-      throw unavailableError(`${flag} ${shown}${path}`, `no answer (${(e as Error).message.split("\n")[0]})`);
+      throw unavailableError(`${flag} ${shown}${path}`, `no answer (${shownText((e as Error).message.split("\n")[0], 300)})`);
     }
     if (status !== 200) {
-      const why = text.replace(/\s+/g, " ").slice(0, 200);
+      const why = shownText(text, 200);
       throw unavailableError(
         `${flag} ${shown}${path}`,
         `the ${engine} server cannot tokenize: HTTP ${status}${why ? ` ${why}` : ""}`,
@@ -134,7 +140,7 @@ export async function openRemoteCounter(ep: Endpoint, opts: RemoteCounterOptions
       const v = JSON.parse(text);
       if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
     } catch { /* below */ }
-    throw unavailableError(`${flag} ${shown}${path}`, `the answer is not a JSON object (${text.slice(0, 80)})`);
+    throw unavailableError(`${flag} ${shown}${path}`, `the answer is not a JSON object (${shownText(text, 80)})`);
   }
 
   const countOf = (v: Record<string, unknown>, path: string): number => {
