@@ -19,6 +19,7 @@
  *   of all choices is appended in arrival order. ik itself never asks for n > 1.
  */
 import { scrubSecret } from "../evidence/redact.ts";
+import { scrubText } from "../evidence/scrub.ts";
 import type { SseSink } from "../sse/mod.ts";
 import { FAULT_TTFT_PLUS_5MS } from "./_fault.ts";
 import { TextParts } from "./_text_parts.ts";
@@ -37,7 +38,8 @@ const TOKEN_ID_PREFIX = "token_id:";
 type Json = any;
 
 function snippet(s: string): string {
-  const flat = s.replace(/\s+/g, " ");
+  // Scrubbed before it is cut: a secret cut in two would no longer be found whole afterwards.
+  const flat = scrubText(s).replace(/\s+/g, " ");
   return flat.length > 80 ? flat.slice(0, 79) + "…" : flat;
 }
 

@@ -132,3 +132,21 @@ test("a runtime error message that embeds a URL shows it redacted", async () => 
   assert.equal(moved.errorKind, "http");
   assert.match(moved.error ?? "", /redirected to http:\/\/\*\*\*@h:2\/v1\?token=\*\*\*;/);
 });
+
+test("a malformed chunk's snippet is scrubbed of registered secrets and named values before its 80-character cut", async () => {
+  const { clearSecrets, registerSecret } = await import("../../lib/evidence/scrub.ts");
+  const other = "PWVAL1LONGSECRET-xyz";
+  registerSecret(other);
+  try {
+    for (const pad of [60, 66, 70, 75]) {
+      for (const secret of [other, "api_key='NOTREGISTERED-987654321'"]) {
+        const r = await runScripted([{ at: 1, text: `data: {"x":"${"y".repeat(pad)} ${secret}", broken\n\n` + DONE }], { stream: {} });
+        assert.equal(r.errorKind, "protocol", r.error ?? "");
+        assert.match(r.error ?? "", /^malformed chunk '/);
+        assert.ok(!/PWVAL1|NOTREG/.test(everything(r)), `pad ${pad}: ${r.error}`);
+      }
+    }
+  } finally {
+    clearSecrets();
+  }
+});
