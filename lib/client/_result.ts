@@ -27,6 +27,21 @@ function scrubbedUsage(usage: Record<string, unknown> | null, secret: string | n
 }
 
 /**
+ * When the last counted token arrived. Usage counts the EOS token an engine stops on (vLLM,
+ * llama.cpp: wire-formats.md), and that token's chunk carries a finish_reason but no text, so no
+ * token event. Where a stream stopped (`finish_reason` "stop"), usage counts exactly one token
+ * more than there were token events, and the finish chunk came after the last token event, that
+ * chunk is the last token's arrival (else TPOT divides n − 2 gaps by n − 1 tokens). Ids count the
+ * EOS token in its own event; events count none; a server that packs tokens into events (usage
+ * well above the events) is left as it is.
+ */
+function lastTokenAt(st: StreamState, count: { method: string; nTokens: number | null } | null): number | null {
+  const eos = count !== null && count.method === "usage" && count.nTokens === st.log.length + 1 && st.finishReason === "stop" &&
+    st.tFinish !== null && st.tLast !== null && st.tFinish > st.tLast;
+  return eos ? st.tFinish : st.tLast;
+}
+
+/**
  * The result of an attempt.
  * @param t its status and times, and whether its body was read as a stream (only then is a token count resolved)
  * @param secret the API key, or null
@@ -64,7 +79,7 @@ export function buildResult(
     tFirstMs: st.tFirst,
     tFirstContentMs: st.tFirstContent,
     connectionRetries: 0,
-    tLastMs: st.tLast,
+    tLastMs: lastTokenAt(st, count),
     tDoneMs: st.tDone,
     tEndMs: t.tEnd,
     eventTimesMs: st.log.timesMs(),

@@ -64,6 +64,8 @@ export class StreamState implements SseSink {
   nIds = 0;
   usage: Record<string, unknown> | null = null;
   finishReason: string | null = null;
+  /** When the first chunk with a finish_reason arrived (an EOS chunk carries no text, but usage counts its token). */
+  tFinish: number | null = null;
   /** The engine's own per-request timings object (llama.cpp `timings`), the last one seen. */
   serverTimings: Record<string, unknown> | null = null;
   /** First content token after reasoning tokens, or null (no reasoning, or content came first). */
@@ -164,7 +166,10 @@ export class StreamState implements SseSink {
         tok = true;
       }
       if (ch.ids.start >= 0) nIds += pushIds(b, ch.ids.start, ch.ids.end, this.tokenIds);
-      if (nonEmpty(ch.finishReason)) this.finishReason = fieldText(b, ch.finishReason);
+      if (nonEmpty(ch.finishReason)) {
+        this.finishReason = fieldText(b, ch.finishReason);
+        this.tFinish ??= this.tRead;
+      }
     }
     this.tokenEvent(tok, nIds, textBefore);
     return true;
@@ -180,6 +185,9 @@ export class StreamState implements SseSink {
       return;
     }
     if (this.failKind !== null) return;
+    // An event with empty data (a proxy's keep-alive, `data:` alone) carries no chunk: neither a
+    // token nor a failure (the SSE spec dispatches it; openai-python and others skip it).
+    if (event !== "error" && (data.length === 0 || (data.charCodeAt(0) <= 32 && data.trim().length === 0))) return;
     if (event === "error") {
       let obj: Json = null;
       try {
@@ -246,7 +254,10 @@ export class StreamState implements SseSink {
         else if (ch.logprobs !== undefined && ch.logprobs !== null) nIds += this.logprobIds(ch.logprobs);
         else if (ch.sglext !== undefined && ch.sglext !== null) nIds += this.addIds(ch.sglext.output_ids);
         const fr = ch.finish_reason;
-        if (typeof fr === "string" && fr.length !== 0) this.finishReason = fr;
+        if (typeof fr === "string" && fr.length !== 0) {
+          this.finishReason = fr;
+          this.tFinish ??= this.tRead;
+        }
       }
     }
     const ext = obj.sglext;
