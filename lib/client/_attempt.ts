@@ -73,6 +73,10 @@ function classifyEnd(st: StreamState, contentType: string, head: string): void {
     st.fail("protocol", why);
   } else if (!st.sawDone && st.finishReason === null) {
     st.fail("protocol", "truncated: stream ended without [DONE] and without a finish_reason");
+  } else if (st.finishReason === "abort" || st.finishReason === "error") {
+    // SGLang ends a gracefully aborted request with finish_reason "abort" in a normal chunk, vLLM
+    // an internal failure with "error": a partial answer, not a finished one.
+    st.fail("protocol", `the server ended the stream with finish_reason '${st.finishReason}': the answer is partial`);
   }
 }
 

@@ -48,3 +48,19 @@ test("an EOS stop counted by usage: the last token is the finish chunk, TPOT the
   assert.equal(r5.tLastMs, 300);
   assert.equal(requestRow(r5).tpot_ms, 50);
 });
+
+test("finish_reason 'abort' (SGLang's graceful abort) or 'error' (vLLM's internal failure) is a partial answer: protocol", async () => {
+  for (const fr of ["abort", "error"]) {
+    const r = await runScripted([
+      { at: 1, text: chatChunk({ content: "a" }) },
+      { at: 2, text: chatChunk({ content: "" }, { finish_reason: fr }) + DONE },
+    ]);
+    assert.equal(r.ok, false, fr);
+    assert.equal(r.errorKind, "protocol");
+    assert.match(r.error ?? "", new RegExp(`finish_reason '${fr}': the answer is partial`));
+  }
+  for (const fr of ["stop", "length", "tool_calls", "content_filter"]) {
+    const r = await runScripted([{ at: 1, text: chatChunk({ content: "a" }, { finish_reason: fr }) + DONE }]);
+    assert.equal(r.ok, true, fr);
+  }
+});
