@@ -20,13 +20,16 @@ import type { ResolvedConfig, ResolvedStatus } from "./resolved_config.ts";
 
 /** One expected setting the resolved config contradicts. */
 export interface ExpectViolation {
-  /** The setting, as the manifest names it. */
-  key: string;
+  /**
+   * The setting, as the manifest names it. Not called `key`: that is a secret-looking name
+   * (CONTRACTS.md "Redaction"), and the scrubber would store it as `***`.
+   */
+  setting: string;
   /** The manifest's value, normalised. */
   expected: unknown;
   /** The resolved value, normalised. */
   actual: unknown;
-  /** `[HARD GATE] key: expected X, resolved Y`. */
+  /** `[HARD GATE] setting: expected X, resolved Y`. */
   message: string;
 }
 
@@ -105,9 +108,9 @@ function lookup(config: Record<string, unknown>, key: string): { found: boolean;
 
 const show = (v: unknown) => JSON.stringify(v) ?? String(v);
 
-/** The line printed for a violation: `[HARD GATE] key: expected X, resolved Y`. */
-export function formatViolation(v: { key: string; expected: unknown; actual: unknown }): string {
-  return `[HARD GATE] ${v.key}: expected ${show(v.expected)}, resolved ${show(v.actual)}`;
+/** The line printed for a violation: `[HARD GATE] setting: expected X, resolved Y`. */
+export function formatViolation(v: { setting: string; expected: unknown; actual: unknown }): string {
+  return `[HARD GATE] ${v.setting}: expected ${show(v.expected)}, resolved ${show(v.actual)}`;
 }
 
 /**
@@ -132,7 +135,7 @@ export function checkExpect(
       continue;
     }
     const expected = normaliseExpectValue(raw), actual = normaliseExpectValue(got.value);
-    if (!same(expected, actual)) violations.push({ key, expected, actual, message: formatViolation({ key, expected, actual }) });
+    if (!same(expected, actual)) violations.push({ setting: key, expected, actual, message: formatViolation({ setting: key, expected, actual }) });
   }
   const canBeResolved = resolved?.status === "RESOLVED" && unverified.length === 0;
   const status: ResolvedStatus = canBeResolved

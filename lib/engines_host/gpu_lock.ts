@@ -11,9 +11,11 @@
  * with `open(path, "wx")` instead. Process questions (is this pid alive?) are injected.
  * @module
  */
-import { link, open, readFile, unlink, writeFile } from "node:fs/promises";
+import { link, open, readFile, realpath, unlink, writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { unavailableError, usageError } from "../cli/errors.ts";
 import { outputErrno, outputError } from "../evidence/output_error.ts";
+import { procInfo } from "./proc_table.ts";
 
 /** The environment variable naming the lock path a parent ik already holds. */
 export const GPU_LOCK_HELD_ENV = "IK_GPU_LOCK_HELD";
@@ -43,6 +45,11 @@ export interface AcquireGpuLockOptions {
   pidAlive: (pid: number) => boolean;
   /** The clock for `started_utc` (default `Date.now`), ms since the epoch. */
   now?: () => number;
+  /**
+   * The pids of `pid`'s ancestors, parent first (default: the /proc ppid chain; null where there
+   * is no /proc). `IK_GPU_LOCK_HELD` is honoured only when the lock names one of them or `pid`.
+   */
+  ancestors?: (pid: number) => number[] | null;
 }
 
 /** A taken (or inherited) GPU lock. */
@@ -141,10 +148,41 @@ async function readOrNull(path: string): Promise<string | null> {
   }
 }
 
+/** The /proc ppid chain of `pid` (parent first, at most 64 deep); null without /proc. */
+export function procAncestors(pid: number): number[] | null {
+  if (procInfo(pid) === null) return null;
+  const out: number[] = [];
+  for (let p = procInfo(pid)?.ppid ?? 0; p > 0 && out.length < 64 && !out.includes(p); p = procInfo(p)?.ppid ?? 0) out.push(p);
+  return out;
+}
+
+/**
+ * Why `IK_GPU_LOCK_HELD=held` does not show that an ancestor of ours holds the lock at `path`
+ * (then it is taken as usual), or null when it does: the same file, and its owner is us or one
+ * of our live ancestors (a stale or foreign variable must not let a run share the GPU).
+ */
+async function inheritProblem(held: string, path: string, opts: AcquireGpuLockOptions): Promise<string | null> {
+  const real = (p: string) => realpath(p).catch(() => null);
+  const [a, b] = await Promise.all([real(held), real(path)]);
+  if (a === null) return `no lock file at ${held}`;
+  if (a !== b) return `it names another lock than ${resolve(path)}`;
+  const text = await readOrNull(path).catch(() => null);
+  const o = text === null ? null : parseGpuLockOwner(text);
+  if (o === null) return "the lock file names no owner";
+  if (o.pid === opts.pid) return null;
+  const chain = (opts.ancestors ?? procAncestors)(opts.pid);
+  if (chain === null) return opts.pidAlive(o.pid) ? null : `its owner pid ${o.pid} is gone`;
+  if (chain.includes(o.pid) && opts.pidAlive(o.pid)) return null;
+  return `its owner ${describeGpuLockOwner(o)} is not an ancestor of this process`;
+}
+
 /**
  * Takes the GPU lock at `path`, or inherits it from the parent.
  *
- * - `IK_GPU_LOCK_HELD` set (non-empty): the parent holds a lock; nothing is taken (`held: false`).
+ * - `IK_GPU_LOCK_HELD` naming this same lock file, whose owner is this process or a live ancestor
+ *   of it: the parent holds the lock; nothing is taken (`held: false`). Any other value (another
+ *   lock, a missing file, an owner that is no ancestor) is not honoured: the lock is taken as
+ *   usual, with a note.
  * - No lock file: one is created naming us.
  * - A lock whose owner pid is dead, that does not parse, or that names our own pid (a leftover of
  *   an earlier process that had the same pid, as happens with pid 1 in containers): taken over,
@@ -159,20 +197,24 @@ async function readOrNull(path: string): Promise<string | null> {
  */
 export async function acquireGpuLock(path: string, opts: AcquireGpuLockOptions): Promise<GpuLock> {
   const inherited = readEnv(opts.env, GPU_LOCK_HELD_ENV);
+  const notes: string[] = [];
   if (inherited) {
-    return {
-      path: inherited,
-      held: false,
-      note: null,
-      owner: null,
-      childEnv: { [GPU_LOCK_HELD_ENV]: inherited },
-      release: async () => {},
-    };
+    const refused = await inheritProblem(inherited, path, opts);
+    if (refused === null) {
+      return {
+        path,
+        held: false,
+        note: null,
+        owner: null,
+        childEnv: { [GPU_LOCK_HELD_ENV]: path },
+        release: async () => {},
+      };
+    }
+    notes.push(`${GPU_LOCK_HELD_ENV}=${inherited} not honoured (${refused}): the lock was taken as usual`);
   }
   const now = opts.now ?? Date.now;
   const owner: GpuLockOwner = { pid: opts.pid, command: opts.command, started_utc: new Date(now()).toISOString() };
   const text = JSON.stringify(owner) + "\n";
-  const notes: string[] = [];
   for (let attempt = 0; attempt < 5; attempt++) {
     const created = await createExclusive(path, text, opts.pid).catch((e) => {
       throw outputErrno(e) !== null ? outputError(e, `--gpu-lock ${path}`, "the GPU lock cannot be taken") : e;

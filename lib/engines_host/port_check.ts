@@ -10,10 +10,15 @@
  *   port even if it does not accept (a full backlog, a process stopped with SIGSTOP, or a listener on
  *   0.0.0.0 while we connect to 127.0.0.1). Where the address is not local (EADDRNOTAVAIL) or binding
  *   is not allowed (EACCES, ports below 1024), only the connect test counts.
+ * Both tests run on EVERY address the client could reach the host by: a name resolves to all of its
+ * addresses (`localhost` always to both 127.0.0.1 and ::1, since runtimes differ in which one their
+ * fetch tries first), and any one of them in use makes the port busy (a server on [::1] must not be
+ * measured in place of an engine that listens on 127.0.0.1).
  * Neither test leaves anything open. The result can of course change right after the check.
  * @module
  */
-import { createConnection, createServer } from "node:net";
+import { lookup } from "node:dns/promises";
+import { createConnection, createServer, isIP } from "node:net";
 import { portHolderText } from "./proc_table.ts";
 
 /** How long the connect test waits (ms). */
@@ -68,17 +73,53 @@ function bindTest(host: string, port: number): Promise<string> {
   });
 }
 
-/** Both tests with their findings (for a cell's record). */
+const LOOPBACK_NAMES = new Set(["localhost", "localhost.", "localhost.localdomain", "ip6-localhost"]);
+
+/**
+ * Every address a client may connect to for `host`, each with the address the bind test uses:
+ * a wildcard host (`0.0.0.0`, `::`, empty) is reached on loopback but bound as the wildcard; a name
+ * gives all its resolved addresses, and a loopback name also both 127.0.0.1 and ::1.
+ * @param host the engine's host as the manifest gives it
+ * @returns the distinct addresses, in a stable order (IPv4 first)
+ */
+export async function probeAddresses(host: string): Promise<{ connect: string; bind: string }[]> {
+  if (host === "" || host === "0.0.0.0") return [{ connect: "127.0.0.1", bind: "0.0.0.0" }];
+  if (host === "::") return [{ connect: "::1", bind: "::" }];
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (isIP(bare)) return [{ connect: bare, bind: bare }];
+  const found: string[] = [];
+  try {
+    for (const a of await lookup(bare, { all: true, verbatim: true })) found.push(a.address);
+  } catch {
+    // Unresolvable here: the connect test below reports the error for the name itself.
+  }
+  if (LOOPBACK_NAMES.has(bare.toLowerCase())) found.push("127.0.0.1", "::1");
+  const uniq = [...new Set(found)].sort((a, b) => isIP(a) - isIP(b));
+  return uniq.length ? uniq.map((a) => ({ connect: a, bind: a })) : [{ connect: bare, bind: bare }];
+}
+
+/** Both tests with their findings (for a cell's record), on every address of `host` ({@link probeAddresses}). */
 export async function probePort(
   host: string,
   port: number,
   opts: { timeoutMs?: number } = {},
 ): Promise<PortProbe> {
-  const h = host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host;
-  const connect = await connectTest(h, port, opts.timeoutMs ?? PORT_CONNECT_TIMEOUT_MS);
-  if (connect === "accepted") return { inUse: true, connect, bind: "skipped: connected", holder: portHolderText(port) };
-  const bind = await bindTest(host === "" ? "0.0.0.0" : host, port);
-  return { inUse: bind === "in_use", connect, bind, holder: bind === "in_use" ? portHolderText(port) : null };
+  const addrs = await probeAddresses(host);
+  const many = addrs.length > 1;
+  const connects: string[] = [];
+  const binds: string[] = [];
+  let inUse = false;
+  for (const a of addrs) {
+    const c = await connectTest(a.connect, port, opts.timeoutMs ?? PORT_CONNECT_TIMEOUT_MS);
+    const b = c === "accepted" ? "skipped: connected" : await bindTest(a.bind, port);
+    connects.push(many ? `${a.connect} ${c}` : c);
+    binds.push(many ? `${a.bind} ${b}` : b);
+    if (c === "accepted" || b === "in_use") {
+      inUse = true;
+      break; // one busy address is enough; the rest need not be probed
+    }
+  }
+  return { inUse, connect: connects.join(", "), bind: binds.join(", "), holder: inUse ? portHolderText(port) : null };
 }
 
 /**

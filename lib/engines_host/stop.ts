@@ -61,14 +61,40 @@ function signalPids(rt: Runtime, pids: readonly number[], signal: "SIGTERM" | "S
   for (const pid of pids) rt.signalPid(pid, signal);
 }
 
+/** Once ik is interrupted, the longest a stop waits after SIGTERM before SIGKILL (ms). */
+export const INTERRUPTED_TERM_WAIT_MS = 3000;
+
+/** Options of {@link stopGroup}. */
+export interface StopOptions {
+  /**
+   * ik's interrupt: once it is aborted (before or during the stop), the TERM wait is cut to
+   * {@link INTERRUPTED_TERM_WAIT_MS} and the check after SIGKILL to 2 s, so the stop ends inside
+   * the CLI's grace and the interrupted run still writes its cell, plan and summary.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Stops the whole process group: SIGTERM, then SIGKILL after `timeoutMs` if any member is left,
  * then checks (up to 5 s more) that none is. Descendants that left the group (an engine that
  * forks with `setsid` and exits) get the same: with ik a subreaper they are ik's adopted children
  * started after the engine; without, the ones a /proc poll saw while the engine ran.
+ * An interrupt (`opts.signal`) shortens both waits (see {@link StopOptions}).
  */
-export async function stopGroup(rt: Runtime, engine: LaunchedEngine, timeoutMs: number): Promise<StopResult> {
+export async function stopGroup(rt: Runtime, engine: LaunchedEngine, timeoutMs: number, opts: StopOptions = {}): Promise<StopResult> {
   const t0 = performance.now();
+  // When the interrupt came: one before the stop caps the TERM wait from its start.
+  let abortedAt = opts.signal?.aborted ? t0 : Infinity;
+  const onAbort = () => (abortedAt = Math.min(abortedAt, performance.now()));
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await stopGroupInner(rt, engine, timeoutMs, t0, () => abortedAt);
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function stopGroupInner(rt: Runtime, engine: LaunchedEngine, timeoutMs: number, t0: number, abortedAt: () => number): Promise<StopResult> {
   const pgid = engine.group.pid;
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   const orphanNames = new Map<number, string>();
@@ -93,12 +119,13 @@ export async function stopGroup(rt: Runtime, engine: LaunchedEngine, timeoutMs: 
   let signal: StopResult["signal"] = "SIGTERM";
   // A descendant orphaned by the TERM (its parent died) reparents to ik and is TERMed too.
   let gone = false;
-  const termEnd = performance.now() + timeoutMs;
-  while (!gone && performance.now() < termEnd) {
-    gone = await goneWithin(Math.min(250, Math.max(0, termEnd - performance.now())));
+  const termEnd = () => Math.min(t0 + timeoutMs, abortedAt() + INTERRUPTED_TERM_WAIT_MS);
+  while (!gone && performance.now() < termEnd()) {
+    gone = await goneWithin(Math.min(250, Math.max(0, termEnd() - performance.now())));
     if (!gone) signalPids(rt, escaped(), "SIGTERM");
   }
   for (let pass = 0; !gone && pass < 3; pass++) {
+    if (pass === 2 && abortedAt() !== Infinity) break; // interrupted: 2 s after SIGKILL, not 5
     signal = "SIGKILL";
     engine.group.killGroup("SIGKILL");
     signalPids(rt, escaped(), "SIGKILL");

@@ -18,7 +18,7 @@ import { probePort } from "../engines_host/port_check.ts";
 import { parseResolvedConfig } from "../engines_host/resolved_config.ts";
 import { launchEngine, LaunchError, type LaunchedEngine, scrapeText, stopGroup, waitReady, warmupEngine } from "../engines_host/server.ts";
 import type { EngineKind } from "../engines/mod.ts";
-import { scrubArgv, scrubbedJson, scrubText } from "../evidence/mod.ts";
+import { scrubbedJson, scrubText } from "../evidence/mod.ts";
 import { scrubFileInPlace } from "../evidence/scrub_file.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
@@ -27,6 +27,7 @@ import { checkServedModel, engineExitedDetail, hardGateDetail, tooManyFailures }
 import { metricsPathOf } from "./engine_select.ts";
 import type { EngineSpec } from "./manifest.ts";
 import { serveArgv } from "./serve_argv.ts";
+import { runServe, storedServeArgv } from "./serve_child.ts";
 
 /** The load schedule every engine shares (plan.json `load_schedule`). */
 export interface LoadSchedule {
@@ -145,34 +146,8 @@ function requestRows(record: Record<string, unknown> | null, storeRoot: string):
   }
 }
 
-/** Runs the child `bench serve`: stdout captured, stderr to `stderrPath`, killed (group) at the timeout or on interrupt. */
-async function runServe(cfg: CellConfig, argv: string[], stderrPath: string): Promise<{ code: number | null; stdout: string; timedOut: boolean; seconds: number }> {
-  const t0 = performance.now();
-  const env = { ...cfg.rt.envAll(), ...cfg.childEnv, IK_RUNS_DIR: cfg.storeRoot, IK_OUTPUT: "json", IK_REEXEC_PARENT: String(cfg.rt.pid()) };
-  const onLine = cfg.onServeLine;
-  const transform = onLine ? (line: string) => {
-    const clean = scrubText(line);
-    onLine(clean);
-    return clean;
-  } : scrubText;
-  const g = cfg.rt.spawn(argv, { env, replaceEnv: true, pipeStdout: true, logFile: stderrPath, logTransform: transform });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    g.killGroup("SIGTERM");
-    setTimeout(() => g.killGroup("SIGKILL"), 5000);
-  }, cfg.serveTimeoutMs);
-  const onAbort = () => g.killGroup("SIGINT");
-  cfg.signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    const stdout = g.stdout ? await new Response(g.stdout).text().catch(() => "") : "";
-    const st = await g.exited;
-    return { code: st.code, stdout, timedOut, seconds: Math.round(performance.now() - t0) / 1000 };
-  } finally {
-    clearTimeout(timer);
-    cfg.signal?.removeEventListener("abort", onAbort);
-  }
-}
+/** Once interrupted, the longest wait for GPU memory to come back after the stop (ms). */
+const INTERRUPTED_GPU_WAIT_MS = 1000;
 
 /**
  * Launches, checks, measures and stops `spec` for round `k` (from 1) at `position` in the round.
@@ -269,14 +244,17 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
       cell.load_schedule = { ref_e2e_ms: ctx.ref_e2e_ms, source: shared ? cfg.schedule.source : "this engine's own reference requests" };
     }
     const argv = serveArgv(cfg.serveCmd, rt.selfArgv(), ctx, cfg.serveArgs);
+    // An engine (a launcher shell) that exits after readiness but before the measurement is told apart.
+    const exitBeforeServe = engine.exit;
     const stderrRel = `logs/${label}.r${k}.serve.stderr`;
     rmSync(join(cfg.runDir, stderrRel), { force: true });
     const res = await runServe(cfg, argv, join(cfg.runDir, stderrRel));
     await scrubFileInPlace(join(cfg.runDir, stderrRel));
-    const after = await scrapeText(ep, mpath.path, spec.kind);
+    // Interrupted: the cell is not used, so no time goes to a scrape the engine may not answer.
+    const after = cfg.signal?.aborted ? { text: null, path: mpath.path, status: 0, note: "not scraped: ik was interrupted" } : await scrapeText(ep, mpath.path, spec.kind);
     const record = parseServeOutput(res.stdout);
     cell.serve = {
-      argv: scrubArgv(argv), returncode: res.code, seconds: res.seconds, timed_out: res.timedOut,
+      argv: await storedServeArgv(cfg, argv, base, ep), returncode: res.code, seconds: res.seconds, timed_out: res.timedOut,
       evidence_id: typeof record?.evidence_id === "string" ? record.evidence_id : null,
       complete: record ? record.complete !== false : null, stderr: stderrRel,
       stderr_tail: res.code !== 0 ? scrubText(tail(join(cfg.runDir, stderrRel), 1500)) : null,
@@ -327,7 +305,8 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
     const exited = engine?.exit ?? null;
     if (exited && ["ok", "serve_failed", "serve_no_metrics"].includes(status)) {
       cell.status = "engine_exited";
-      cell.detail = engineExitedDetail(exited, "during the measurement, before ik stopped it", metrics);
+      const when = exitBeforeServe ? "after it was ready, before the measurement began (while warming up or scraping /metrics)" : "during the measurement, before ik stopped it";
+      cell.detail = engineExitedDetail(exited, when, metrics);
     } else if (status === "ok" && cfg.mode === "single") {
       const tooMany = tooManyFailures(metrics, cfg.maxFail);
       if (tooMany) {
@@ -355,13 +334,13 @@ export async function runCell(spec: EngineSpec, k: number, position: number, cfg
         cell.status = "engine_exited";
         cell.detail = engineExitedDetail(engine.exit, "after the measurement, before ik stopped it", cell.metrics);
       }
-      const stop = await stopGroup(rt, engine, cfg.stopTimeoutMs);
+      const stop = await stopGroup(rt, engine, cfg.stopTimeoutMs, { signal: cfg.signal });
       cell.stop = { ...stop };
       if (!stop.group_gone && (cell.status === "ok" || cell.status === null)) {
         cell.status = "stop_failed";
         cell.detail = `process group ${engine.group.pid} still has live members after SIGKILL: ${stop.survivors.join(", ")}`;
       }
-      const gpu = await waitGpuMemory(gpuBefore, { exec: cfg.exec, toleranceMib: cfg.gpuMemToleranceMib, timeoutMs: cfg.gpuMemWaitMs, pollMs: cfg.pollMs });
+      const gpu = await waitGpuMemory(gpuBefore, { exec: cfg.exec, toleranceMib: cfg.gpuMemToleranceMib, timeoutMs: cfg.signal?.aborted ? Math.min(cfg.gpuMemWaitMs, INTERRUPTED_GPU_WAIT_MS) : cfg.gpuMemWaitMs, pollMs: cfg.pollMs });
       cell.gpu_memory = { ...gpu };
       // The engine is gone: its log loses this run's secrets (a secret-named env value it printed).
       await scrubFileInPlace(logPath).catch(() => false);

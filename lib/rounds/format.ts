@@ -49,3 +49,12 @@ export function sortedJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? "null";
 }
+
+/**
+ * Words joined into one shell-quoted line (the inverse of `shellSplit`): a word with anything but
+ * `A-Za-z0-9_-.,:/=@%+` is single-quoted.
+ * @example shellJoin(["--extra-body", '{"a": 1}']) // `--extra-body '{"a": 1}'`
+ */
+export function shellJoin(words: readonly string[]): string {
+  return words.map((w) => /^[A-Za-z0-9_\-.,:/=@%+]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`).join(" ");
+}

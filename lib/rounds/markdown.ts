@@ -4,6 +4,7 @@
  * requests, the resolved configuration per engine and the failed cells. Pure: data in, text out.
  * @module
  */
+import { scrubValue } from "../evidence/mod.ts";
 import { formatValue as fmt, sortedJson, tableCell } from "./format.ts";
 import type { RoundsSummary } from "./summary.ts";
 
@@ -58,7 +59,8 @@ function header(plan: ReportPlan): string[] {
     lines.push(`Adaptive stop: ${how}. Rule: ${adaptive.rule}.`, "");
   }
   if (plan.extra_body) {
-    lines.push(`Every request carried --extra-body ${sortedJson(plan.extra_body.value)} (${plan.extra_body.source}).`, "");
+    // As plan.json stores it: a secret-looking key's value (nested too) shows as ***.
+    lines.push(`Every request carried --extra-body ${sortedJson(scrubValue(plan.extra_body.value))} (${plan.extra_body.source}).`, "");
   }
   if (plan.mode === "load") {
     const sched = plan.load_schedule ?? {};

@@ -13,7 +13,8 @@ import type { ExecFn } from "../gpu/mod.ts";
 import { acquireGpuLock } from "../engines_host/gpu_lock.ts";
 import { WARMUP_KIND } from "../engines_host/server.ts";
 import { applyPin, intakePin } from "../bench/intake_pin.ts";
-import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubbedJson, scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
+import { outputError } from "../evidence/output_error.ts";
+import { checkWritable, registerArgvSecrets, registerJsonSecrets, registerSecretEnv, scrubArgv, scrubbedJson, scrubText, storeRoot, writeWhole } from "../evidence/mod.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { Runtime } from "../runtime/mod.ts";
 import { type AdaptivePlan, adaptiveCheck, adaptiveStep, planRounds } from "./adaptive.ts";
@@ -21,6 +22,8 @@ import { type Cell, type CellConfig, type LoadSchedule, runCell } from "./cell.t
 import { resolvedSummary } from "./cell_metrics.ts";
 import { selectEngines } from "./engine_select.ts";
 import { parseManifest } from "./manifest.ts";
+import { movePreviousRun, type PreviousRunMove } from "./previous_run.ts";
+import { shellJoin } from "./format.ts";
 import { roundsMarkdown } from "./markdown.ts";
 import { hasFlag, shellSplit } from "../cli/argv_words.ts";
 import { checkRoundsExtraBody, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
@@ -133,7 +136,7 @@ export async function runRounds(
     design, prompts: { name: o.prompts.name, sha256: o.prompts.sha256, n: o.prompts.prompts.length, buckets: bucketCounts(o.prompts) },
     settings: {
       startup_timeout_s: o.startupTimeoutS, stop_timeout_s: o.stopTimeoutS, serve_timeout_s: o.serveTimeoutS, warmup: o.warmup, warmup_max_tokens: o.warmupMaxTokens,
-      gpu_mem_tolerance_mib: o.gpuMemToleranceMib, gpu_mem_wait_s: o.gpuMemWaitS, poll_s: o.pollS, serve_args: o.serveArgs, serve_cmd_custom: o.serveCmd !== null,
+      gpu_mem_tolerance_mib: o.gpuMemToleranceMib, gpu_mem_wait_s: o.gpuMemWaitS, poll_s: o.pollS, serve_args: o.serveArgs === null ? null : shellJoin(scrubArgv(serveArgs)), serve_cmd_custom: o.serveCmd !== null,
       pass_env: o.passEnv, warmup_kind: WARMUP_KIND,
     },
     manifest_sha256: createHash("sha256").update(text).digest("hex"),
@@ -154,6 +157,17 @@ export async function runRounds(
   // Written whole or not at all: a full disk leaves no torn plan, cell or summary (exit 74).
   const writePlan = () => writeWhole(join(outDir, "plan.json"), scrubbedJson(plan, 2) + "\n", 0o644);
   try {
+    // A rerun into the same run dir: the earlier run's outputs are kept, moved aside, never mixed in.
+    let moved: PreviousRunMove | null;
+    try {
+      moved = movePreviousRun(runDir);
+    } catch (e) {
+      throw outputError(e, join(runDir, "previous"), "the earlier run's outputs in the run dir could not be moved aside");
+    }
+    if (moved) {
+      plan.previous_run = { moved_to: moved.to, files: moved.files };
+      progress(`the run dir held an earlier run: its ${moved.files} file(s) were moved to ${join(runDir, moved.to)}`);
+    }
     await rt.files.mkdir(outDir);
     await rt.files.mkdir(join(runDir, "logs"));
     plan.gpu_lock = { path: lock.path, held: lock.held, note: lock.note };

@@ -11,6 +11,13 @@ import { isatty } from "node:tty";
 import type { CpuUsage, ExitStatus, MemoryUsage, ProcessGroup, SpawnOptions, WorkerExit } from "./types.ts";
 import { startWatchdog } from "./_watchdog.ts";
 
+/**
+ * How long `exited` waits after the exit event for the child's piped output to drain into its log.
+ * Pipes normally close with the child within milliseconds; only a descendant that inherited them
+ * holds them longer, and then the exit is not held back for it.
+ */
+const EXIT_DRAIN_MAX_MS = 100;
+
 const groups = new Set<number>();
 /** Every live child ik started itself (engines, watchdogs, the re-exec worker): not "adopted". */
 const ownChildren = new Set<number>();
@@ -58,9 +65,22 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
     stdio: ["ignore", out, logTarget],
   });
   const streamsDone: Promise<void>[] = [];
+  // The log's fd is closed once nothing writes to it any more: at the exit when nothing is piped,
+  // else when every piped stream has ended, which may be long after the exit (a descendant that
+  // inherited the pipe keeps writing until the stop ends it). Its number is never written to after
+  // the close, so a reused number cannot send an engine's lines into another file.
+  const log = fd === null ? null : { fd, open: true };
+  const closeLog = () => {
+    if (log === null || !log.open) return;
+    log.open = false;
+    try {
+      closeSync(log.fd);
+    } catch { /* closed */ }
+  };
   if (piped) {
     const sources = [child.stderr, opts.pipeStdout ? null : child.stdout].filter((x): x is NonNullable<typeof x> => x !== null);
-    for (const src of sources) streamsDone.push(transformLines(src, fd as number, opts.logTransform as (l: string) => string));
+    for (const src of sources) streamsDone.push(transformLines(src, log!, opts.logTransform as (l: string) => string));
+    void Promise.all(streamsDone).then(closeLog);
   }
   const pid = child.pid ?? -1;
   const ownGroup = opts.newGroup !== false;
@@ -76,18 +96,16 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
       settled = true;
       groups.delete(pid);
       ownChildren.delete(pid);
-      if (fd !== null) {
-        try {
-          closeSync(fd);
-        } catch { /* closed */ }
-      }
+      if (!streamsDone.length) closeLog();
       resolve({ code, signal });
     };
-    // The log is whole when `exited` resolves: the piped lines are written first (waiting at most
-    // 1 s: a descendant that inherited the pipe may hold it open long after the child is gone).
+    // The status is the one the exit event gives. The lines the child wrote before it exited are
+    // in the log when `exited` resolves: the pipes are drained first, for at most
+    // EXIT_DRAIN_MAX_MS (a descendant that inherited them may hold them open long after the
+    // child is gone; its later lines still reach the log, see closeLog).
     child.once("exit", (code, signal) => {
       if (!streamsDone.length) return done(code, signal);
-      const t = setTimeout(() => done(code, signal), 1000);
+      const t = setTimeout(() => done(code, signal), EXIT_DRAIN_MAX_MS);
       void Promise.all(streamsDone).then(() => (clearTimeout(t), done(code, signal)));
     });
     child.once("error", () => done(127, null));
@@ -109,15 +127,16 @@ export function spawnGroup(argv: string[], opts: SpawnOptions = {}): ProcessGrou
 }
 
 /**
- * Appends what a child writes on `src` to `fd` line by line, each through `transform`; a partial
- * last line is written when the stream ends. Resolves when the stream has ended or failed.
+ * Appends what a child writes on `src` to the log's fd line by line, each through `transform`; a
+ * partial last line is written when the stream ends. Resolves when the stream has ended or failed.
  */
-function transformLines(src: NodeJS.ReadableStream, fd: number, transform: (line: string) => string): Promise<void> {
+function transformLines(src: NodeJS.ReadableStream, log: { fd: number; open: boolean }, transform: (line: string) => string): Promise<void> {
   return new Promise((resolve) => {
     let held = "";
     const write = (text: string) => {
+      if (!log.open) return; // never to a closed fd: its number may belong to another file now
       try {
-        writeSync(fd, text);
+        writeSync(log.fd, text);
       } catch { /* a full disk loses the log line, never the run */ }
     };
     src.setEncoding("utf8");

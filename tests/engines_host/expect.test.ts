@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { checkExpect, formatViolation, normaliseExpectValue } from "../../lib/engines_host/expect.ts";
 import { parseResolvedConfig } from "../../lib/engines_host/resolved_config.ts";
+import { scrubbedJson } from "../../lib/evidence/mod.ts";
 import { ROOT } from "../_helpers/ik.ts";
 
 const log = (e: string) => readFileSync(join(ROOT, "tests", "testdata", "engines", e, "startup.log"), "utf8");
@@ -23,13 +24,13 @@ test("a different value is a [HARD GATE] violation", () => {
   const r = parseResolvedConfig(log("vllm"), "vllm");
   const c = checkExpect({ max_num_seqs: 128, enable_prefix_caching: false }, r);
   assert.equal(c.ok, false);
-  assert.deepEqual(c.violations.map((v) => [v.key, v.expected, v.actual]), [
+  assert.deepEqual(c.violations.map((v) => [v.setting, v.expected, v.actual]), [
     ["max_num_seqs", 128, 256],
     ["enable_prefix_caching", false, true],
   ]);
   assert.equal(c.violations[0].message, "[HARD GATE] max_num_seqs: expected 128, resolved 256");
   assert.ok(c.violations.every((v) => v.message.startsWith("[HARD GATE] ")));
-  assert.equal(formatViolation({ key: "k", expected: "a", actual: null }), '[HARD GATE] k: expected "a", resolved null');
+  assert.equal(formatViolation({ setting: "k", expected: "a", actual: null }), '[HARD GATE] k: expected "a", resolved null');
 });
 
 test("an absent key is unverified and the status cannot be RESOLVED; each engine's own names", () => {
@@ -73,10 +74,18 @@ test("normalisation: Python constants, numbers as numbers, numeric strings, trim
   assert.deepEqual(c.violations, []);
   assert.equal(c.canBeResolved, true);
   const bad = checkExpect({ u: 256, n: "0x100", a: "yes", s: "FCFS", n2: 1 }, resolved);
-  assert.deepEqual(bad.violations.map((v) => v.key), ["u", "n", "a", "s"]);
+  assert.deepEqual(bad.violations.map((v) => v.setting), ["u", "n", "a", "s"]);
   assert.deepEqual(bad.unverified, ["n2"]);
   assert.equal(normaliseExpectValue("False"), false);
   assert.equal(normaliseExpectValue(" 1e3 "), 1000);
   assert.equal(normaliseExpectValue(""), "");
   assert.deepEqual(checkExpect(null as unknown as Record<string, unknown>, resolved).unverified, []);
+});
+
+test("a violation stored through the scrubber (resolved_config/*.json) keeps the setting's name", () => {
+  const r = parseResolvedConfig(log("vllm"), "vllm");
+  const stored = JSON.parse(scrubbedJson({ expect_check: checkExpect({ max_num_seqs: 128 }, r) }));
+  assert.deepEqual(stored.expect_check.violations, [
+    { setting: "max_num_seqs", expected: 128, actual: 256, message: "[HARD GATE] max_num_seqs: expected 128, resolved 256" },
+  ]);
 });

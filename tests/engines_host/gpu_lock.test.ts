@@ -10,6 +10,7 @@ import {
   defaultGpuLockPath,
   GPU_LOCK_HELD_ENV,
   parseGpuLockOwner,
+  procAncestors,
 } from "../../lib/engines_host/gpu_lock.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 
@@ -121,13 +122,55 @@ test("IK_GPU_LOCK_HELD: the parent holds it, the child does not take it again", 
   await withDir(async (dir) => {
     const path = join(dir, "ik-gpu.lock");
     const parent = await acquireGpuLock(path, base);
-    const child = await acquireGpuLock(path, { ...base, pid: 999999, env: parent.childEnv });
+    const child = await acquireGpuLock(path, { ...base, pid: 999999, env: parent.childEnv, ancestors: () => [runtime.pid()] });
     assert.equal(child.held, false);
     assert.equal(child.note, null);
     assert.deepEqual(child.childEnv, { [GPU_LOCK_HELD_ENV]: path });
     await child.release(); // a no-op: the parent's lock stays
     assert.equal(parseGpuLockOwner(await readFile(path, "utf8"))?.pid, runtime.pid());
     await parent.release();
+  });
+});
+
+test("IK_GPU_LOCK_HELD is honoured only for the same lock, held by this process or a live ancestor", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "ik-gpu.lock");
+    // Another run (live, not our ancestor) holds the lock; a foreign or stale variable must not let us in.
+    await writeFile(path, JSON.stringify({ pid: runtime.pid(), command: "another ik bench rounds", started_utc: "z" }));
+    const me = { ...base, pid: 999999, ancestors: () => [1] };
+    for (const held of [join(dir, "other.lock"), "/nonexistent/other.lock", path]) {
+      await assert.rejects(acquireGpuLock(path, { ...me, env: { [GPU_LOCK_HELD_ENV]: held } }), (e: unknown) => e instanceof IkError && e.code === 69, held);
+    }
+    // The same file through another name counts as the same lock.
+    const parent = { ...base, pid: 999999, ancestors: () => [4242, runtime.pid()] };
+    const viaDots = await acquireGpuLock(path, { ...parent, env: { [GPU_LOCK_HELD_ENV]: join(dir, ".", "ik-gpu.lock") } });
+    assert.equal(viaDots.held, false);
+    // With the lock free, a variable naming another lock is noted and the lock taken as usual.
+    await rm(path);
+    const taken = await acquireGpuLock(path, { ...me, env: { [GPU_LOCK_HELD_ENV]: "/nonexistent/other.lock" } });
+    assert.equal(taken.held, true);
+    assert.match(String(taken.note), /IK_GPU_LOCK_HELD=\/nonexistent\/other\.lock not honoured \(no lock file at/);
+    assert.equal(parseGpuLockOwner(await readFile(path, "utf8"))?.pid, 999999);
+    await taken.release();
+  });
+});
+
+test("the /proc ancestor chain is the default: our child inherits our lock, an unrelated process does not", { skip: procAncestors(runtime.pid()) === null ? "needs /proc" : false }, async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "ik-gpu.lock");
+    const parent = await acquireGpuLock(path, base);
+    const g = runtime.spawn(["sleep", "5"], {});
+    try {
+      assert.ok(procAncestors(g.pid)?.includes(runtime.pid()));
+      const child = await acquireGpuLock(path, { ...base, pid: g.pid, env: parent.childEnv });
+      assert.equal(child.held, false);
+      // pid 1 is no descendant of ours: the variable does not let it share the GPU.
+      await assert.rejects(acquireGpuLock(path, { ...base, pid: 1, env: parent.childEnv }), (e: unknown) => e instanceof IkError && e.code === 69);
+    } finally {
+      g.killGroup("SIGKILL");
+      await g.exited;
+      await parent.release();
+    }
   });
 });
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:net";
 import { test } from "node:test";
-import { portInUse, probePort } from "../../lib/engines_host/port_check.ts";
+import { portInUse, probeAddresses, probePort } from "../../lib/engines_host/port_check.ts";
 
 function listen(host: string, port = 0): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -45,4 +45,38 @@ test("a listener on 0.0.0.0 makes 127.0.0.1 busy too", async () => {
   } finally {
     await close(s);
   }
+});
+
+test("host 'localhost' is busy when only [::1] answers (a client may go there first)", async (t) => {
+  let s: Server;
+  try {
+    s = await listen("::1");
+  } catch {
+    t.skip("no IPv6 loopback here");
+    return;
+  }
+  try {
+    const p = await probePort("localhost", portOf(s));
+    assert.equal(p.inUse, true, JSON.stringify(p));
+    assert.match(p.connect, /::1 accepted/);
+    assert.equal(await portInUse("127.0.0.1", portOf(s)), false, "an IPv4 literal is checked on IPv4 only");
+  } finally {
+    await close(s);
+  }
+});
+
+test("host 'localhost' is busy when only 127.0.0.1 answers", async () => {
+  const s = await listen("127.0.0.1");
+  try {
+    assert.equal(await portInUse("localhost", portOf(s)), true);
+  } finally {
+    await close(s);
+  }
+});
+
+test("probeAddresses: localhost gives both loopbacks, a literal itself, a wildcard loopback", async () => {
+  const l = (await probeAddresses("localhost")).map((a) => a.connect);
+  assert.ok(l.includes("127.0.0.1") && l.includes("::1"), l.join(" "));
+  assert.deepEqual(await probeAddresses("::1"), [{ connect: "::1", bind: "::1" }]);
+  assert.deepEqual(await probeAddresses("0.0.0.0"), [{ connect: "127.0.0.1", bind: "0.0.0.0" }]);
 });

@@ -86,6 +86,20 @@ describe("stop", () => {
     assert.equal(s.group_gone, true);
     assert.equal(s.exit?.signal, "SIGTERM");
   });
+  test("interrupted: the TERM wait is cut to 3 s whatever the stop timeout, before or during the stop (~7 s)", async () => {
+    for (const when of ["before", "during"] as const) {
+      const e = launchEngine(runtime, ["sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"], { env: env(), logPath: join(dir, `i-${when}.log`) });
+      await new Promise((r) => setTimeout(r, 200));
+      const ac = new AbortController();
+      if (when === "before") ac.abort();
+      else setTimeout(() => ac.abort(), 500);
+      const s = await stopGroup(runtime, e, 30_000, { signal: ac.signal });
+      assert.equal(s.signal, "SIGKILL");
+      assert.equal(s.group_gone, true);
+      const most = when === "before" ? 3 : 3.5;
+      assert.ok(s.seconds >= most - 0.1 && s.seconds < most + 1.5, `${when}: ${s.seconds} s`);
+    }
+  });
   test("groupMembers of a group that never existed is empty", () => {
     assert.deepEqual(runtime.groupMembers(2 ** 22 + 12345), []);
     assert.deepEqual(runtime.groupMembers(0), []);

@@ -6,7 +6,7 @@
  * into the engine's record (both runtimes, ~12 s).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -78,6 +78,11 @@ test("GPU memory: the baseline before launch, the wait after the stop; the templ
   const argv = c.serve?.argv as string[];
   assert.equal(argv[argv.indexOf("--label") + 1], "m-r3");
   assert.equal(argv[argv.indexOf("--engine-kind") + 1], "vllm");
+  // The base URL is stored only as its keyed HMAC, the same tag the child's record carries.
+  const tag = argv[argv.indexOf("--base-url") + 1];
+  assert.match(tag, /^hmac-sha256:[0-9a-f]{64}$/);
+  assert.ok(!argv.join(" ").includes("127.0.0.1"), argv.join(" "));
+  assert.ok(readFileSync(join(dir, "runs", String(c.serve?.evidence_id), "evidence.json"), "utf8").includes(tag), "the child's record has the same tag");
   assert.equal(c.resolved_config?.status, "RESOLVED");
   assert.equal(c.served_model, "mock-model");
 });

@@ -2,6 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { formatG, formatValue, type ReportPlan, type RoundsSummary, roundsMarkdown, type SummaryRow } from "../../lib/rounds/mod.ts";
+import { shellJoin } from "../../lib/rounds/format.ts";
+import { shellSplit } from "../../lib/cli/argv_words.ts";
+import { scrubArgv } from "../../lib/evidence/mod.ts";
 
 const base: Omit<SummaryRow, "engine" | "median" | "ci95" | "best" | "ratio_to_best" | "ratio_ci95" | "verdict"> = {
   bucket: "all", metric: "decode_tok_s", unit: "tok/s", higher_is_better: true, n: 6, n_pairs: 6, failed_requests: 0, by_round: {}, reference: "a",
@@ -87,5 +90,22 @@ describe("formatG / formatValue", () => {
     ];
     for (const [x, want] of cases) assert.equal(formatValue(x), want, String(x));
     assert.equal(formatG(12345678, 3), "1.23e+07");
+  });
+});
+
+describe("secrets in the settings", () => {
+  test("a nested secret in the extra body is shown as *** (as plan.json stores it)", () => {
+    const body = { credentials: { password: "PWVAL7" }, auth: { pw: "NESTSEC8" }, top_k: 20 };
+    const md = roundsMarkdown(summary, { ...plan, extra_body: { value: body, source: "--extra-body" } }, [], {});
+    assert.ok(!md.includes("PWVAL7") && !md.includes("NESTSEC8"), md.split("\n").find((l) => l.includes("--extra-body")) ?? md);
+    assert.match(md, /Every request carried --extra-body \{"auth": "\*\*\*", "credentials": \{"password": "\*\*\*"\}, "top_k": 20\} \(--extra-body\)\./);
+  });
+  test("shellJoin is the inverse of shellSplit; with scrubArgv it stores --serve-args without their secrets", () => {
+    const text = `--resamples 100 --gpu-name 'X Y' --chat-template-kwargs '{"auth":{"pw":"NESTSEC7"}}' --api-key sk-123 --note "it's"`;
+    const words = shellSplit(text);
+    assert.deepEqual(shellSplit(shellJoin(words)), words);
+    const stored = shellJoin(scrubArgv(words));
+    assert.ok(!stored.includes("NESTSEC7") && !stored.includes("sk-123"), stored);
+    assert.equal(stored, `--resamples 100 --gpu-name 'X Y' --chat-template-kwargs '{"auth":"***"}' --api-key '***' --note 'it'\\''s'`);
   });
 });

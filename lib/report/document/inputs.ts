@@ -139,6 +139,40 @@ async function findCapacityFor(root: string, id: string): Promise<Obj | null> {
   return null;
 }
 
+/**
+ * The run's cells: those summary.json lists (each from its cell file, else its brief there); with
+ * no summary, the cell files in `dir` that this run started (a file older than plan.json's
+ * `started` is an earlier run's, left in the same folder, and is not counted).
+ */
+async function roundsCells(dir: string, plan: Obj, summaryFile: Obj | null, notes: string[]): Promise<Obj[]> {
+  const cells: Obj[] = [];
+  const listed = Array.isArray(summaryFile?.cells) ? (summaryFile.cells as unknown[]).filter((c): c is Obj => c !== null && typeof c === "object") : null;
+  if (listed) {
+    for (const brief of listed) {
+      // The name is rebuilt from the brief's label and round, never a path taken from the file.
+      const n = `${String(brief.label)}.r${Number(brief.round)}.json`;
+      const c = /^[^/\\]+\.r\d+\.json$/.test(n) && !n.startsWith(".") ? await readJson(join(dir, n)) : null;
+      if (c) cells.push(c);
+      else {
+        notes.push(`${n} is missing or not JSON: summary.json's line for that cell is used`);
+        cells.push(brief);
+      }
+    }
+    return cells;
+  }
+  const started = Date.parse(String(plan.started ?? "")) / 1000;
+  let stale = 0;
+  for (const n of (await readdir(dir)).sort()) {
+    if (!/^.+\.r\d+\.json$/.test(n)) continue;
+    const c = await readJson(join(dir, n));
+    if (!c) notes.push(`${n} is not valid JSON; left out`);
+    else if (Number.isFinite(started) && typeof c.t_start === "number" && c.t_start < started - 1) stale++;
+    else cells.push(c);
+  }
+  if (stale) notes.push(`${stale} cell file(s) older than this run's start (plan.json 'started') were left out: an earlier run's, in the same folder`);
+  return cells;
+}
+
 async function loadRounds(dir: string, storeRootPath: string): Promise<RoundsInput> {
   const plan = await readJson(join(dir, "plan.json"));
   let summaryFile = await readJson(join(dir, "summary.json"));
@@ -152,14 +186,7 @@ async function loadRounds(dir: string, storeRootPath: string): Promise<RoundsInp
       : "the run never wrote summary.json: it was killed (SIGKILL, out of memory, a crash) or is still running; the summary below was computed by ik report from the cell files of the cells that finished, and the cell that was running is not among them";
     summaryFile = {};
   }
-  const cells: Obj[] = [];
-  for (const n of (await readdir(dir)).sort()) {
-    if (!/^.+\.r\d+\.json$/.test(n)) continue;
-    const c = await readJson(join(dir, n));
-    if (c) cells.push(c);
-    else notes.push(`${n} is not valid JSON; left out`);
-  }
-  if (!cells.length && Array.isArray(summaryFile.cells)) cells.push(...summaryFile.cells.filter((c: unknown) => c && typeof c === "object"));
+  const cells = await roundsCells(dir, plan, incomplete ? null : summaryFile, notes);
   cells.sort((a, b) => (Number(a.round) - Number(b.round)) || String(a.label).localeCompare(String(b.label)));
   if (incomplete) {
     const labels = (Array.isArray(plan.engines) ? plan.engines : []).map((e: unknown) => String(obj(e).label)).filter((l: string) => l && l !== "undefined");
