@@ -8,10 +8,10 @@
  */
 import { resolve } from "node:path";
 import { dataError, usageError } from "../cli/errors.ts";
-import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, requestCounter, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
 import { IkError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
-import { lengthCounter } from "./prompts_synth.ts";
+import { datasetCounter } from "./prompts_build.ts";
 import type { PromptSet } from "../prompts/mod.ts";
 import type { LoadedTokenizer } from "../tokenizer/load_tokenizer.ts";
 import type { CommandContext } from "./context.ts";
@@ -63,11 +63,15 @@ export async function datasetPromptSet(
   };
 }
 
-/** The target server's /tokenize as the datasets' counter, or words (with a warning) where it has none. */
+/**
+ * The target server's /tokenize as the datasets' counter, or words (with a warning) where it has
+ * none: the counter `ik prompts build --tokenize-via` makes (requests as the API counts them, bare
+ * text through the completions API, BOS included as vLLM's `tokenizer(text).input_ids` counts it),
+ * so both build the same lines and sha256 from the same file.
+ */
 async function serverCounter(ctx: CommandContext, s: { baseUrl: string; api: "chat" | "completions"; model: string; apiKeyEnv?: string }): Promise<DatasetCounter> {
   try {
-    const lc = await lengthCounter(ctx, { tokenizeVia: s.baseUrl, tokenizeEngine: "auto", api: s.api, model: s.model, apiKeyEnv: s.apiKeyEnv });
-    return requestCounter(lc.method, (t) => lc.request(t));
+    return await datasetCounter(ctx, { tokenizeVia: s.baseUrl, tokenizeEngine: "auto", api: s.api, model: s.model, apiKeyEnv: s.apiKeyEnv });
   } catch (e) {
     if (!(e instanceof IkError) || e.code !== ExitCode.UNAVAILABLE) throw e;
     ctx.err(`ik bench serve: dataset: the server cannot count tokens for ik (${e.message}): lengths are counted as words (approximate)\n`);

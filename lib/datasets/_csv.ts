@@ -66,13 +66,16 @@ export function csvHeader(line: string, where: string, required: readonly string
   return { index, width: names.length };
 }
 
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 /**
- * A numeric field.
+ * A numeric field, written in decimal (`12`, `-3.5`, `1e3`).
  * @throws IkError (65) naming the line, the column and the value
  */
 export function csvNumber(fields: readonly string[], h: CsvHeader, col: string, where: string): number {
   const raw = fields[h.index.get(col) as number] ?? "";
-  const v = raw === "" ? NaN : Number(raw);
+  // Decimal only: Number() would also take 0x10, 0b1, 0o7 and Infinity.
+  const v = DECIMAL.test(raw) ? Number(raw) : NaN;
   if (!Number.isFinite(v)) throw dataError(where, `'${col}' is not a number ('${raw.slice(0, 40)}')`);
   return v;
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { dataError } from "../cli/errors.ts";
+import { isTokenCount, MAX_PROMPT_TOKENS } from "../prompts/limits.ts";
 import { openSource, type SourceInfo, sourceLines } from "./_source.ts";
 import { SeededPool } from "./_pool.ts";
 import type { DatasetLine, DatasetOptions, DatasetRead } from "./types.ts";
@@ -34,7 +35,9 @@ function rowOf(obj: unknown, where: string, line: number): Row {
     messages = m as Row["messages"];
   } else throw dataError(where, "needs 'prompt' (vLLM's custom dataset) or 'messages' (OpenAI chat)");
   const ot = o.output_tokens;
-  if (ot !== undefined && ot !== null && (typeof ot !== "number" || !Number.isInteger(ot) || ot < 1)) throw dataError(where, "'output_tokens' must be a positive integer");
+  if (ot !== undefined && ot !== null && !isTokenCount(ot, 1)) {
+    throw dataError(where, `'output_tokens' must be a positive integer, at most ${MAX_PROMPT_TOKENS}${typeof ot === "number" ? ` (got ${ot})` : ""}`);
+  }
   return { line, messages, outputTokens: typeof ot === "number" ? ot : null };
 }
 

@@ -3,17 +3,19 @@
  * `output_length`, `hash_ids`: the ids of the request's 512-token blocks, where requests sharing an
  * id share that block's content). Each row becomes a prompt whose text is its blocks' texts in
  * order: a block's text is made from its hash id alone (seeded words, sized to 512 tokens with the
- * counter's bare-text count), so rows sharing a leading run of ids share that prefix word for word
- * and the trace's prefix reuse reaches the server (as AIPerf replays it); the last block is sized
- * so the whole request counts `input_length` (exact with --tokenize-via). max_tokens is
- * `output_length`, `arrival_s` the row's timestamp from the first row's, in seconds. A seeded
- * sample of rows is kept (all of them with num_prompts 0, as a replay wants), written in arrival
- * order.
+ * counter's bare-text count less the special tokens, such as a BOS, that an empty text counts), so
+ * rows sharing a leading run of ids share that prefix word for word and the trace's prefix reuse
+ * reaches the server (as AIPerf replays it); the last block is sized so the whole request counts
+ * `input_length` (exact with --tokenize-via). max_tokens is `output_length` (lengths at most
+ * 1,000,000), `arrival_s` the row's timestamp (ms, 0 or more) from the first chosen row's, in
+ * seconds. A seeded sample of rows is kept (all of them with num_prompts 0, as a replay wants),
+ * written in arrival order (a file out of time order is sorted, and a note says so).
  * @module
  */
 import { dataError } from "../cli/errors.ts";
 import { fitWords, type LengthEstimate } from "../prompts/exact_length.ts";
 import { SeededRng } from "../stats/mod.ts";
+import { tokenLength, traceTime } from "./_bounds.ts";
 import { SeededPool } from "./_pool.ts";
 import { openSource, type SourceInfo, sourceLines } from "./_source.ts";
 import type { DatasetLine, DatasetOptions, DatasetRead, FilterCount, LengthReport } from "./types.ts";
@@ -29,19 +31,17 @@ interface Row {
   hashIds: number[];
 }
 
+const ROW_HINT = "a Mooncake trace line is {\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47, ...]}";
+
 function rowOf(v: unknown, where: string, line: number): Row {
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw dataError(where, "each line must be a JSON object with timestamp, input_length, output_length and hash_ids");
   const o = v as Record<string, unknown>;
-  const num = (k: string, min: number) => {
-    const x = o[k];
-    if (typeof x !== "number" || !Number.isFinite(x) || x < min || (k !== "timestamp" && !Number.isInteger(x))) {
-      throw dataError(where, `'${k}' must be ${k === "timestamp" ? "a time in ms, 0 or more" : `a whole number, ${min} or more`} (got ${JSON.stringify(x)?.slice(0, 40)})`, "a Mooncake trace line is {\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [46, 47, ...]}");
-    }
-    return x;
-  };
+  const timestampMs = traceTime(o.timestamp, "timestamp", "ms", where, ROW_HINT);
+  const input = tokenLength(o.input_length, 1, "input_length", where, ROW_HINT);
+  const output = tokenLength(o.output_length, 0, "output_length", where, ROW_HINT);
   const ids = o.hash_ids;
-  if (!Array.isArray(ids) || !ids.every((x) => typeof x === "number" && Number.isInteger(x))) throw dataError(where, "'hash_ids' must be a list of whole numbers");
-  return { line, timestampMs: num("timestamp", 0), input: num("input_length", 1), output: num("output_length", 0), hashIds: ids as number[] };
+  if (!Array.isArray(ids) || !ids.every((x) => Number.isSafeInteger(x))) throw dataError(where, "'hash_ids' must be a list of whole numbers");
+  return { line, timestampMs, input, output, hashIds: ids as number[] };
 }
 
 /** Reads a Mooncake trace into prompt lines (see the module note). */
@@ -49,7 +49,7 @@ export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { s
   const src = await openSource(o.path);
   const pool = new SeededPool<Row>(o.numPrompts, o.seed);
   const drop = { failed: 0, blank: 0, blocks: 0 };
-  let rows = 0;
+  let rows = 0, latest = -Infinity, unsortedAt: number | null = null;
   for await (const { line, lineNo } of sourceLines(src)) {
     const where = `${src.name}:${lineNo}`;
     if (line.trim() === "") {
@@ -64,6 +64,8 @@ export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { s
     }
     rows++;
     const r = rowOf(v, where, lineNo);
+    if (r.timestampMs < latest) unsortedAt ??= lineNo;
+    latest = Math.max(latest, r.timestampMs);
     if (r.output <= 0) {
       drop.failed++;
       continue;
@@ -79,12 +81,15 @@ export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { s
   const chosen = pool.sorted().sort((a, b) => a.item.timestampMs - b.item.timestampMs || a.index - b.index);
   const t0 = chosen.length ? chosen[0].item.timestampMs : 0;
   // One text per hash id, sized to 512 bare tokens once and shared by every row that names it.
+  // Its own tokens: the bare count less what an empty text counts (a BOS the tokenizer adds is the
+  // request's, not the block's), so a block is 512 tokens of the prompt, not 511 and a BOS.
   const blocks = new Map<number, string>();
-  const blockEst: LengthEstimate = { base: await o.counter.text(""), perWord: 1.3 };
+  const special = await o.counter.text("");
+  const blockEst: LengthEstimate = { base: special, perWord: 1.3 };
   const blockText = async (id: number) => {
     let t = blocks.get(id);
     if (t === undefined) {
-      t = (await fitWords((ws) => ws.join(" "), (x) => o.counter.text(x), MOONCAKE_BLOCK_TOKENS, new SeededRng(o.seed, id, 0xb10c), blockEst, 12)).text;
+      t = (await fitWords((ws) => ws.join(" "), (x) => o.counter.text(x), special + MOONCAKE_BLOCK_TOKENS, new SeededRng(o.seed, id, 0xb10c), blockEst, 12)).text;
       blocks.set(id, t);
     }
     return t;
@@ -122,9 +127,10 @@ export async function readMooncake(o: DatasetOptions): Promise<DatasetRead & { s
   const filters: FilterCount[] = [{ filter: "output_length 0", dropped: drop.failed }, { filter: "blank lines", dropped: drop.blank }];
   const notes: string[] = [];
   if (rep.exact < rep.n) notes.push(`${rep.n - rep.exact} of ${rep.n} prompts missed the trace's input length by up to ${rep.max_abs_off_target} token(s); their input_tokens are the true counts`);
+  if (unsortedAt !== null) notes.push(`the trace's rows are not in time order (line ${unsortedAt} is earlier than a line before it): the prompts are written in time order`);
   if (rep.raised_to_floor) notes.push(`${rep.raised_to_floor} trace input length(s) did not exceed their shared blocks' own count and were raised by one token past it`);
   return {
     lines, rows, examined: rows, source: info, filters, notes, lengths: rep,
-    options: { block_tokens: MOONCAKE_BLOCK_TOKENS, unique_blocks: blocks.size, arrival_s: "the row's timestamp (ms) from the first chosen row's, in seconds", order: "arrival" },
+    options: { block_tokens: MOONCAKE_BLOCK_TOKENS, unique_blocks: blocks.size, arrival_s: "the row's timestamp (ms) from the first chosen row's, in seconds", order: "arrival", file_in_time_order: unsortedAt === null },
   };
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import { dataError } from "../cli/errors.ts";
+import { isTokenCount, MAX_PROMPT_TOKENS } from "./limits.ts";
 
 /** Buckets in their natural order; others sort after these, by name. */
 export const BUCKETS: readonly string[] = ["very_short", "short", "medium", "long"] as const;
@@ -72,8 +73,8 @@ export function parsePrompt(obj: unknown, where: string): Prompt {
     throw dataError(where, "'messages' must be a non-empty list of {role, content} objects");
   }
   const mt = o.max_tokens;
-  if (mt !== undefined && mt !== null && (typeof mt !== "number" || !Number.isInteger(mt) || mt < 1)) {
-    throw dataError(where, "'max_tokens' must be a positive integer");
+  if (mt !== undefined && mt !== null && !isTokenCount(mt, 1)) {
+    throw dataError(where, `'max_tokens' must be a positive integer, at most ${MAX_PROMPT_TOKENS}${typeof mt === "number" ? ` (got ${mt})` : ""}`);
   }
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (!KNOWN.has(k)) extra[k] = v;

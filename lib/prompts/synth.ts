@@ -1,12 +1,13 @@
 /**
  * Synthetic prompt sets (`ik prompts synth`): buckets of a given input length (tokens of the user
  * message) and output length (max_tokens), counted with the mock's pseudo-tokenizer (a token is a
- * run of non-whitespace, MOCK.md) or with a real tokenizer. Seeded: the same arguments give the
- * same bytes, so the same sha256.
+ * run of non-whitespace, MOCK.md) or with a real tokenizer. Seeded (by the seed, each bucket's
+ * name and lengths): the same arguments give the same bytes, so the same sha256.
  * @module
  */
 import { SeededRng } from "../stats/mod.ts";
 import { ALL_REQUESTS_BUCKET } from "./prompt.ts";
+import { MAX_PROMPT_TOKENS } from "./limits.ts";
 
 /** One bucket to make. */
 export interface SynthBucket {
@@ -40,9 +41,19 @@ export function parseSynthBucket(spec: string): SynthBucket {
   if (!m) throw new RangeError(`'${spec}' is not NAME:INPUT_TOKENS:OUTPUT_TOKENS (e.g. short:128:64)`);
   const b = { name: m[1], inputTokens: Number(m[2]), outputTokens: Number(m[3]) };
   if (b.name === ALL_REQUESTS_BUCKET) throw new RangeError(`'${spec}': the bucket name '${ALL_REQUESTS_BUCKET}' is every request together in ik's tables; give it another name`);
-  if (b.inputTokens < 1 || b.inputTokens > 1_000_000) throw new RangeError(`'${spec}': input tokens must be 1..1000000`);
-  if (b.outputTokens < 1 || b.outputTokens > 1_000_000) throw new RangeError(`'${spec}': output tokens must be 1..1000000`);
+  if (b.inputTokens < 1 || b.inputTokens > MAX_PROMPT_TOKENS) throw new RangeError(`'${spec}': input tokens must be 1..${MAX_PROMPT_TOKENS}`);
+  if (b.outputTokens < 1 || b.outputTokens > MAX_PROMPT_TOKENS) throw new RangeError(`'${spec}': output tokens must be 1..${MAX_PROMPT_TOKENS}`);
   return b;
+}
+
+/**
+ * A bucket's name as a seed part (FNV-1a, 32 bits over its UTF-16 code units), so buckets of the
+ * same lengths get different texts: `a:50:16,b:50:16` are two sets of prompts, not one twice.
+ */
+export function bucketSeed(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }
 
 /** Text of about `target` tokens under `count`: words are added, then trimmed to the closest count not above it. */
@@ -73,7 +84,7 @@ function textOf(target: number, rng: SeededRng, count: TokenCounter): { text: st
 export function synthPromptSet(buckets: readonly SynthBucket[], perBucket: number, seed: number, count: TokenCounter = pseudoTokens, counter = "pseudo"): string {
   const lines: string[] = [];
   for (const b of buckets) {
-    const rng = new SeededRng(seed, b.inputTokens, b.outputTokens);
+    const rng = new SeededRng(seed, bucketSeed(b.name), b.inputTokens, b.outputTokens);
     for (let i = 0; i < perBucket; i++) {
       const { text, tokens } = textOf(b.inputTokens, rng, count);
       lines.push(JSON.stringify({

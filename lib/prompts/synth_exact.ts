@@ -10,7 +10,7 @@
  */
 import { SeededRng } from "../stats/mod.ts";
 import { fitWords, type LengthEstimate } from "./exact_length.ts";
-import type { SynthBucket } from "./synth.ts";
+import { bucketSeed, type SynthBucket } from "./synth.ts";
 
 /** How lengths are made, and the counts it gives. */
 export interface LengthCounter {
@@ -88,8 +88,9 @@ export async function synthExact(o: ExactSynthOptions): Promise<ExactSynthResult
   const report: Record<string, BucketReport> = {};
   const maxCalls = o.maxCallsPerPrompt ?? 12;
   for (const b of o.buckets) {
-    const rng = new SeededRng(o.seed, b.inputTokens, b.outputTokens);
-    const lenRng = new SeededRng(o.seed, b.inputTokens, b.outputTokens, 1);
+    // The bucket's name is in the seed: two buckets of the same lengths get different prompts.
+    const rng = new SeededRng(o.seed, bucketSeed(b.name), b.inputTokens, b.outputTokens);
+    const lenRng = new SeededRng(o.seed, bucketSeed(b.name), b.inputTokens, b.outputTokens, 1);
     let prefix = "";
     if (o.prefixLen > 0) {
       // Counted in place: the prefix adds exactly P tokens to the request (after the template's
