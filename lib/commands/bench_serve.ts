@@ -22,17 +22,38 @@ import type { CommandContext } from "./context.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
 import { liveOptions } from "./live_options.ts";
 import { LiveRun } from "../live_metrics/live_run.ts";
-import { redactUrl } from "../evidence/mod.ts";
+import { checkWritable, redactUrl } from "../evidence/mod.ts";
+import { acquireGpuLock, type GpuLock } from "../engines_host/gpu_lock.ts";
+import { escapeTerminalLine } from "../report/escape.ts";
+import { dirname, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 
 /** Runs `ik bench serve`. */
 export async function runBenchServe(ctx: CommandContext, f: BenchServeFlags): Promise<number> {
-  const prep = await prepareServe(ctx, f);
+  const lock = f.gpuLock === undefined ? null : await takeGpuLock(ctx, f.gpuLock);
   try {
-    return await runPrepared(ctx, f, prep);
-  } catch (e) {
-    throw prep.sanitizeError(e);
+    const prep = await prepareServe(ctx, f);
+    try {
+      return await runPrepared(ctx, f, prep);
+    } catch (e) {
+      throw prep.sanitizeError(e);
+    }
+  } finally {
+    await lock?.release();
   }
+}
+
+/**
+ * `--gpu-lock PATH` (CONTRACTS "GPU lock"): held for the whole run, before the first request. Its
+ * folder must be writable (74); a lock a live process holds is 69; a dead owner's is taken over,
+ * said on stderr; inherited from a `bench rounds` parent through IK_GPU_LOCK_HELD.
+ */
+async function takeGpuLock(ctx: CommandContext, path: string): Promise<GpuLock> {
+  const rt = ctx.runtime;
+  await checkWritable([{ dir: dirname(resolve(rt.cwd(), path)), as: `--gpu-lock ${path}` }]);
+  const lock = await acquireGpuLock(path, { pid: rt.pid(), command: "ik bench serve", env: (n) => rt.env(n), pidAlive: rt.pidAlive });
+  if (lock.note) ctx.err(`bench serve: ${escapeTerminalLine(lock.note)}\n`);
+  return lock;
 }
 
 /** Runs a prepared benchmark (a shard's slice, a load run, or single mode) and prints its record. */

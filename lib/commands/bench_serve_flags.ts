@@ -99,6 +99,9 @@ const flags = () => ({
   label: optional(option("--label", string({ metavar: "NAME" }), {
     description: message`Name of this engine configuration in outputs/ (default: the engine kind).`,
   })),
+  gpuLock: optional(option("--gpu-lock", string({ metavar: "PATH" }), {
+    description: message`Hold this GPU lock file for the whole run (CONTRACTS: bench serve takes it only when given; a lock a live process holds is exit 69, a dead owner's is taken over with a note).`,
+  })),
   runDir: optional(option("--run-dir", string({ metavar: "DIR" }), {
     description: message`Also write outputs/<label>/..., inputs/ and metrics/<label>.json there (index.json merged across runs).`,
   })),
