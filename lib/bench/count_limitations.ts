@@ -74,7 +74,11 @@ export class CountTally {
 export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | null, tokenIdMode: string, engineKind: string): string[] {
   const lim: string[] = [];
   if (t.methods.usage) lim.push("tokens counted from usage.completion_tokens (no streamed ids): decode tok/s assumes the first token event holds one token");
-  if (t.methods.tokenizer) lim.push("tokens re-counted with --tokenizer from the generated text (no streamed ids, no usage)");
+  if (t.methods.tokenizer) {
+    lim.push("tokens re-counted with --tokenizer from the generated text (no streamed ids, no usage): reasoning, answer and tool arguments each " +
+      "counted apart, without the delimiter tokens a reasoning model writes around its reasoning (<think>, </think>), so a reasoning answer " +
+      "counts a few tokens low; never below its token events");
+  }
   if (t.methods.sse_events) lim.push("tokens counted as SSE events (no ids, no usage): only right if the server sends one token per event; pass --tokenizer to re-count");
   if (t.mismatches) lim.push(`${t.mismatches} request(s): token counts disagree (${t.firstMismatch})`);
   if (exactAsked && exactAsked.length) {

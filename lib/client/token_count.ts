@@ -89,6 +89,12 @@ export function resolveTokenCount(ev: TokenEvidence, countTokens?: CountTokensFn
   if (countTokens && (ev.text || ev.reasoning || ev.toolArguments)) {
     let n = 0;
     for (const part of [ev.reasoning, ev.text, ev.toolArguments]) if (part) n += countTokens(part);
+    // Every token-bearing event carried at least one token: a re-count below the events (the model
+    // sampled a tokenization the tokenizer would merge) is raised to them, and said.
+    if (n < ev.nTokenEvents) {
+      const why = `tokenizer ${n} < ${ev.nTokenEvents} token events: counted as ${ev.nTokenEvents}`;
+      return { nTokens: ev.nTokenEvents, method: "tokenizer", nIds, nUsage, countMismatch: FAULT_NO_COUNT_MISMATCH ? null : [countMismatch, why].filter(Boolean).join("; ") };
+    }
     return out(n, "tokenizer");
   }
   return out(ev.nTokenEvents, "sse_events");

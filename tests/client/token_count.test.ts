@@ -82,6 +82,15 @@ test("tokenizer re-count when there are neither ids nor usage", async () => {
   assert.equal(r.nTokens, 5);
 });
 
+test("a tokenizer re-count below the token events is raised to them and said (6 for 12 events made TPOT 2x)", () => {
+  const ev = { nIds: 0, usage: null, nTokenEvents: 12, text: "The unbelievable", reasoning: "", toolArguments: "" };
+  const c = resolveTokenCount(ev, () => 6);
+  assert.deepEqual([c.nTokens, c.method], [12, "tokenizer"]);
+  assert.equal(c.countMismatch, "tokenizer 6 < 12 token events: counted as 12");
+  const fine = resolveTokenCount({ ...ev, nTokenEvents: 4 }, () => 6);
+  assert.deepEqual([fine.nTokens, fine.countMismatch], [6, null]);
+});
+
 test("SSE events last: no ids, no usage, no tokenizer", async () => {
   const r = await runScripted(plainStream(null));
   assert.equal(r.tokenCountMethod, "sse_events");
@@ -172,7 +181,7 @@ test("resolveTokenCount directly: the order, and usage that is not an integer is
   assert.equal(resolveTokenCount({ ...base, nIds: 2, usage: { completion_tokens: 5 } }).method, "ids");
   assert.equal(resolveTokenCount({ ...base, usage: { completion_tokens: 5 } }).method, "usage");
   assert.equal(resolveTokenCount({ ...base, usage: { completion_tokens: "3" } }).method, "sse_events");
-  assert.equal(resolveTokenCount({ ...base }, words).nTokens, 2);
+  assert.equal(resolveTokenCount({ ...base, nTokenEvents: 2 }, words).nTokens, 2);
   assert.equal(resolveTokenCount({ ...base, text: "" }, words).method, "sse_events");
 });
 
