@@ -22,7 +22,7 @@ export const DEFAULT_RESAMPLES = 2000;
 /** How an interval was made; recorded in every record's definitions. */
 export const CI_METHOD_T_CLUSTER =
   "t-scaled cluster bootstrap: estimate ± t(0.975, rounds − 1) × bootstrap SE, rounds resampled with replacement; " +
-  "never below the smallest observation (above the largest) where all n observations lying above (below) the percentile has a chance under 0.1 %";
+  "never below the smallest observation (above the largest) where every one of the G rounds lying above (below) the percentile has a chance under 0.1 %";
 
 /** The chance under which the data rule a percentile out beyond their smallest or largest value. */
 const RULED_OUT = 0.001;
@@ -112,13 +112,14 @@ export function clusterBootstrapCi(
   }
   // Positive data (times, rates) cannot have a percentile ≤ 0: where the symmetric interval would
   // reach it (few, very different rounds), the same t-scaled interval is built on the log scale.
-  // A time or a rate cannot have its percentile where the data rule it out: with n observations
-  // the population's p-th percentile lies below the smallest of them only if all n fell above it
-  // (chance (1 − p)^n), above the largest only if all fell below it (p^n). Where that chance is
-  // under 0.1 %, the t interval (which from few rounds can reach below every observation, even
-  // below the median, for a tail percentile) is clamped at that observation.
+  // A percentile cannot lie where the data rule it out. Rounds are the independent units (requests
+  // in a round share its drift), so with G rounds the population's p-th percentile lies below the
+  // smallest observation only if every round's smallest did (each at most 1 − p: chance at most
+  // (1 − p)^G), above the largest only if every round's largest fell below it (at most p^G). Where
+  // that chance is under 0.1 %, the t interval (which from few rounds can reach below every
+  // observation, even below the median, for a tail percentile) is clamped at that observation.
   const positive = all.length > 0 && all[0] > 0;
-  const n = all.length;
+  const n = groups.length, last = all.length - 1;
   ps.forEach((p, j) => {
     const v = out[p].value as number;
     const half = t * sd(reps[j]);
@@ -129,7 +130,7 @@ export function clusterBootstrapCi(
     } else [lo, hi] = [v - half, v + half];
     const q = p / 100;
     if ((1 - q) ** n < RULED_OUT) lo = Math.max(lo, all[0]);
-    if (q ** n < RULED_OUT) hi = Math.min(hi, all[n - 1]);
+    if (q ** n < RULED_OUT) hi = Math.min(hi, all[last]);
     out[p].ci = [lo, hi];
   });
   return out;
