@@ -41,6 +41,19 @@ function secretName(name: string): boolean {
 }
 
 /**
+ * Names that always hold a credential (their value goes whatever it looks like). Other names
+ * `isSecretKey` matches, by their last segment alone (`pad_token`, `next_token`, `cache key`,
+ * `primary key`), hold one only when the value reads like a credential, and never an object or
+ * an array (a tokenizer's `"pad_token": {"content": "<pad>"}`, llama.cpp's `"next_token": [{…}]`).
+ */
+const CREDENTIAL_NAME = /(^|[-_])(api[-_]?key|access[-_]key|secret[-_]key|private[-_]key|password|passwd|pwd|secret|authorization|auth|cookie|(access|refresh|auth|session|bearer|id|hf|api)[-_]token)$|^(token|key)$/i;
+
+/** Whether `name` always holds a credential (see {@link CREDENTIAL_NAME}); camelCase is read as snake_case. */
+function credentialName(name: string): boolean {
+  return CREDENTIAL_NAME.test(name.replace(/([a-z0-9])([A-Z])/g, "$1_$2"));
+}
+
+/**
  * Where the object or array that opens at `open` ends (the index after its closing bracket),
  * or -1 when it does not close within {@link MAX_BRACKET_SCAN} characters or before a line break
  * outside a string. Quoted strings (`"`, `'`) are skipped; a backslash escapes the next character.
@@ -92,7 +105,7 @@ export function redactBracketPairs(text: string): string {
   QUOTED_NAME_THEN_BRACKET.lastIndex = 0;
   for (let m = QUOTED_NAME_THEN_BRACKET.exec(text); m !== null; m = QUOTED_NAME_THEN_BRACKET.exec(text)) {
     const [all, q, name] = m;
-    if (!secretName(name)) continue;
+    if (!secretName(name) || !credentialName(name)) continue;
     const open = m.index + all.length;
     const close = closingBracket(text, open);
     if (close > 0 && NUMBERS_ONLY.test(text.slice(open, close))) continue;
@@ -155,18 +168,20 @@ export function redactNamedValues(text: string): string {
   for (let m = NAMED_VALUE.exec(text); m !== null; m = NAMED_VALUE.exec(text)) {
     const [all, pre, name, sep, quote, quoted, scheme, bare] = m;
     if (!secretName(name)) continue;
+    const strong = credentialName(name);
     const nameAt = m.index + pre.length;
     const valueAt = nameAt + name.length + sep.length;
     const colon = sep[0] === ":";
     let value = quoted ?? bare;
     let valueEnd = m.index + all.length;
     if (quote !== undefined) {
-      if (value === "" || NOT_A_SECRET.test(value)) continue;
+      if (value === "" || NOT_A_SECRET.test(value) || (!strong && !credentialLike(value))) continue;
       out += text.slice(last, valueAt) + quote + REDACTED + quote;
     } else {
       const head = scheme ?? "";
       const start = valueAt + head.length;
       if (/^[[({]/.test(bare)) {
+        if (!strong) continue;
         const close = closingBracket(text, start);
         if (close > 0 && NUMBERS_ONLY.test(text.slice(start, close))) continue;
         valueEnd = close > 0 ? close : lineEnd(text, start);
@@ -183,6 +198,7 @@ export function redactNamedValues(text: string): string {
       if (value === "" || NOT_A_SECRET.test(value)) continue;
       // "time to first token: 0.3 s", "the key: see docs", "a key=value list": prose, not a field.
       if (!/[-_.]|[a-z][A-Z]/.test(name) && !wholeLineName(name) && afterProseWord(text, nameAt) && !credentialLike(value)) continue;
+      if (!strong && !credentialLike(value)) continue;
       out += text.slice(last, start) + REDACTED;
     }
     last = valueEnd;

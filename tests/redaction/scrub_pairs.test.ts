@@ -66,3 +66,19 @@ describe("what stays", () => {
     assert.equal(closingBracket('["a]", {"b": (1)}]x', 0), 18);
   });
 });
+
+describe("names that are secret-looking only by their last segment", () => {
+  test("a tokenizer's pad_token object, stop_token list and llama.cpp's next_token list stay; credential names still go", () => {
+    const keep = [
+      `config: {"pad_token": {"content": "<pad>", "lstrip": false}, "stop_token": ["</s>", "<|im_end|>"]}`,
+      `{"id":0,"next_token":[{"has_next_token":true,"has_new_line":false,"n_remain":-1,"n_decoded":7}]}`,
+      `eos_token='</s>' pad_token=<pad>`,
+      `cache key: prefix`,
+    ];
+    for (const line of keep) assert.equal(scrubText(line), line);
+    assert.equal(scrubText(`{'api_key': ['VLLMSECRET1'], "auth": {"pw": "S3"}}`), `{'api_key': '***', "auth": "***"}`);
+    assert.equal(scrubText(`ServerArgs(api_key='SGLSECRET1', hf_token='hf_abc')`), `ServerArgs(api_key='***', hf_token='***')`);
+    // A weak name with a credential-like value still goes.
+    assert.equal(scrubText(`session key=ab12cd34ef56`), `session key=***`);
+  });
+});
