@@ -27,8 +27,15 @@ export interface VllmExportMeta {
   levelKind: "rate" | "concurrency";
   closedLoop: boolean;
   burstiness: number;
-  /** True when the run had an SLO (then request_goodput is ik's goodput). */
+  /** True when the run had an SLO (then request_goodput is computed under vLLM's goodput rule). */
   slo: boolean;
+  /**
+   * The record's SLO targets as vLLM's `--goodput` thresholds (ms): ttft, tpot, e2el. Absent or null
+   * with no SLO; a null target is not checked.
+   */
+  goodputMs?: { ttft: number | null; tpot: number | null; e2el: number | null } | null;
+  /** The open loop's cap on requests in flight (vLLM's --max-concurrency), or null when none was set. */
+  maxInFlight?: number | null;
   /** True when the record is incomplete (the run was interrupted). */
   interrupted?: boolean;
   /**
@@ -47,6 +54,7 @@ export function levelInterrupted(meta: VllmExportMeta, lv: ExportLevel): boolean
 export const IK_NOTES = {
   ik_percentiles: "linear interpolation between order statistics (numpy.percentile default), recomputed from the per-request arrays; ik's own records use nearest rank",
   ik_timings: "ttfts: send to ik's first token event; latencies: ik's e2e_ms (send to end of stream, so a latency can exceed ttft + sum(itls) by the stream's tail, where vLLM's client stops at the last token chunk); itls: gaps between ik's token events; start_times: ik's monotonic send clock (s, arbitrary epoch); queue_times: ik's send lag behind the schedule (0 when closed loop)",
+  ik_tpot: "the *_tpot_ms blocks are vLLM's TPOT, per request (latency - ttft) / (output_len - 1) over requests with output_len > 1; ik's record TPOT is (t_last - t_first) / (n_tokens - k_first), k_first the tokens of the first token event, so the two differ where a first event carries several tokens (and by the stream's tail after the last token, which latency holds)",
 } as const;
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
@@ -146,6 +154,26 @@ export function levelDuration(lv: Pick<ExportLevel, "entry" | "rows">, windowS: 
   return Number.isFinite(end) && end > origin ? (end - origin) / 1e9 : windowS;
 }
 
+/**
+ * vLLM's request_goodput: successful requests whose ttft, TPOT ((latency - ttft) / (output_len - 1),
+ * 0 for a one-token answer) and latency are all within their thresholds, per second of duration.
+ * Null without a threshold that maps (the record's SLO had none of them).
+ */
+function vllmGoodput(good: readonly VReq[], ms: VllmExportMeta["goodputMs"], tpotOf: (r: VReq) => number, per: (x: number) => number | null): number | null {
+  if (!ms || (ms.ttft === null && ms.tpot === null && ms.e2el === null)) return null;
+  // vLLM's check, slo >= value in seconds
+  const within = (limit: number | null, v: number) => limit === null || limit / 1000 >= v;
+  return per(good.filter((r) => within(ms.ttft, r.ttft) && within(ms.tpot, tpotOf(r)) && within(ms.e2el, r.latency)).length);
+}
+
+/** The ik_goodput note: the thresholds request_goodput used, or why it is null. */
+function goodputNote(ms: VllmExportMeta["goodputMs"]): string {
+  const keys = ms ? ([["ttft", ms.ttft], ["tpot", ms.tpot], ["e2el", ms.e2el]] as const).filter(([, v]) => v !== null).map(([k, v]) => `${k}:${v}`) : [];
+  if (!keys.length) return "request_goodput is null: the record's SLO has no ttft, tpot or e2e target that maps onto vLLM's --goodput";
+  return `request_goodput under vLLM's rule, as vllm bench serve --goodput ${keys.join(" ")} computes it from these arrays (the record's SLO targets ttft_p95_ms, tpot_p95_ms, e2e_p95_ms taken as per-request thresholds, as ik's goodput takes them): ` +
+    "a successful request is good when every threshold holds, its TPOT vLLM's (see ik_tpot; 0 for a one-token answer), counted per second of duration; the record's goodput_rps uses ik's TPOT and ik's window, so the two can differ";
+}
+
 /** Builds one level's result object (key order as vLLM writes it). */
 export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
   const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i]));
@@ -158,6 +186,9 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
   const per = (x: number) => (duration > 0 ? x / duration : null);
   const totalIn = good.reduce((a, r) => a + r.inp, 0), totalOut = reqs.reduce((a, r) => a + r.out, 0);
   const peaks = peakStats(good);
+  // vLLM's max_concurrency is its --max-concurrency: the open loop's cap when one was set, else the closed loop's workers.
+  const cap = !meta.closedLoop && meta.maxInFlight ? meta.maxInFlight : null;
+  const tpotOf = (r: VReq) => (r.out > 1 ? (r.latency - r.ttft) / (r.out - 1) : 0);
   const endpoint = meta.api === "completions" ? "openai" : "openai-chat";
   const out: Obj = {
     date: vllmDate(meta.createdUtc), endpoint_type: endpoint, backend: endpoint, label: meta.label, model_id: meta.model, tokenizer_id: meta.tokenizer,
@@ -165,16 +196,20 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
     ik_evidence_id: meta.evidenceId, ik_level: lv.name,
     ik_arrivals: meta.closedLoop
       ? `closed loop: ${workers} workers back to back (vLLM's --max-concurrency ${workers} at request_rate inf)${workers !== lv.level ? `: ${lv.level} on each of ${workers / lv.level} shards` : ""}`
-      : `open loop: ${meta.burstiness === 1 ? "Poisson" : `gamma (burstiness ${meta.burstiness})`} arrivals at request_rate${meta.levelKind === "concurrency" ? ` (ik concurrency level ${lv.level} offered as N / e2e_ref)` : ""}`,
+      : (num(lv.entry.target_rate_rps) === null && meta.levelKind === "rate"
+        ? "open loop: every request due at the level's start (request_rate inf)"
+        : `open loop: ${meta.burstiness === 1 ? "Poisson" : `gamma (burstiness ${meta.burstiness})`} arrivals at request_rate${meta.levelKind === "concurrency" ? ` (ik concurrency level ${lv.level} offered as N / e2e_ref)` : ""}`) +
+        (cap ? `, at most ${cap} in flight (vLLM's --max-concurrency ${cap}: a request due while ${cap} were running waited for a slot; queue_times hold that wait)` : ""),
     ...IK_NOTES,
     ik_duration: meta.durationFromOrigin && duration !== window
       ? "from the schedule's origin (vLLM's benchmark start, before the first arrival gap) to the last request's end"
       : "ik's window: from the first send to the last request's end (vLLM's duration also holds the wait before the first arrival)",
+    ...(meta.slo ? { ik_goodput: goodputNote(meta.goodputMs ?? null) } : {}),
     request_rate: meta.closedLoop ? "inf" : num(lv.entry.target_rate_rps) ?? "inf",
     burstiness: meta.burstiness,
-    max_concurrency: meta.closedLoop ? workers : null,
+    max_concurrency: cap ?? (meta.closedLoop ? workers : null),
     duration, completed: good.length, failed: reqs.length - good.length, total_input_tokens: totalIn, total_output_tokens: totalOut,
-    request_throughput: per(good.length), request_goodput: meta.slo ? num(summary.goodput_rps) : null,
+    request_throughput: per(good.length), request_goodput: meta.slo ? vllmGoodput(good, meta.goodputMs ?? null, tpotOf, per) : null,
     output_throughput: per(totalOut), total_token_throughput: per(totalIn + totalOut),
     input_lens: reqs.map((r) => r.inp), output_lens: reqs.map((r) => r.out), ttfts: reqs.map((r) => r.ttft), itls: reqs.map((r) => r.itl),
     latencies: reqs.map((r) => r.latency), start_times: reqs.map((r) => r.start), queue_times: reqs.map((r) => r.queue),
@@ -186,7 +221,7 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
     // A string, as every ik_* key (vLLM's --metadata slot); summarize flags it.
     out.ik_interrupted = `the ik run was interrupted (Ctrl-C or a signal)${lv.entry.interrupted === true ? " during this level" : ""}: ${aborted} of the ${reqs.length} requests counted in failed were aborted by the interrupt, not failed by the server; the level is incomplete`;
   }
-  const tpots = good.filter((r) => r.out > 1).map((r) => (r.latency - r.ttft) / (r.out - 1));
+  const tpots = good.filter((r) => r.out > 1).map(tpotOf);
   Object.assign(
     out,
     vllmBlock(good.map((r) => r.ttft), "ttft", EXPORT_PERCENTILES),

@@ -33,6 +33,7 @@ export interface CellRow {
   container_log: string | null;
   n_prompts: number | null;
   completed: number | null;
+  /** Null when the file does not say (no `failed` key and no per-request arrays). */
   failed: number | null;
   duration: number | null;
   out_tps: number | null;
@@ -125,7 +126,8 @@ export function summarizeCell(x: CellInput): CellOutcome {
   const frames = sum(withFrames.map((r) => r.frames!));
   const ptok = sum(meas.map((r) => r.prompt)), ctok = sum(meas.map((r) => r.cached));
   const completed = pickNumber(res, "completed") ?? (rows ? ok.length : null);
-  const failed = pickNumber(res, "failed") ?? (rows ? rows.length - ok.length : 0);
+  // null: the file does not say (v0.9–v0.11 without --save-detailed have neither `failed` nor arrays)
+  const failed = pickNumber(res, "failed") ?? (rows ? rows.length - ok.length : null);
   const tpot50 = pickNumber(res, "p50_tpot_ms", "median_tpot_ms");
   const e2e50 = pickNumber(res, "p50_e2el_ms", "median_e2el_ms");
   const haveLog = x.container.log !== null;
@@ -152,9 +154,12 @@ export function summarizeCell(x: CellInput): CellOutcome {
       ? `${tag}: no container log found (looked for ${x.container.path}); without it tau, depth and the request-count and token checks are impossible`
       : `${tag}: no container log found (runs.tsv names none for this cell and --container was not given); without it tau, depth and the request-count and token checks are impossible`);
   } else {
-    const want = (completed ?? 0) + failed + run.warmups;
+    // Unknown failures: every prompt not completed was sent and counts (as failed) against the lines.
+    const unsaid = failed === null && row.n_prompts !== null && completed !== null ? Math.max(row.n_prompts - completed, 0) : null;
+    const want = (completed ?? 0) + (failed ?? unsaid ?? 0) + run.warmups;
     if (mine.length !== want) {
-      integrity.push(`${tag}: ${mine.length} container lines in serials (${run.serialLo},${run.serialHi}] vs ${completed ?? 0}+${failed} requests + ${run.warmups} warm-ups (foreign traffic, or lines missing)`);
+      const fails = failed !== null ? String(failed) : `${unsaid ?? "?"} (failed not in the result file: num_prompts - completed)`;
+      integrity.push(`${tag}: ${mine.length} container lines in serials (${run.serialLo},${run.serialHi}] vs ${completed ?? 0}+${fails} requests + ${run.warmups} warm-ups (foreign traffic, or lines missing)`);
     }
     const client = row.client_out ?? 0;
     if (client !== gen) {

@@ -1,8 +1,9 @@
 /**
  * `ik summarize vllm`'s whole unit (seed 003): every cell of runs.tsv with its result file,
- * container lines and sample manifest; the same-sample check across the cells of a dataset; the
- * boots; the c1 MTP tables per Spec-Bench category; the A/B spread; FLAGS; the decision. Files are
- * read through an injected reader, so the logic is testable without a disk.
+ * container lines and sample manifest; repeated cells and overlapping serial ranges; the
+ * same-sample check across the cells of a dataset; the boots; the c1 MTP tables per Spec-Bench
+ * category; the A/B spread; FLAGS; the decision. Files are read through an injected reader, so the
+ * logic is testable without a disk.
  * @module
  */
 import { isAbsolute, join, resolve } from "node:path";
@@ -12,7 +13,8 @@ import { type BootCheck, checkBoots } from "./boots.ts";
 import { type CellContainer, type CellRow, summarizeCell } from "./cell.ts";
 import { type ContainerLog, parseContainerLog } from "./container_log.ts";
 import { type Decision, decide } from "./decision.ts";
-import { parseRuns } from "./runs_table.ts";
+import { runOverlapFlags } from "./run_overlaps.ts";
+import { parseRuns, type RunRow } from "./runs_table.ts";
 import { parseSamples, type Sample, sameSamples, sharedPrompts } from "./sample_manifest.ts";
 import { type CategoryStats, categoryTables, parseQuestions, parseSplitCategories } from "./specbench.ts";
 import { parseTsv } from "./tsv.ts";
@@ -83,8 +85,9 @@ export async function summarizeUnit(o: UnitOptions, read: ReadText): Promise<Uni
   const rows: CellRow[] = [], integrity: string[] = [], cacheBad: string[] = [], mappingFlags: string[] = [], warnings: string[] = [];
   const categories: CategoryTable[] = [];
   const manifests = new Map<string, { tag: string; m: Sample[] }[]>();
+  const containerOf = (run: RunRow) => run.container && run.container !== "-" ? (isAbsolute(run.container) ? run.container : join(runDir, run.container)) : o.container;
   for (const run of runs) {
-    const cpath = run.container && run.container !== "-" ? (isAbsolute(run.container) ? run.container : join(runDir, run.container)) : o.container;
+    const cpath = containerOf(run);
     let log: ContainerLog | null = null;
     if (cpath !== null) {
       if (!logs.has(cpath)) {
@@ -138,6 +141,7 @@ export async function summarizeUnit(o: UnitOptions, read: ReadText): Promise<Uni
       categories.push({ tag: run.tag, verified, ...categoryTables(cats, cell.meas) });
     }
   }
+  integrity.push(...runOverlapFlags(runs, o.runs, containerOf));
   // the same sample at every level: every cell of a dataset must carry the identical manifest
   for (const ms of manifests.values()) {
     const ref = ms[0];

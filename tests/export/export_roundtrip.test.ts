@@ -72,9 +72,9 @@ describe("ik export --format vllm", () => {
     const { record, rows } = await measured(loadCapacity.data.measurement);
     const levels = record.data.levels as Record<string, any>[];
     assert.deepEqual(JSON.parse(e.stdout).files.map((f: string) => f.slice(out.length + 1)), [...levels.map((l) => `vllm-${l.name}.json`), "runs.tsv"]);
-    // runs.tsv's warmups: the warm-up requests the run sent (its --warmup).
+    // runs.tsv's warmups: the warm-up requests the run sent once, before its first level (its --warmup).
     const tsv = (await readFile(join(out, "runs.tsv"), "utf8")).trim().split("\n").slice(1).map((l) => l.split("\t"));
-    assert.ok(tsv.length > 0 && tsv.every((c) => c[5] === String(record.request.args.warmup)), JSON.stringify([tsv, record.request.args.warmup]));
+    assert.ok(tsv.length > 1 && tsv.every((c, i) => c[5] === String(i === 0 ? record.request.args.warmup : 0)), JSON.stringify([tsv, record.request.args.warmup]));
     let failedSeen = 0;
     for (const lv of levels) {
       const raw = await readFile(join(out, `vllm-${lv.name}.json`), "utf8");
@@ -213,7 +213,7 @@ describe("ik export --format vllm", () => {
     });
   });
 
-  test("an output that cannot be written is exit 74 naming it (ik export, ik report); a folder where a file goes is 64; nothing half-written", async () => {
+  test("an output that cannot be written is exit 74 naming it (ik export, ik report); a folder where a file goes is 64, and a file where a folder goes; nothing half-written", async () => {
     const id = loadCapacity.data.measurement;
     const ex = await runIk(["export", id, "--format", "csv", "--out", "/proc/ik-export-test"], { env, timeoutMs: 30_000 });
     assert.equal(ex.code, 74, ex.stderr);
@@ -221,6 +221,15 @@ describe("ik export --format vllm", () => {
     const rp = await runIk(["report", id, "--out", "/proc/ik-report-test.md"], { env, timeoutMs: 30_000 });
     assert.equal(rp.code, 74, rp.stderr);
     assert.match(rp.stderr, /^ik: \/proc\/ik-report-test\.md: cannot write/m);
+    // --out naming an existing file: 64 naming it, the file untouched (was an EEXIST crash, 70)
+    const file = join(dir, "a-file");
+    await writeFile(file, "keep\n");
+    for (const format of ["csv", "vllm"]) {
+      const r = await runIk(["export", id, "--format", format, "--out", file], { env, timeoutMs: 30_000 });
+      assert.equal(r.code, 64, r.stderr);
+      assert.equal(r.stderr, `ik: --out ${file}: is a file, not a folder; give a folder to write the files in (it is created if it does not exist)\n`);
+      assert.equal(await readFile(file, "utf8"), "keep\n");
+    }
     const folder = await runIk(["report", id, "--html", dir], { env, timeoutMs: 30_000 });
     assert.equal(folder.code, 64, folder.stderr);
     assert.match(folder.stderr, /is a folder, not a file; give the path of a file to write/);

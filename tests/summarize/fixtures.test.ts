@@ -77,6 +77,9 @@ describe("summarize vllm on the generated fixtures", () => {
       want.push(`${tag}: ${e.failed} failed requests`, `${tag}: ${e.completed} completed of ${e.n_prompts} prompts`,
         `${tag}: client sum(output_lens) ${e.client_out} != container sum(gen) ${e.container_gen} (${d.toFixed(2)} %)`);
     }
+    // the two files are the same cell (pass A, random, c2) in two layouts: runs.tsv repeats it
+    const runs = join(VLLM_DATA, "failed", "runs.tsv");
+    want.push(`fail-legacy: ${runs}:3 repeats cell (pass A, random, c2) of fail-modern (${runs}:2)`);
     assert.deepEqual(s.flags, want);
     // the legacy file has no `failed` key: the count comes from its errors array
     assert.equal(s.runs.find((r) => r.tag === "fail-legacy")!.result_layout, "legacy");
