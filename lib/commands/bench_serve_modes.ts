@@ -7,6 +7,9 @@
 import { usageError } from "../cli/errors.ts";
 import type { BenchServeFlags } from "./bench_serve_flags.ts";
 
+/** The longest duration ik waits, 2^31 − 1 ms (the JS timer limit; lib/cli/limits.ts's MAX_TIMER_MS: cli.ts loads this file, and that one loads the parser). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** A comma list of values, trimmed, empty ones dropped (flags given more than once joined). */
 export function list(values: readonly string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
@@ -80,18 +83,27 @@ function autoLevels(f: BenchServeFlags): { flag: "--rates" | "--concurrency"; au
   return { flag, auto: { precision: f.precision ?? 0.05, maxLevels: f.maxLevels ?? 10, start: f.autoStart ?? null } };
 }
 
-/** The think time `MEAN[:SD]` in ms. */
+/** A think-time part: a plain decimal number of ms (no sign, exponent or hex). */
+const THINK_PART = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/;
+
+/**
+ * The think time `MEAN[:SD]` in ms (usage error 64 when malformed, or when the mean or SD is over
+ * 2,147,483,647 ms, the limit of every duration flag).
+ */
 export function thinkTime(v: string | undefined): { mean: number; sd: number } {
   if (v === undefined) return { mean: 0, sd: 0 };
-  const [m, sd = "0"] = v.split(":");
-  const mean = Number(m), s = Number(sd);
-  if (!(Number.isFinite(mean) && mean >= 0 && Number.isFinite(s) && s >= 0) || v.split(":").length > 2) {
+  const parts = v.trim().split(":");
+  if (parts.length > 2 || !parts.every((p) => THINK_PART.test(p))) {
     throw usageError("--think-time-ms", `'${v}' is not MEAN[:SD] in ms (numbers, 0 or more)`, "e.g. --think-time-ms 500:200");
   }
-  return { mean, sd: s };
+  const [mean, sd = 0] = parts.map(Number);
+  for (const [what, x] of [["mean", mean], ["SD", sd]] as const) {
+    if (x > MAX_TIMER_MS) throw usageError("--think-time-ms", `the ${what} ${parts[what === "mean" ? 0 : 1]} ms is over ${MAX_TIMER_MS} ms (2^31 - 1, the longest duration ik waits)`, "give a shorter think time");
+  }
+  return { mean, sd };
 }
 
-/** `--mode conversations`'s own rules (usage errors, 64). */
+/** `--mode conversations`'s own rules (usage errors, 64): the conversations are the workload, run once, turn by turn. */
 function checkConversationFlags(f: BenchServeFlags): void {
   const convOnly = [["--conversations", f.conversations !== undefined], ["--sessions", f.sessions !== undefined], ["--think-time-ms", f.thinkTimeMs !== undefined],
     ["--max-conversations", f.maxConversations !== undefined]] as const;
@@ -103,9 +115,18 @@ function checkConversationFlags(f: BenchServeFlags): void {
   if (f.conversations === undefined) throw usageError("--mode conversations", "needs --conversations FILE or synth:N:T:IN:OUT", "e.g. --conversations synth:8:4:128:64");
   const other = [["--prompts", f.prompts !== undefined], ["--dataset", f.dataset !== undefined], ["--rates", list(f.rates).length > 0], ["--concurrency", list(f.concurrency).length > 0],
     ["--closed-loop", f.closedLoop], ["--requests", f.requests !== undefined], ["--duration-s", f.durationS !== undefined], ["--shard", f.shard !== undefined], ["--extend", f.extend !== undefined],
-    ["--run-dir", f.runDir !== undefined], ["--time-scale", f.timeScale !== undefined], ["--max-duration-s", f.maxDurationS !== undefined]] as const;
+    ["--run-dir", f.runDir !== undefined], ["--time-scale", f.timeScale !== undefined], ["--max-duration-s", f.maxDurationS !== undefined],
+    // No SLO verdict, level search, cost, arrival process, rounds, warm-up or bucket selection here.
+    // Flags with a default are refused when they differ from it (the parser does not say whether one was given).
+    ["--slo-ttft-p95-ms", f.sloTtftP95Ms !== undefined], ["--slo-tpot-p95-ms", f.sloTpotP95Ms !== undefined], ["--slo-e2e-p95-ms", f.sloE2eP95Ms !== undefined],
+    ["--slo-max-fail", f.sloMaxFail !== 0], ["--fail-on-slo", f.failOnSlo], ["--sweep-all", f.sweepAll], ["--burstiness", f.burstiness !== 1],
+    ["--precision", f.precision !== undefined], ["--max-levels", f.maxLevels !== undefined], ["--auto-start", f.autoStart !== undefined],
+    ["--max-requests-per-level", f.maxRequestsPerLevel > 0], ["--ref-requests", f.refRequests !== 5], ["--ref-e2e-ms", f.refE2eMs !== undefined],
+    ["--gpu-price-usd-h", f.gpuPriceUsdH !== undefined], ["--rounds", f.rounds !== 5], ["--first-round", f.firstRound !== undefined],
+    ["--warmup", f.warmup !== 2 && f.warmup !== 0], ["--resamples", f.resamples !== 2000], ["--buckets", list(f.buckets).length > 0], ["--limit-per-bucket", f.limitPerBucket > 0],
+    ["--gpu-metrics-url", f.gpuMetricsUrl !== undefined], ["--allow-incomplete", f.allowIncomplete]] as const;
   const given = other.find(([, g]) => g);
-  if (given) throw usageError(given[0], "is not for --mode conversations (the conversations are the workload)", `drop ${given[0]}`);
+  if (given) throw usageError(given[0], "is not for --mode conversations (the conversations are the workload: no SLO verdict, levels, rounds, warm-up or buckets)", `drop ${given[0]}`);
   thinkTime(f.thinkTimeMs);
 }
 

@@ -19,7 +19,7 @@ import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, type Sanitize, sanitizedError } from "../report/sanitize.ts";
 import { traceSchedule } from "../schedule/trace_schedule.ts";
-import { type ConversationSet, parseConversationsText, parseSynthConversations, synthConversations } from "../prompts/conversations.ts";
+import { type ConversationSet, firstConversations, parseConversationsBytes, parseSynthConversations, synthConversations } from "../prompts/conversations.ts";
 import type { ConversationRun } from "../bench/conversations.ts";
 import { readShareGptConversations } from "../datasets/sharegpt_conversations.ts";
 import { loadPrevious } from "../bench/extend.ts";
@@ -67,7 +67,7 @@ export interface PreparedServe {
   gpuPower: { sink: ((gpu: string, watts: number) => void) | null };
 }
 
-/** The conversations `--conversations` names: a JSONL file, or synth:N:T:IN:OUT. */
+/** The conversations `--conversations` names: a JSONL file (plain or .gz), a ShareGPT_V3 .json(.gz), or synth:N:T:IN:OUT. */
 async function loadConversations(cwd: string, v: string, seed: number, max: number | undefined): Promise<ConversationSet> {
   const synth = parseSynthConversations(v);
   if (synth) {
@@ -77,15 +77,13 @@ async function loadConversations(cwd: string, v: string, seed: number, max: numb
   const path = resolve(cwd, v);
   // ShareGPT_V3 (a JSON array): its multi-turn entries, a seeded sample of 1000 unless told.
   if (/\.json(\.gz)?$/i.test(path)) return await readShareGptConversations(path, max ?? 1000, seed);
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (e) {
     throw usageError("--conversations", `cannot read ${v}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "give a JSONL file of conversations, or synth:N:T:IN:OUT");
   }
-  const set = parseConversationsText(text, basename(path));
-  if (max !== undefined && max > 0 && set.conversations.length > max) set.conversations = set.conversations.slice(0, max);
-  return set;
+  return firstConversations(parseConversationsBytes(bytes, basename(path)), max);
 }
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$/;
@@ -237,8 +235,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   const extending = f.extend ? await loadPrevious(root, f.extend, args, set.sha256, f.allowIncomplete) : null;
   const next = nextRound(extending?.rows ?? []);
   if (f.firstRound !== undefined && (mode || convSet)) throw usageError("--first-round", "numbers single mode's rounds only", "drop it");
-  if (!f.cacheSalt && (mode || convSet)) {
-    throw usageError("--no-cache-salt", "applies to single mode only, whose rounds resend the prompt set (load mode sends a prompt untagged once and tags only its reuses)", "drop it");
+  if (!f.cacheSalt && mode) {
+    throw usageError("--no-cache-salt", "applies to single mode only (and to --mode conversations, whose runs carry one tag each): load mode sends a prompt untagged once and tags only its reuses", "drop it");
   }
   if (f.firstRound !== undefined && f.firstRound < next) {
     throw usageError("--first-round", `${f.firstRound} is not after the extended record's last round (${next - 1})`, `give --first-round ${next} or more, or drop it`);
@@ -298,8 +296,8 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     slo: { ttftP95Ms: f.sloTtftP95Ms ?? null, tpotP95Ms: f.sloTpotP95Ms ?? null, e2eP95Ms: f.sloE2eP95Ms ?? null, maxFail: f.sloMaxFail },
   };
   const conv = convSet === null ? null : {
-    runner, set: convSet, sessions: f.sessions ?? 1, thinkMs: thinkTime(f.thinkTimeMs), seed: f.seed, label, storeRoot: root, gpu, isLocal, keyNote: key.note, server,
-    engine: common.engine, args: { ...args, prompts: null, rounds: null, conversations: { name: convSet.name, sha256: convSet.sha256 }, sessions: f.sessions ?? 1, think_time_ms: thinkTime(f.thinkTimeMs) },
+    runner, set: convSet, sessions: f.sessions ?? 1, thinkMs: thinkTime(f.thinkTimeMs), cacheSalt: f.cacheSalt, seed: f.seed, label, storeRoot: root, gpu, isLocal, keyNote: key.note, server,
+    engine: common.engine, args: conversationArgs(args, f, convSet),
   };
   return {
     load,
@@ -330,6 +328,15 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     clean,
     gpuPower,
     sanitizeError: (e) => (e instanceof IkError ? sanitizedError(e, clean) : e),
+  };
+}
+
+/** The record's args of a conversations run: what it applied (no rounds, warm-up, buckets or resamples: the mode has none). */
+function conversationArgs(args: Record<string, unknown>, f: BenchServeFlags, set: ConversationSet): Record<string, unknown> {
+  const { rounds: _r, warmup: _w, buckets: _b, limit_per_bucket: _l, resamples: _s, extend: _e, ...kept } = args;
+  return {
+    ...kept, prompts: null, conversations: { name: set.name, sha256: set.sha256 }, max_conversations: f.maxConversations ?? null,
+    sessions: f.sessions ?? 1, think_time_ms: thinkTime(f.thinkTimeMs), cache_salt: f.cacheSalt,
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * `ik export --format csv`: one row per load level, or per bucket of a single-mode record, for
- * spreadsheets. The values are the record's own (ik's nearest-rank percentiles; a column says
+ * `ik export --format csv`: one row per load level, per bucket of a single-mode record, or per
+ * turn index of a conversations record, for spreadsheets. The values are the record's own (ik's nearest-rank percentiles; a column says
  * so); nested fields flatten to `a_b` columns, a two-element interval to `_lo` / `_hi`.
  * @module
  */
@@ -59,6 +59,16 @@ export function csvExportFiles(src: ExportSource): ExportFile[] {
       row.server_waiting_mean = means.waiting ?? null;
       return row;
     });
+  } else if (src.mode === "conversations") {
+    // One row per turn index (data.turns), with the run's throughput repeated on each.
+    const complete = src.record.complete === true;
+    const tp = obj(data.throughput);
+    rows = (Array.isArray(data.turns) ? data.turns : []).map((t) =>
+      flatten(t, "", {
+        evidence_id: src.evidenceId, label, complete, percentile_method: "nearest rank (ik)",
+        run_duration_s: tp.duration_s ?? null, run_requests_per_s: tp.requests_per_s ?? null, run_output_tok_s: tp.output_tok_s ?? null,
+      })
+    );
   } else {
     // An interrupted run's buckets cover only the rounds that finished: every row says whether the record is complete.
     const complete = src.record.complete === true;

@@ -2,7 +2,8 @@
  * `bench serve --mode conversations` through dist/ik against `ik mock` (issue 20 §1), whose timing
  * model is TTFT = 10 ms + 0.2 ms × uncached prompt tokens (MOCK.md):
  * - the history is the server's own answers: turn k's usage prompt_tokens is exactly turn 1's plus
- *   (k − 1) × (answer + new turn + per-message overheads), as the mock counts;
+ *   (k − 1) × (answer + new turn + per-message overheads), as the mock counts (turn 1 holds the
+ *   run's cache tag, one pseudo-token);
  * - with `--prefix-cache-tokens` the later turns are cache hits (the record's cached tokens equal
  *   the mock's `cached=`), and TTFT stays near turn 1's; without it TTFT grows with the history;
  * - think time separates an answer's end from the next turn; a failed turn ends its conversation;
@@ -21,8 +22,10 @@ import { runtime } from "../../lib/runtime/mod.ts";
 import { makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
 const IN = 200, OUT = 16;
-/** Chat prompt tokens of turn k (1-based) as the mock counts: Σ (words + 4) + 3 over the history. */
-const promptTokens = (k: number) => IN + 4 + 3 + (k - 1) * (OUT + 4 + IN + 4);
+/** The run's cache tag `[ik-c…]` at the start of the first message: one word, one pseudo-token. */
+const TAG = 1;
+/** Chat prompt tokens of turn k (1-based) as the mock counts: Σ (words + 4) + 3 over the history, plus the tag. */
+const promptTokens = (k: number) => TAG + IN + 4 + 3 + (k - 1) * (OUT + 4 + IN + 4);
 
 describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false : "Bun only (end to end; CONTRACTS.md CI time)" }, () => {
   let dir = "";
@@ -63,9 +66,15 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       assert.match(rec.summary, /% of turn 4's prompt cached/);
       assert.equal(rec.identity.workload.mode, "conversations");
       assert.ok(!rec.limitations.some((l: string) => /cached prompt tokens on first turns/.test(l)), "a cold turn 1");
-      // The same seeded conversations again, on the same server: turn 1 is served from the cache, and the record says so.
+      // The same seeded conversations again, on the same server: another run, another tag, so turn 1 is cold again.
       const again = await converse(mock.base, ["--conversations", `synth:4:4:${IN}:${OUT}`, "--sessions", "2"]);
-      assert.ok(again.rec.limitations.some((l: string) => /^the server reported cached prompt tokens on first turns \(mean [\d.]+, \d+% of their prompt\): turn 1 is not a cold prefill/.test(l)), again.rec.limitations.join(" | "));
+      assert.ok(again.rows.filter((r) => r.turn === 1).every((r) => r.cached_tokens === 0), "a rerun's turn 1 is not served from the first run's cache");
+      assert.ok(again.rows.filter((r) => r.turn > 1).every((r) => r.cached_tokens > 0), "its later turns still reuse their own history");
+      assert.ok(!again.rec.limitations.some((l: string) => /cached prompt tokens on first turns/.test(l)), again.rec.limitations.join(" | "));
+      // Without the tag (--no-cache-salt) a rerun's turn 1 is served from the cache, and the record says so.
+      await converse(mock.base, ["--conversations", `synth:4:4:${IN}:${OUT}`, "--sessions", "2", "--no-cache-salt"]);
+      const warm = await converse(mock.base, ["--conversations", `synth:4:4:${IN}:${OUT}`, "--sessions", "2", "--no-cache-salt"]);
+      assert.ok(warm.rec.limitations.some((l: string) => /^the server reported cached prompt tokens on first turns \(mean [\d.]+, \d+% of their prompt\): turn 1 is not a cold prefill/.test(l)), warm.rec.limitations.join(" | "));
     } finally {
       await mock.stop();
     }
@@ -106,10 +115,11 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       const { rec, rows } = await converse(mock.base, ["--conversations", file]);
       assert.equal(rows.length, 4);
       // b opens every turn with its system message (2+4), then its own user turns and the server's 4-token
-      // answer, not the recorded one: turn 1 (2+4) + (3+4) + 3; turn 2 (2+4) + (3+4) + (4+4) + (2+4) + 3.
-      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 1).prompt_tokens, 6 + 7 + 3);
-      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 2).prompt_tokens, 6 + 7 + 8 + 6 + 3);
-      assert.equal(rows.find((r) => r.conversation === "a" && r.turn === 1).prompt_tokens, (2 + 4) + 3, "no system message: none sent");
+      // answer, not the recorded one: turn 1 (2+4) + (3+4) + 3; turn 2 (2+4) + (3+4) + (4+4) + (2+4) + 3;
+      // each plus the run's cache tag (TAG) at the start of the first message.
+      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 1).prompt_tokens, TAG + 6 + 7 + 3);
+      assert.equal(rows.find((r) => r.conversation === "b" && r.turn === 2).prompt_tokens, TAG + 6 + 7 + 8 + 6 + 3);
+      assert.equal(rows.find((r) => r.conversation === "a" && r.turn === 1).prompt_tokens, TAG + (2 + 4) + 3, "no system message: none sent");
       assert.equal(rec.identity.workload.conversations.n, 2);
       // ShareGPT_V3: each entry's human turns (six of the fixture's entries have two: ok-1..5 and human-human), a seeded sample of --max-conversations.
       const fx = makeDatasetFixtures(join(dir, "fx"));
@@ -117,7 +127,7 @@ describe("conversations mode (binary)", { skip: runtime.name === "bun" ? false :
       assert.equal(sg.rows.length, 6);
       assert.deepEqual([sg.rec.data.source.kind, sg.rec.data.source.kept, sg.rec.data.source.dropped_fewer_than_two_human_turns], ["sharegpt", 3, SHAREGPT_CASES.length - 6]);
       for (const r of sg.rows) assert.match(String(r.conversation), /^sharegpt-(ok-[1-5]|human-human)$/);
-      for (const [text, re] of [["{\"id\": \"x\", \"turns\": []}\n", /convs-bad\.jsonl:1: a conversation needs at least one non-empty user turn/], ["{\"turns\": [\"a\"]}\n{oops\n", /convs-bad\.jsonl:2: not valid JSON/]] as [string, RegExp][]) {
+      for (const [text, re] of [["{\"id\": \"x\", \"turns\": []}\n", /convs-bad\.jsonl:1: a conversation needs at least one user turn/], ["{\"turns\": [\"a\"]}\n{oops\n", /convs-bad\.jsonl:2: not valid JSON/]] as [string, RegExp][]) {
         await writeFile(join(dir, "convs-bad.jsonl"), text);
         const r = await runIk(["bench", "serve", "--mode", "conversations", "--base-url", mock.base, "--model", "mock-model", "--conversations", join(dir, "convs-bad.jsonl")], { env });
         assert.equal(r.code, 65, r.stderr);

@@ -1,8 +1,9 @@
 /**
  * The report of one single-mode serve_benchmark record: summary and identity, the per-bucket
  * table with 95% CIs (rounds resampled, as the record computed them), the per-round table, the
- * TTFT CDF per bucket from the request rows, and the limitations. A record of another kind gets
- * the generic form: summary, its metrics list, limitations. Pure.
+ * TTFT CDF per bucket from the request rows, and the limitations. A conversations record gets its
+ * per-turn table, its run figures and a TTFT CDF per turn index instead. A record of another kind
+ * gets the generic form: summary, its metrics list, limitations. Pure.
  * @module
  */
 import { cdfSeries, cdfTable } from "./cdf.ts";
@@ -66,8 +67,9 @@ export function ttftCdfBlocks(title: string, groups: readonly { name: string; ro
   ];
 }
 
-/** Blocks for a single-mode serve_benchmark record and its rows. */
+/** Blocks for a single-mode serve_benchmark record and its rows (a conversations record: {@link conversationsRecordBlocks}). */
 export function singleRecordBlocks(record: Obj, rows: readonly Obj[] | null, notes: readonly string[] = []): Block[] {
+  if (obj(obj(record.identity).workload).mode === "conversations") return conversationsRecordBlocks(record, rows, notes);
   const data = obj(record.data);
   const blocks: Block[] = [
     { kind: "heading", level: 2, text: `Single-mode benchmark ${text(record.evidence_id)}` },
@@ -107,6 +109,48 @@ export function singleRecordBlocks(record: Obj, rows: readonly Obj[] | null, not
     const groups = order.map((b) => ({ name: b, rows: rows.filter((r) => String(r.bucket) === b) }));
     if (groups.length > 1) groups.push({ name: "all", rows: [...rows] });
     blocks.push(...ttftCdfBlocks("TTFT CDF per bucket (ok requests, every round)", groups.length ? groups : [{ name: "all", rows: [...rows] }], "bucket"));
+  } else blocks.push({ kind: "para", text: "The record lists no requests artifact: no CDF.", tone: "note" });
+  blocks.push(...limitationBlocks([record], notes));
+  return blocks;
+}
+
+/** Blocks for a `bench serve --mode conversations` record and its rows: per-turn table, run figures, TTFT CDF per turn. */
+export function conversationsRecordBlocks(record: Obj, rows: readonly Obj[] | null, notes: readonly string[] = []): Block[] {
+  const data = obj(record.data), wl = obj(obj(record.identity).workload), convs = obj(wl.conversations), tp = obj(data.throughput);
+  const salt = obj(data.cache_salt);
+  const blocks: Block[] = [
+    { kind: "heading", level: 2, text: `Conversations benchmark ${text(record.evidence_id)}` },
+    { kind: "para", text: text(record.summary) },
+  ];
+  if (record.complete !== true) blocks.push({ kind: "para", tone: "warn", text: "INCOMPLETE: this run was interrupted; its numbers cover only the turns that finished." });
+  const think = obj(wl.think_ms);
+  blocks.push({
+    kind: "facts",
+    items: [...identityFacts(record),
+      ["conversations", `${text(convs.name)} (sha256 ${String(convs.sha256 ?? "?").slice(0, 12)}, n=${text(convs.n)})`],
+      ["at once", `${text(data.sessions_at_once ?? wl.sessions)} (--sessions ${text(wl.sessions)})`],
+      ["think time", `${text(think.mean)} ms, sd ${text(think.sd)} ms`],
+      ["cache tag", data.cache_salt ? text(salt.tag).trim() : "none (--no-cache-salt)"],
+      ["turns", `${text(data.planned_turns)} planned, ${text(tp.n_turns_ended)} ended (${text(tp.n_turns_ok)} ok), ${text(data.not_sent_turns)} not sent`],
+      ["duration", typeof tp.duration_s !== "number" ? "-" : `${num(tp.duration_s)} s: ${num(tp.requests_per_s)} req/s (ok turns), ${num(tp.output_tok_s)} output tok/s`]],
+  });
+  const turns = Array.isArray(data.turns) ? data.turns.map(obj) : [];
+  blocks.push({ kind: "heading", level: 3, text: "Per turn index: nearest-rank p50 / p95" });
+  if (turns.length) {
+    const pq = (m: Obj) => `${num(m.p50)} / ${num(m.p95)}`;
+    blocks.push({
+      kind: "table",
+      head: ["turn", "ok", "failed", "prompt tok (mean)", "cached tok (mean)", "cached share", "TTFT ms", "vs turn 1", "TPOT ms", "e2e ms"],
+      rows: turns.map((t) => [text(t.turn), text(t.n_ok), text(t.n_failed), num(t.prompt_tokens_mean), num(t.cached_tokens_mean),
+        typeof t.cached_share === "number" ? `${(t.cached_share * 100).toFixed(0)} %` : "-", pq(obj(t.ttft_ms)), num(t.ttft_p50_vs_turn1), pq(obj(t.tpot_ms)), pq(obj(t.e2e_ms))]),
+      caption: "vs turn 1: median TTFT of turn k over turn 1's; cached share: Σ cached / Σ prompt tokens over the turns that reported both",
+    });
+  } else blocks.push({ kind: "para", text: "The record has no per-turn figures (data.turns): no turn ended." });
+  blocks.push({ kind: "heading", level: 3, text: "TTFT CDF" });
+  if (rows) {
+    const order = [...new Set(rows.map((r) => Number(r.turn)).filter((k) => Number.isInteger(k)))].sort((a, b) => a - b);
+    const groups = order.map((k) => ({ name: `turn ${k}`, rows: rows.filter((r) => Number(r.turn) === k) }));
+    blocks.push(...ttftCdfBlocks("TTFT CDF per turn index (ok turns)", groups.length ? groups : [{ name: "all", rows: [...rows] }], "turn"));
   } else blocks.push({ kind: "para", text: "The record lists no requests artifact: no CDF.", tone: "note" });
   blocks.push(...limitationBlocks([record], notes));
   return blocks;
