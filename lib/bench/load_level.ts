@@ -13,6 +13,7 @@ import type { JsonlWriter } from "../evidence/mod.ts";
 import { loopBlockNote, loopLagRecord, type LoopLagRecord, type Pacing, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
 import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
+import { traceRateRps } from "../schedule/trace_schedule.ts";
 import { CountTally } from "./count_limitations.ts";
 import type { PromptPool } from "./prompt_pool.ts";
 import type { Runner } from "./runner.ts";
@@ -141,9 +142,9 @@ export interface LevelResult {
   level: number;
   name: string;
   target_rate_rps: number | null;
-  /** Open loop: the seeded schedule's own rate (every shard's arrivals over the window, or over their span when a count bounds them). */
+  /** Open loop: the seeded schedule's own rate (every shard's arrivals over the window, or over their span when a count bounds them); a replay: the trace's mean rate, (n − 1) / span as data.trace.mean_rate_rps (null with no span). */
   scheduled_rate_rps: number | null;
-  /** Open loop: why that rate strays more than 10 % from the target, or null. */
+  /** Open loop: why that rate strays more than 10 % from the target, or null (always null for a replay). */
   schedule_note: string | null;
   offered_rate_rps: number | null;
   send_window_s: number | null;
@@ -183,8 +184,10 @@ export interface LevelResult {
   not_achieved?: string | null;
   /** The GPUs while the level ran (power, energy, utilisation, memory) and its energy per output token, or null (not sampled). */
   gpu?: LevelGpu | null;
-  /** A replay's per-second windows: the trace's rate against what was sent, and the send lag. */
+  /** A replay's per-second windows: the trace's rate against what was sent, and the send lag (up to the interrupt, when one came). */
   windows?: ScheduleWindow[];
+  /** A replay cut short: where on its schedule (s from its start) the interrupt came, its windows ending there; null otherwise. */
+  interrupted_at_s?: number | null;
   /** Counting methods and length checks (for the record's limitations). */
   counts: CountTally;
 }
@@ -216,7 +219,8 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   const facts = allOffsets && spec.ratePerS !== null
     ? { name: spec.name, targetRps: spec.ratePerS, offsetsMs: allOffsets, durationS: Number.isFinite(spec.durationS) ? spec.durationS : null, maxRequests: spec.maxRequests, burstiness: spec.burstiness }
     : null;
-  const scheduleNoteText = facts ? scheduleNote(facts) : null;
+  // A replay has no target to stray from: its rate is the trace's own (data.trace.mean_rate_rps).
+  const scheduleNoteText = facts && !spec.replay ? scheduleNote(facts) : null;
   if (scheduleNoteText) deps.onNote?.(scheduleNoteText);
   const shard = spec.shard && spec.shard.s > 1 ? spec.shard : null;
   // A shard sends seq k, k+s, k+2s, ...: its own offsets, and the seq each one stands for.
@@ -228,7 +232,10 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     offsets = own;
   }
   const windows = spec.replay && allOffsets ? new ScheduleWindows(1) : null;
-  if (windows && allOffsets) for (let i = 0; i < allOffsets.length; i++) windows.schedule(allOffsets[i]);
+  // A replay cut short: when (monotonic ms) the interrupt came, so its windows end there.
+  let abortedAtMs: number | null = null;
+  const onAbort = () => void (abortedAtMs ??= performance.now());
+  if (windows) deps.signal?.addEventListener("abort", onAbort, { once: true });
   let picked = 0;
   // Every seq's pick is drawn in order (the skipped ones too), so prompts and salts match one process.
   const pickFor = (seq: number) => {
@@ -321,6 +328,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
       deps.onSendsDone?.();
     }
   } finally {
+    deps.signal?.removeEventListener("abort", onAbort);
     clearInterval(tick);
     // Every ended request recorded (rows journaled, numbers added) before the level's numbers are read.
     await done.drain();
@@ -351,11 +359,16 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     maxRequests: spec.maxRequests === null ? null : shard ? ownedCount(spec.maxRequests, shard.k, shard.s) : spec.maxRequests, sent,
   });
   const short = shortRaw && spec.maxInFlight ? `${shortRaw} (or the cap of ${spec.maxInFlight} in flight held requests back)` : shortRaw;
+  // The trace's arrivals, each window's due count: up to the interrupt where one came (none past it).
+  const cutMs = interrupted ? (abortedAtMs !== null && originMs !== null ? abortedAtMs - originMs : -Infinity) : Infinity;
+  if (windows && allOffsets) for (let i = 0; i < allOffsets.length && allOffsets[i] <= cutMs; i++) windows.schedule(allOffsets[i]);
+  const replayRate = spec.replay && allOffsets ? traceRateRps(allOffsets) : null;
   return {
     level: spec.level,
     name: spec.name,
-    target_rate_rps: spec.ratePerS,
-    scheduled_rate_rps: facts ? scheduledRate(facts).rps : null,
+    // A replay whose arrivals have no span has no rate to target (its grid value is only a name).
+    target_rate_rps: spec.replay && replayRate === null ? null : spec.ratePerS,
+    scheduled_rate_rps: spec.replay ? replayRate : facts ? scheduledRate(facts).rps : null,
     schedule_note: scheduleNoteText,
     offered_rate_rps: offered,
     send_window_s: window,
@@ -372,7 +385,7 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
     interrupted,
     not_judged: notJudged,
     not_achieved: short,
-    ...(windows ? { windows: windows.windows() } : {}),
+    ...(windows ? { windows: windows.windows(), interrupted_at_s: interrupted && Number.isFinite(cutMs) ? Number((Math.max(0, cutMs) / 1000).toFixed(3)) : null } : {}),
     gpu: telemetry ? levelGpu(telemetry, summary.output_tokens, summary.window_s) : null,
     counts,
   };

@@ -15,6 +15,7 @@ import { COST_FORMULA, hasSlo, type Metric, metric, nStar, sloRecord, usdPer1mTo
 import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
 import type { AutoSearchState } from "../schedule/mod.ts";
 import { type TraceFacts, traceFacts } from "../schedule/trace_schedule.ts";
+import { traceData, traceLimitations, traceSourceOf, traceStar, traceSummaryHead } from "./trace_record.ts";
 import { CI_METHOD_ORDER_STATISTIC } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { CountTally, tallyLimitations } from "./count_limitations.ts";
@@ -88,9 +89,9 @@ function levelMetrics(lv: LevelResult): Metric[] {
   return out;
 }
 
-/** The replay's facts: given (a merge), or from the schedule. */
-function traceOf(x: Pick<LoadRecordInput, "trace" | "traceFacts">): TraceFacts | null {
-  return x.traceFacts ?? (x.trace ? traceFacts(x.trace) : null);
+/** The replay's facts: given (a merge), or from the schedule and the set's manifest. */
+function traceOf(x: Pick<LoadRecordInput, "trace" | "traceFacts" | "set">): TraceFacts | null {
+  return x.traceFacts ?? (x.trace ? { ...traceFacts(x.trace), source: traceSourceOf(x.set.manifest) } : null);
 }
 
 /** The search rule in words, for the record. */
@@ -117,6 +118,9 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     limitations.unshift("CLOSED-LOOP STRESS TEST: workers wait for their previous request, so the arrival rate falls as the server slows; not a capacity measurement and not used for N*");
   }
   if (!x.isLocal) limitations.push("server is not on this host: TTFT and e2e include the network round trip");
+  // What building the set from --dataset noted (said on stderr as it was built).
+  const dsNotes = ((x.args.dataset as { notes?: unknown } | undefined)?.notes ?? []) as unknown[];
+  for (const n of dsNotes) if (typeof n === "string") limitations.push(`dataset: ${n}`);
   const shared = sharedPrefixNote(x.prompts);
   if (shared) limitations.push(shared);
   if (x.levelKind === "concurrency" && !x.closedLoop) {
@@ -139,15 +143,11 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   }
   const tf = traceOf(x);
   if (tf) {
-    const t = tf;
-    limitations.push(`trace replay: ${t.n} request(s) at the trace's own arrival times${t.timeScale !== 1 ? ` x ${t.timeScale} (--time-scale)` : ""} over ${t.spanS.toFixed(1)} s ` +
-      `(mean ${t.rateRps.toFixed(2)} req/s, bursts included: the level's rate is the trace's mean, not a steady load)${t.dropped ? `; ${t.dropped} later row(s) past --max-duration-s ${t.maxDurationS} not sent` : ""}; per-second windows in data.levels[0].windows`);
+    limitations.push(...traceLimitations(tf, x.levels, x.interrupted));
     // --max-tokens wins over each row's own output length: a replay that is no longer the trace's says so.
     const own = x.runner.cfg.maxTokens;
     const replaced = own === null ? 0 : x.prompts.filter((p) => p.maxTokens !== null && p.maxTokens !== own).length;
     if (replaced) limitations.push(`--max-tokens ${own} replaced the trace's own output length in ${replaced} of ${x.prompts.length} row(s): the output lengths are not the trace's`);
-    const behind = (x.levels[0]?.windows ?? []).filter((w) => w.send_lag_p99_ms !== null && w.send_lag_p99_ms > 5);
-    if (behind.length) limitations.push(`the replay fell behind the trace (send lag p99 > 5 ms) in ${behind.length} one-second window(s), first at ${behind[0].t_s} s`);
   }
   const small = x.levels.filter((l) => l.summary.n_requests < 20).map((l) => l.name);
   if (small.length) limitations.push(`levels with fewer than 20 requests (p95 is rough): ${small.join(", ")}`);
@@ -198,14 +198,14 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     warmup_e2e_ms: x.warmupE2eMs, client_warm_up: x.clientWarmUp ?? null, reference_e2e_ms: x.referenceE2eMs, levels: x.levels.map(({ counts: _c, ...l }) => l), salted_requests: x.salted,
     failures_by_kind: byKind, token_count_methods: tally.methods, prompt_lengths: lengths?.check ?? null,
     ...(x.liveReport ? { live_metrics: x.liveReport } : {}),
-    ...(tf ? { trace: { rows: tf.rows, sent_rows: tf.n, dropped_after_max_duration: tf.dropped, time_scale: tf.timeScale, max_duration_s: tf.maxDurationS, span_s: tf.spanS, mean_rate_rps: tf.rateRps, schedule: "the set's arrival_s from its first row, x time_scale; request i is the i-th prompt in arrival order" } } : {}),
+    ...(tf ? { trace: traceData(tf, x.levels) } : {}),
     ...(x.autoSearch ? { auto_search: { ...x.autoSearch, precision: x.auto?.precision ?? null, max_levels: x.auto?.maxLevels ?? null, rule: AUTO_RULE } } : {}), timer: "client monotonic clock (performance.now), one timestamp per network read",
     request_profile: { engine_kind: runner.cfg.engineKind, api: runner.cfg.api, asked: runner.asked },
     clock: x.clock ?? null,
     definitions: {
       level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
       achieved_rps: "ok requests / window", offered_rate_rps: "(requests sent − 1) / send window (first to last send): the rate the sends kept, beside the target; the schedule's own at that estimator is (arrivals − 1) / (last − first arrival)",
-      scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s (the window's estimator, not offered_rate_rps's), or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations",
+      scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s (the window's estimator, not offered_rate_rps's), or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations; a trace replay: the trace's mean, (n − 1) / span as data.trace.mean_rate_rps (null with no span), and no schedule_note",
       goodput_rps: "requests meeting every SLO target / window", mean_inflight: "Little's law: Σ request durations / window",
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",
       ci95_p95: CI_METHOD_ORDER_STATISTIC, itl_ms: "gaps between consecutive token events (per event)",
@@ -253,9 +253,12 @@ export async function buildCapacityRecord(
   storeRoot: string,
   adjust?: (rec: Record<string, unknown>) => void,
 ): Promise<Record<string, unknown>> {
-  const star = x.closedLoop
+  const tf = traceOf(x);
+  const judged = x.closedLoop
     ? { value: null, reason: "closed-loop stress test: N* not computed", lowerBound: false }
     : nStar(x.levels.map((l) => ({ level: l.level, sloOk: l.summary.slo_ok, checks: l.summary.slo_checks, notJudged: l.not_judged ?? null, notAchieved: l.not_achieved ?? null })));
+  // A replay is one level at the trace's own times: its claim and its reason are a replay's.
+  const star = tf ? traceStar(tf, judged, x.levels[0]) : judged;
   const at = x.levels.find((l) => l.level === star.value) ?? null;
   const s = at?.summary ?? null;
   const tok = s?.output_tok_s_per_gpu ?? null;
@@ -286,10 +289,9 @@ export async function buildCapacityRecord(
     ? Object.entries({ ttft_p95_ms: x.slo.ttftP95Ms, tpot_p95_ms: x.slo.tpotP95Ms, e2e_p95_ms: x.slo.e2eP95Ms }).filter(([, v]) => v != null).map(([k, v]) => `${k} <= ${v}`).join(", ")
     : "no SLO";
   let summary = `${x.label} ${x.runner.cfg.model}: ${x.levelKind === "concurrency" ? "N*" : "max rate"} ${star.lowerBound ? ">=" : "="} ${star.value ?? "n/a"} ${unit} at ${sloText} (${star.reason})`;
-  const tf = traceOf(x);
   if (tf) {
     const verdict = x.levels[0]?.summary.slo_ok;
-    summary = `${x.label} ${x.runner.cfg.model}: trace replay of ${tf.n} request(s) at the trace's own times (mean ${tf.rateRps.toFixed(2)} req/s): ` +
+    summary = `${x.label} ${x.runner.cfg.model}: ${traceSummaryHead(tf, x.levels, x.interrupted)}: ` +
       (verdict === true ? `the SLO held (${sloText})` : verdict === false ? `the SLO failed (${sloText})` : hasSlo(x.slo) ? "not judged" : "no SLO given");
   }
   if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;

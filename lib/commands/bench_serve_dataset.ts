@@ -8,7 +8,8 @@
  */
 import { resolve } from "node:path";
 import { dataError, usageError } from "../cli/errors.ts";
-import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, DATASET_NAMES, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import { buildDatasetPromptSet, type DatasetCounter, datasetAlias, DATASET_NAMES, type DatasetOptions, DEFAULT_NUM_PROMPTS, tokenizerCounter, wordCounter } from "../datasets/mod.ts";
+import type { TraceSelection } from "../datasets/_window.ts";
 import { IkError } from "../cli/errors.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { datasetCounter } from "./prompts_build.ts";
@@ -37,9 +38,15 @@ export function checkDatasetFlags(f: ServeDatasetFlags): { name: string; path: s
   return { name: f.dataset, path: f.datasetPath };
 }
 
+/** The datasets that are request traces (rows with arrival times). */
+const TRACE_DATASETS: readonly string[] = ["mooncake", "azure", "burstgpt"];
+
 /**
  * Builds the set: the first `--limit-per-bucket` prompts of the seeded sample (default 1000, vLLM's
- * --num-prompts; every row for --mode trace), seeded by --seed.
+ * --num-prompts; every row for --mode trace), seeded by --seed. From a trace (mooncake, azure,
+ * burstgpt) `--limit-per-bucket N` keeps its first N rows in time order instead, a window of the
+ * trace as AIPerf's fixed schedule takes one (a seeded subset would thin its arrivals), and as
+ * `--prompts SET --limit-per-bucket N` takes the first N of a set written in arrival order.
  */
 export async function datasetPromptSet(
   ctx: CommandContext,
@@ -51,7 +58,12 @@ export async function datasetPromptSet(
   const name = datasetAlias(d.name);
   if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
   const counter = tok ? tokenizerCounter(tok.count) : await serverCounter(ctx, server);
-  const { set, build } = await buildDatasetPromptSet({ name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts: f.limitPerBucket || (f.mode === "trace" ? 0 : DEFAULT_NUM_PROMPTS), seed: f.seed });
+  const trace = TRACE_DATASETS.includes(name);
+  const numPrompts = f.limitPerBucket || (f.mode === "trace" ? 0 : DEFAULT_NUM_PROMPTS);
+  // timeWindow is the trace readers' own option (mooncake.ts, traces.ts); buildDataset hands it on.
+  const opts: DatasetOptions & TraceSelection = { name, path: resolve(ctx.runtime.cwd(), d.path), counter, numPrompts, seed: f.seed, timeWindow: trace };
+  const { set, build } = await buildDatasetPromptSet(opts);
+  if (trace && numPrompts > 0) build.dataset.sample = "the first num_prompts rows in time order that pass (a window of the trace, as a replay takes it)";
   const buckets = f.buckets.flatMap((b) => b.split(",")).map((s) => s.trim()).filter(Boolean);
   if (buckets.length && !buckets.some((b) => build.buckets.includes(b))) throw usageError("--buckets", `a ${name} set has one bucket, '${build.buckets[0]}'`, "drop --buckets");
   if (build.n === 0) throw dataError(build.source.file, `no row passed the ${name} filters (${build.dataset.rows} rows read)`, "check the file");
@@ -59,7 +71,8 @@ export async function datasetPromptSet(
   const ds = build.dataset;
   return {
     set,
-    args: { dataset: { name, file: build.source.file, source_sha256: build.source.sha256, rows: ds.rows, chosen: ds.chosen, filters: ds.filters, length_method: ds.length_method, set_sha256: build.sha256 } },
+    // The notes said on stderr are the record's too (a load or trace run lists them in its limitations).
+    args: { dataset: { name, file: build.source.file, source_sha256: build.source.sha256, rows: ds.rows, chosen: ds.chosen, sample: ds.sample, filters: ds.filters, length_method: ds.length_method, set_sha256: build.sha256, notes: build.limitations } },
   };
 }
 

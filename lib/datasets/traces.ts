@@ -2,7 +2,8 @@
  * Request traces that carry only lengths and times: BurstGPT (CSV `Timestamp, Model, Request
  * tokens, Response tokens, Total tokens, Log Type`; vLLM keeps `Model == GPT-4` rows with a
  * positive `Response tokens`, a failed request having 0) and the Azure LLM inference trace (CSV
- * `TIMESTAMP, ContextTokens, GeneratedTokens`). A seeded sample of rows is kept; each becomes a
+ * `TIMESTAMP, ContextTokens, GeneratedTokens`). A seeded sample of rows is kept (with `timeWindow`
+ * the first num_prompts in time order, as `bench serve --mode trace` takes them); each becomes a
  * prompt built to the row's input length with the exact-length search (the counter's own count:
  * exact with --tokenize-via), max_tokens the row's output length, and `arrival_s` (seconds, from
  * the trace's earliest row for Azure; BurstGPT's own Timestamp, 0 or more) kept for a later trace
@@ -17,6 +18,8 @@ import { SeededRng } from "../stats/mod.ts";
 import { openSource, type SourceInfo, sourceLines } from "./_source.ts";
 import { csvHeader, csvNumber, splitCsvLine } from "./_csv.ts";
 import { SeededPool } from "./_pool.ts";
+import { type TraceSelection, WindowPool } from "./_window.ts";
+import { TIME_WINDOW_SELECTION } from "../schedule/trace_schedule.ts";
 import { tokenLength, traceTime } from "./_bounds.ts";
 import type { DatasetLine, DatasetOptions, DatasetRead, FilterCount, LengthReport } from "./types.ts";
 
@@ -61,9 +64,10 @@ const COLUMNS = {
 } as const;
 
 /** Reads a BurstGPT or Azure trace CSV into prompt lines (see the module note). */
-export async function readTrace(o: DatasetOptions & { name: "burstgpt" | "azure" }): Promise<DatasetRead & { source: SourceInfo }> {
+export async function readTrace(o: DatasetOptions & TraceSelection & { name: "burstgpt" | "azure" }): Promise<DatasetRead & { source: SourceInfo }> {
   const src = await openSource(o.path);
-  const pool = new SeededPool<TraceRow>(o.numPrompts, o.seed);
+  const inWindow = o.timeWindow === true && o.numPrompts > 0;
+  const pool = inWindow ? new WindowPool<TraceRow>(o.numPrompts, (r) => r.arrivalS) : new SeededPool<TraceRow>(o.numPrompts, o.seed);
   const burst = o.name === "burstgpt";
   const drop = { model: 0, failed: 0, noInput: 0, blank: 0 };
   let header: ReturnType<typeof csvHeader> | null = null;
@@ -148,6 +152,6 @@ export async function readTrace(o: DatasetOptions & { name: "burstgpt" | "azure"
   if (rep.raised_to_floor) notes.push(`${rep.raised_to_floor} trace input length(s) were not more than the ${floor} tokens an empty message counts and were raised to ${floor + 1}`);
   return {
     lines, rows, examined: rows, source: info, filters, notes, lengths: rep,
-    options: { columns: COLUMNS[o.name], arrival_s: burst ? "the trace's Timestamp (seconds)" : "seconds since the trace's earliest row", order: "arrival", file_in_time_order: unsortedAt === null, ...(burst ? { model: BURSTGPT_MODEL } : {}) },
+    options: { columns: COLUMNS[o.name], arrival_s: burst ? "the trace's Timestamp (seconds)" : "seconds since the trace's earliest row", order: "arrival", file_in_time_order: unsortedAt === null, ...(burst ? { model: BURSTGPT_MODEL } : {}), ...(inWindow ? { selection: TIME_WINDOW_SELECTION } : {}) },
   };
 }

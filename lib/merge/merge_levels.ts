@@ -118,6 +118,15 @@ function serverOfRecord(v: unknown): Record<string, unknown> | null {
   return startedAtMs === undefined || "started_at_ms" in rest ? (v as Record<string, unknown>) : { ...rest, started_at_ms: startedAtMs };
 }
 
+/**
+ * A row's offset on its level's schedule (ms): its due time less its shard's t0, both on the
+ * shard's own monotonic clock, in whole ns, then to the µs a replay's offsets are kept at (the row's
+ * ns were rounded from t0 + offset, so the difference can be 1 ns short of a whole second).
+ */
+export function scheduleOffsetMs(tScheduledNs: number, t0MonoMs: number): number {
+  return Math.round((tScheduledNs - Math.round(t0MonoMs * 1e6)) / 1e3) / 1e3;
+}
+
 /** Merges a checked group level by level, writing rows, outputs and inputs into `sink`. */
 export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: MergeSink): Promise<Merged> {
   const ref = g.ref, S = g.s;
@@ -154,6 +163,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const sentBy = new Map<number, number>();
     const levelLag = new Map<number, Column>();
     const levelLagLessWait = new Map<number, Column>();
+    const dueAt = new Map<Obj, number>();
     // The schedule's origin on the merged clock: every shard's level starts at the same t0.
     let origin: number | null = null;
     for (const s of g.slices) {
@@ -182,6 +192,8 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
         seen.add(seq);
         const moved: Obj = { ...row, t_send_ns: (row.t_send_ns as number) + shift, t_end_ns: (row.t_end_ns as number) + shift };
         if (typeof row.t_scheduled_ns === "number") moved.t_scheduled_ns = row.t_scheduled_ns + shift;
+        // A replay's offset on the schedule, from the shard's own t0 on its own clock (whole ns, no wall-clock ms in it).
+        if (replay && t0 !== null && typeof row.t_scheduled_ns === "number") dueAt.set(moved, scheduleOffsetMs(row.t_scheduled_ns, t0));
         rows.push(moved);
         sent++;
         st.sent++;
@@ -204,9 +216,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
 
     const acc = new LevelAccumulator(slo);
     const counts = new CountTally();
-    // A replay's per-second windows, on the reference shard's axis from the level's start.
+    // A replay's per-second windows, by each row's offset on the schedule; every row sent is on
+    // it, aborted ones too (as a run's own windows count them), so an interrupted merge's end where its sends did.
     const windows = replay ? new ScheduleWindows(1) : null;
-    const levelStartMono = starts[j] !== undefined ? starts[j] - refOff : null;
     let aborted = 0, firstSend = Infinity, lastSend = -Infinity;
     for (const r of rows) {
       sink.rows.write(r);
@@ -214,17 +226,17 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       firstSend = Math.min(firstSend, r.t_send_ns as number);
       lastSend = Math.max(lastSend, r.t_send_ns as number);
       if (r.salt !== null && r.salt !== undefined) salted++;
+      const off = dueAt.get(r);
+      if (windows && off !== undefined) {
+        windows.schedule(off);
+        windows.add(off, typeof r.send_lag_ms === "number" ? r.send_lag_ms : null, r.ok === true);
+      }
       if (r.error_kind === "aborted") {
         aborted++;
         continue;
       }
       acc.add(r as never);
       counts.add(r as never, typeof r.max_tokens === "number" ? r.max_tokens : null);
-      if (windows && levelStartMono !== null && typeof r.t_scheduled_ns === "number") {
-        const off = r.t_scheduled_ns / 1e6 - levelStartMono;
-        windows.schedule(off);
-        windows.add(off, typeof r.send_lag_ms === "number" ? r.send_lag_ms : null, r.ok === true);
-      }
     }
     // ITL from the outputs files, streamed (the ITL column is order-free); only ok rows count, as in a run.
     const outputs = await sink.open("outputs", name), inputs = await sink.open("inputs", name);

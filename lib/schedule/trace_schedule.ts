@@ -22,8 +22,16 @@ export interface TraceSchedule {
   dropped: number;
   /** The last offset, s. */
   spanS: number;
-  /** The trace's mean rate over the replay: n / span (as a level's scheduled rate is read), or n when it has no span. */
+  /**
+   * The level's nominal rate (its grid value): the trace's mean rate, or for arrivals with no span
+   * (one row, or every row at one instant) their count, as nothing else names the level.
+   */
   rateRps: number;
+  /**
+   * The trace's mean rate over the replay: (n − 1) gaps over the span, as a level's offered rate
+   * is counted; null when the arrivals have no span (a rate would be invented).
+   */
+  meanRateRps: number | null;
 }
 
 /**
@@ -49,26 +57,54 @@ export function traceSchedule(prompts: readonly Prompt[], setName: string, o: { 
   const spanS = offsetsMs[n - 1] / 1000;
   return {
     prompts: order.slice(0, n).map((x) => x.p), offsetsMs, timeScale: o.timeScale, maxDurationS: o.maxDurationS,
-    // Arrivals per second between the first and the last: (n - 1) gaps over the span, as a level's offered rate is counted.
-    rows: all.length, dropped: all.length - n, spanS, rateRps: spanS > 0 && n > 1 ? (n - 1) / spanS : n,
+    rows: all.length, dropped: all.length - n, spanS, rateRps: traceRateRps(offsetsMs) ?? n, meanRateRps: traceRateRps(offsetsMs),
   };
+}
+
+/**
+ * A replay's mean rate: arrivals per second between the first and the last, (n − 1) gaps over the
+ * span, as a level's offered rate is counted; null when the offsets have no span.
+ * @param offsetsMs non-decreasing offsets, ms, from the replay's start
+ */
+export function traceRateRps(offsetsMs: ArrayLike<number>): number | null {
+  const n = offsetsMs.length;
+  const spanMs = n > 1 ? offsetsMs[n - 1] - offsetsMs[0] : 0;
+  return spanMs > 0 ? (n - 1) / (spanMs / 1000) : null;
+}
+
+/** A trace reader's `options.selection` when it kept the first rows in time order (a time window), not a seeded sample. */
+export const TIME_WINDOW_SELECTION = "time_window";
+
+/** Where a replayed set came from: its trace's rows against the rows the set holds. */
+export interface TraceSource {
+  /** Rows of the trace file. */
+  sourceRows: number;
+  /** Of them, the rows that passed the dataset's filters. */
+  passedRows: number;
+  /** The rows the set holds. */
+  chosenRows: number;
+  /** The set is a seeded sample of the rows that passed (arrivals thinned), not all of them or a time window. */
+  sampled: boolean;
 }
 
 /** What a record says of a replay (a merge has these from its slices, not the offsets). */
 export interface TraceFacts {
-  /** Requests in the replay. */
+  /** Requests the replay's schedule holds (planned; fewer are sent when it is interrupted). */
   n: number;
   rows: number;
   dropped: number;
   timeScale: number;
   maxDurationS: number | null;
   spanS: number;
-  rateRps: number;
+  /** The trace's mean rate, (n − 1) / span; null when the arrivals have no span. */
+  rateRps: number | null;
+  /** The set's source trace, where its manifest says (null: a set without one). */
+  source?: TraceSource | null;
 }
 
 /** The facts of a schedule. */
 export function traceFacts(t: TraceSchedule): TraceFacts {
-  return { n: t.offsetsMs.length, rows: t.rows, dropped: t.dropped, timeScale: t.timeScale, maxDurationS: t.maxDurationS, spanS: t.spanS, rateRps: t.rateRps };
+  return { n: t.offsetsMs.length, rows: t.rows, dropped: t.dropped, timeScale: t.timeScale, maxDurationS: t.maxDurationS, spanS: t.spanS, rateRps: t.meanRateRps };
 }
 
 /** The facts back from a record's `data.trace`, or null when it has none. */
@@ -76,6 +112,12 @@ export function traceFactsOf(d: unknown): TraceFacts | null {
   if (!d || typeof d !== "object") return null;
   const o = d as Record<string, unknown>;
   const num = (k: string) => (typeof o[k] === "number" ? o[k] as number : NaN);
-  const f: TraceFacts = { n: num("sent_rows"), rows: num("rows"), dropped: num("dropped_after_max_duration"), timeScale: num("time_scale"), maxDurationS: typeof o.max_duration_s === "number" ? o.max_duration_s : null, spanS: num("span_s"), rateRps: num("mean_rate_rps") };
-  return [f.n, f.rows, f.dropped, f.timeScale, f.spanS, f.rateRps].every(Number.isFinite) ? f : null;
+  // Records before planned_rows wrote the planned count as sent_rows.
+  const n = typeof o.planned_rows === "number" ? o.planned_rows : num("sent_rows");
+  const rate = o.mean_rate_rps === null ? null : num("mean_rate_rps");
+  const f: TraceFacts = { n, rows: num("rows"), dropped: num("dropped_after_max_duration"), timeScale: num("time_scale"), maxDurationS: typeof o.max_duration_s === "number" ? o.max_duration_s : null, spanS: num("span_s"), rateRps: rate };
+  const src = typeof o.source_rows === "number" && typeof o.passed_rows === "number" && typeof o.chosen_rows === "number"
+    ? { sourceRows: o.source_rows, passedRows: o.passed_rows, chosenRows: o.chosen_rows, sampled: o.sampled === true }
+    : null;
+  return [f.n, f.rows, f.dropped, f.timeScale, f.spanS, rate ?? 0].every(Number.isFinite) ? { ...f, source: src } : null;
 }
