@@ -116,7 +116,7 @@ const flags = () => ({
     description: message`Ask the engine to generate exactly max_tokens (ignore_eos / min_tokens).`,
   }), true),
   cacheSalt: withDefault(negatableFlag({ positive: "--cache-salt", negative: "--no-cache-salt" }, {
-    description: message`Rounds after the first prefix each prompt with a unique tag (cold-prefill TTFT); --no-cache-salt resends identical prompts (warm cache).`,
+    description: message`Single mode: rounds after the first prefix each prompt with a unique tag (cold-prefill TTFT); --no-cache-salt resends identical prompts (warm cache). Conversations mode: each run tags its conversations (a rerun's turn 1 is cold); --no-cache-salt sends them untagged.`,
   }), true),
   temperature: withDefault(option("--temperature", string({ metavar: "T|server" }), {
     description: message`Sampling temperature in every body (default 0: greedy, as reproducible as the engine allows); server sends none, so the server's default applies (as vllm bench serve).`,

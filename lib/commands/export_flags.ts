@@ -18,7 +18,7 @@ export const exportCommand = () => command("export", object({
   json: option("--json", { description: message`Print {"files": [...]} as one JSON object on stdout.` }),
 }), {
   brief: message`Write a record as vllm bench serve result files, CSV or JSONL, for existing dashboards and spreadsheets.`,
-  description: message`--format vllm needs a load-mode record (ik bench serve --mode load): each level becomes <label>-<level>.json with vLLM's keys and units, the per-request arrays in seconds, and percentiles recomputed vLLM's way (linear interpolation; ik's records use nearest rank; the file's ik_percentiles key says so). max_concurrency is set only for closed-loop levels. A runs.tsv lets ik summarize vllm --runs DIR/runs.tsv --results DIR read the export back.`,
+  description: message`--format vllm needs a load-mode record (ik bench serve --mode load): each level becomes <label>-<level>.json with vLLM's keys and units, the per-request arrays in seconds, and percentiles recomputed vLLM's way (linear interpolation; ik's records use nearest rank; the file's ik_percentiles key says so). max_concurrency is the run's in-flight cap (ik bench vllm's --max-concurrency) or a closed loop's workers, else null. A runs.tsv lets ik summarize vllm --runs DIR/runs.tsv --results DIR read the export back.`,
 });
 
 /** The parsed flags of `ik export`. */
