@@ -81,24 +81,25 @@ export async function writeRunFiles(
   const rel = join("outputs", label, "index.json");
   await run.write(rel, JSON.stringify(index, null, 1) + "\n");
   const root = extraRoot as string | null;
-  if (root) {
-    const p = join(root, rel);
-    let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
-    try {
-      old = JSON.parse(await readFile(p, "utf8"));
-    } catch { /* first run of this label, or unreadable: start again */ }
-    const merged = {
-      label,
-      note: "merged across runs of this label; each record keeps its own snapshot",
-      files: sortedObject({ ...(old.files ?? {}), ...index.files }),
-      inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
-    };
-    await copy(async () => {
-      await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
-      await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
-    });
-  }
+  if (root) await copy(() => mergeRunDirIndex(root, label, index));
   return { index: rel, runDirError };
+}
+
+/** Merges this run's files into the run dir's `outputs/<label>/index.json` (written whole; a failure is the caller's exit 74). */
+async function mergeRunDirIndex(root: string, label: string, index: { files: Record<string, string>; inputs: Record<string, string> }): Promise<void> {
+  const p = join(root, "outputs", label, "index.json");
+  let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
+  try {
+    old = JSON.parse(await readFile(p, "utf8"));
+  } catch { /* first run of this label, or unreadable: start again */ }
+  const merged = {
+    label,
+    note: "merged across runs of this label; each record keeps its own snapshot",
+    files: sortedObject({ ...(old.files ?? {}), ...index.files }),
+    inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
+  };
+  await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
+  await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
 }
 
 /**
@@ -131,19 +132,7 @@ export async function copyRunFilesToRunDir(
       const [kind, , ...rest] = f.rel.split("/");
       if (kind === "outputs" || kind === "inputs") index[kind === "outputs" ? "files" : "inputs"][rest.join("/")] = f.sha256;
     }
-    const p = join(root, "outputs", label, "index.json");
-    let old: { files?: Record<string, string>; inputs?: Record<string, string> } = {};
-    try {
-      old = JSON.parse(await readFile(p, "utf8"));
-    } catch { /* first run of this label, or unreadable: start again */ }
-    const merged = {
-      label,
-      note: "merged across runs of this label; each record keeps its own snapshot",
-      files: sortedObject({ ...(old.files ?? {}), ...index.files }),
-      inputs: sortedObject({ ...(old.inputs ?? {}), ...index.inputs }),
-    };
-    await guardWrite(p, () => mkdir(dirname(p), { recursive: true, mode: 0o700 }));
-    await writeWhole(p, JSON.stringify(merged, null, 1) + "\n", 0o644);
+    await mergeRunDirIndex(root, label, index);
     return null;
   } catch (e) {
     if (!isOutputError(e)) throw e;
