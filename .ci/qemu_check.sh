@@ -195,7 +195,7 @@ fi
 # bench serve runs whose client is the one the other suites test; they run on the Bun build
 # above, which keeps this stage, and .ci/run, inside CI's 35 minutes.
 mapfile -t e2e < <(grep -rlE 'ikVariants|runIk\(|ikBin\(' tests --include='*.test.ts' 2>/dev/null | grep -v '^tests/release/' |
-  grep -vE '^tests/(rounds/rounds_(mock|llamacpp)|shard/sharded_binary|bench/auto_levels_binary)\.test\.ts$' | sort)
+  grep -vE '^tests/(rounds/rounds_(mock|llamacpp|interrupt|rerun)|shard/sharded_binary|bench/auto_levels_binary)\.test\.ts$' | sort)
 if [ -x dist/ik-node ] && [ ${#e2e[@]} -gt 0 ]; then
   # --timeout: the Node build starts slower (~0.15 s a run) and `ik selftest` takes ~8 s on it, past bun's 5 s default.
   if IK_BIN=dist/ik-node timeout 1200 ./node_modules/.bin/bun test --timeout 120000 "${e2e[@]}" >"$log_dir/e2e-node.log" 2>&1; then
