@@ -280,4 +280,21 @@ describe("selftest checks fail when the client is wrong", () => {
     assert.equal(checks.find((c) => c.name.startsWith("stall"))?.status, "FAIL");
     assert.equal(checks.find((c) => c.name === "reset")?.status, "PASS");
   });
+
+  test("only the stall and slow-headers faults run with the short silence limit", async () => {
+    // A host busy booting the other personalities' mocks (the Node build) once turned a 429 into
+    // a timeout at 0.4 s: the faults whose answer comes at once keep the client's default limit.
+    const limits = new Map<string, number | undefined>();
+    const recording: Sender = async (req) => {
+      limits.set(req.prompt.replace(/^fault /, "").replace(/:.*/, ""), req.idleTimeoutS);
+      return await real(req);
+    };
+    const checks = await faultChecks(deps(recording), "vllm");
+    assert.equal(checks.filter((c) => c.status === "FAIL").length, 0);
+    assert.equal(limits.size, 9);
+    for (const [fault, s] of limits) {
+      if (fault === "stall" || fault === "slow-headers") assert.ok(s !== undefined && s < 1.2, `${fault}: ${s}`);
+      else assert.equal(s, undefined, fault);
+    }
+  });
 });
