@@ -17,6 +17,15 @@ export function ikBin(): string {
   return resolve(ROOT, runtime.env("IK_BIN") ?? "dist/ik");
 }
 
+/**
+ * The `skip` of a suite that only runs the compiled binary end to end. Under Deno it would run the
+ * same dist/ik (the Bun build) that `bun test` runs, ~2.5 min of CI for nothing new: such suites run
+ * under Bun only. Deno's run proves the source: the in-process suites and ikVariants' source runs.
+ */
+export const BINARY_ONLY_SUITE: string | false = runtime.name === "deno"
+  ? "runs only dist/ik end to end, as bun test does: Bun only, for CI time"
+  : false;
+
 /** argv that runs cli.ts on the runtime running the tests. */
 export function ikSourceArgv(): string[] {
   const cli = join(ROOT, "cli.ts");

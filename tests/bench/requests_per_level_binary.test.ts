@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { arrivalOffsetsMs, levelSeed } from "../../lib/schedule/mod.ts";
-import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+import { type IkProcess, ikBin, runIk, startArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 
 type Obj = Record<string, any>;
 let dir: string, base: string, env: Record<string, string>;
@@ -42,7 +42,7 @@ const load = (...extra: string[]) => ["bench", "serve", "--mode", "load", "--bas
 const readRec = async (p: string): Promise<Obj> => JSON.parse(await readFile(join(p, "evidence.json"), "utf8"));
 const rowsOf = async (p: string): Promise<Obj[]> => (await readFile(join(p, "requests.jsonl"), "utf8")).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 
-describe("load mode: the schedule's rate is warned about, and --requests N is exact (dist/ik)", () => {
+describe("load mode: the schedule's rate is warned about, and --requests N is exact (dist/ik)", { skip: BINARY_ONLY_SUITE }, () => {
   test("a level 25 % under its rate warns once on stderr and in the record; a level on its rate does not", async () => {
     const runs = join(dir, "warn");
     const r = await ik(load("--rates", "4,5.5", "--duration-s", "2", "--sweep-all", "--json"), runs);

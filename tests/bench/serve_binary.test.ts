@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runIk, startArgv, ikBin } from "../_helpers/ik.ts";
+import { runIk, startArgv, ikBin, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 
 let mock: MockProc;
@@ -28,7 +28,7 @@ after(async () => {
 
 const base = (limit = 1) => ["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--warmup", "0", "--limit-per-bucket", String(limit), "--max-tokens", "8", "--resamples", "200"];
 
-describe("bench serve through the binary", () => {
+describe("bench serve through the binary", { skip: BINARY_ONLY_SUITE }, () => {
   test("a record, then --extend from a second process; a different --seed is refused naming it", async () => {
     const a = await runIk([...base(), "--rounds", "2", "--json"], { env, timeoutMs: 60_000 });
     assert.equal(a.code, 0, a.stderr);

@@ -13,7 +13,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+import { type IkProcess, ikBin, runIk, startArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 
 let dir: string, runs: string;
 const mocks: IkProcess[] = [];
@@ -75,7 +75,7 @@ function perRound(rows: Record<string, any>[], bucket: string, metric: string): 
   return new Map([...by].map(([k, v]) => [k, med(v)]));
 }
 
-describe("ik compare (dist/ik, two mocks)", () => {
+describe("ik compare (dist/ik, two mocks)", { skip: BINARY_ONLY_SUITE }, () => {
   test("ratios match an independent computation from the rows; TPOT ratio is 8/5; deterministic", async () => {
     const r = await compare(ids.a, ids.b, "--json");
     assert.equal(r.code, 0, r.stderr);

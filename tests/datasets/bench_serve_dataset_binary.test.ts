@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { makeDatasetFixtures } from "../../scripts/make_dataset_fixtures.ts";
-import { runIk } from "../_helpers/ik.ts";
+import { runIk, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 
 type Obj = Record<string, any>;
@@ -33,7 +33,7 @@ after(async () => {
 const serve = (...args: string[]) =>
   runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", ...args], { env, timeoutMs: 60_000 });
 
-describe("bench serve --dataset (dist/ik)", () => {
+describe("bench serve --dataset (dist/ik)", { skip: BINARY_ONLY_SUITE }, () => {
   test("single mode runs the sharegpt sample and records the dataset; lengths by the server's /tokenize", async () => {
     const r = await serve("--dataset", "sharegpt", "--dataset-path", fx["sharegpt.json"], "--limit-per-bucket", "3", "--seed", "4", "--json");
     assert.equal(r.code, 0, r.stderr);

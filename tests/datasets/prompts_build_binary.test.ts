@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { AZURE_HEADER, BURSTGPT_HEADER, makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 import { pseudoTokens } from "../../lib/prompts/synth.ts";
-import { runIk } from "../_helpers/ik.ts";
+import { runIk, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 
 type Obj = Record<string, any>;
@@ -48,7 +48,7 @@ async function build(dataset: string, file: string, ...args: string[]): Promise<
 const fileSha = async (name: string) => createHash("sha256").update(await readFile(fx[name])).digest("hex");
 const drops = (m: Obj) => (m.dataset.filters as Obj[]).map((f) => f.dropped);
 
-describe("ik prompts build (dist/ik)", () => {
+describe("ik prompts build (dist/ik)", { skip: BINARY_ONLY_SUITE }, () => {
   test("sharegpt: first human turn, the answer's tokens as max_tokens, vLLM's filters counted, the source identified", async () => {
     const { lines, manifest, stderr } = await build("sharegpt", "sharegpt.json", "--num-prompts", "0");
     const byId = new Map(SHAREGPT_CASES.map((c, i) => [`sharegpt-${i}`, c as Obj]));

@@ -11,7 +11,7 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+import { type IkProcess, ikBin, runIk, startArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 
 type Obj = Record<string, any>;
 let dir: string, base: string, env: Record<string, string>;
@@ -63,7 +63,7 @@ function toSchema1(rec: Obj): Obj {
   return old;
 }
 
-describe("record schema 2: snake_case keys, and schema-1 records still read (dist/ik)", () => {
+describe("record schema 2: snake_case keys, and schema-1 records still read (dist/ik)", { skip: BINARY_ONLY_SUITE }, () => {
   test("single and load records: schema 2, snake_case everywhere, the SLO as ttft_p95_ms; report and export read a schema-1 copy the same", async () => {
     const runs = join(dir, "runs");
     const single = await ik(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", "--max-tokens", "4", "--buckets", "very_short", "--json"], runs);

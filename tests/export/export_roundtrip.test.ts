@@ -11,7 +11,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runIk } from "../_helpers/ik.ts";
+import { runIk, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { linearPercentile } from "../../lib/export/mod.ts";
 import { fixed } from "../../lib/summarize/mod.ts";
@@ -63,7 +63,7 @@ async function measured(id: string): Promise<{ record: Record<string, any>; rows
   return { record: JSON.parse(await readFile(join(d, "evidence.json"), "utf8")), rows: jsonl(await readFile(join(d, "requests.jsonl"), "utf8")) };
 }
 
-describe("ik export --format vllm", () => {
+describe("ik export --format vllm", { skip: BINARY_ONLY_SUITE }, () => {
   test("one vLLM result file per level, read back by ik summarize vllm with the record's values", async () => {
     const out = join(dir, "vllm-out");
     const e = await runIk(["export", loadCapacity.evidence_id, "--format", "vllm", "--out", out, "--json"], { env, timeoutMs: 30_000 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { ikBin, type IkProcess, runIk, startArgv } from "../_helpers/ik.ts";
+import { ikBin, type IkProcess, runIk, startArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
 import type { Served } from "../../lib/runtime/mod.ts";
 
@@ -61,7 +61,7 @@ function hostile(): Promise<Served> {
   }, { port: 0, hostname: "127.0.0.1" });
 }
 
-describe("ik probe, issue 7 (compiled binary)", () => {
+describe("ik probe, issue 7 (compiled binary)", { skip: BINARY_ONLY_SUITE }, () => {
   const mocks: Record<string, string> = {};
   const procs: IkProcess[] = [];
   let evil: Served;

@@ -11,11 +11,11 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { runIk } from "../_helpers/ik.ts";
+import { runIk, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { jsonl, loadArgs, merge, mergedRecords, type Obj, runLocalShards, shardEnv, splitSlice, startAt } from "../shard/_sharded.ts";
 
-describe("prompt lengths in load mode (binary)", () => {
+describe("prompt lengths in load mode (binary)", { skip: BINARY_ONLY_SUITE }, () => {
   let mock: MockProc;
   let dir = "";
   let env: Record<string, string> = {};

@@ -14,10 +14,10 @@ import { after, before, describe, test } from "node:test";
 import { chatPromptTokens } from "../../lib/mock/tokens.ts";
 import { parsePromptSetText } from "../../lib/prompts/mod.ts";
 import { freePort } from "../_helpers/ports.ts";
-import { runIk } from "../_helpers/ik.ts";
+import { runIk, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 
-describe("prompts synth --tokenize-via against ik mock (binary)", () => {
+describe("prompts synth --tokenize-via against ik mock (binary)", { skip: BINARY_ONLY_SUITE }, () => {
   let vllm: MockProc;
   let sglang: MockProc;
   let trtllm: MockProc;

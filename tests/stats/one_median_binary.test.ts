@@ -15,7 +15,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type IkProcess, ikBin, runIk, startArgv } from "../_helpers/ik.ts";
+import { type IkProcess, ikBin, runIk, startArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 
 type Obj = Record<string, any>;
 let dir: string, base: string, env: Record<string, string>;
@@ -74,7 +74,7 @@ function rowCells(text: string, first: string): string[] {
   return line.split(/[│|]/).slice(1, -1).map((c) => c.trim());
 }
 
-describe("one median definition: every command, the same number (dist/ik)", () => {
+describe("one median definition: every command, the same number (dist/ik)", { skip: BINARY_ONLY_SUITE }, () => {
   test("single mode: bench serve, its record, compare (text, JSON) and report agree on all e2e", async () => {
     const serve = await ik(["bench", "serve", "--base-url", base, "--model", "mock-model", "--rounds", "1", "--warmup", "0", "--max-tokens", "8",
       "--buckets", "very_short,short"]);

@@ -14,7 +14,7 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ikBin, type IkRun, runArgv } from "../_helpers/ik.ts";
+import { ikBin, type IkRun, runArgv, BINARY_ONLY_SUITE } from "../_helpers/ik.ts";
 import { type MockProc, startMock } from "../mock/_helpers.ts";
 import { makeDatasetFixtures, SHAREGPT_CASES } from "../../scripts/make_dataset_fixtures.ts";
 
@@ -64,7 +64,7 @@ const recordId = (r: IkRun) => /ik's record (serve_benchmark-\S+)/.exec(r.stderr
 const rows = (id: string) => readFileSync(join(dir, "runs", id, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const one = (d: string) => JSON.parse(readFileSync(join(d, readdirSync(d).find((f) => f.endsWith(".json"))!), "utf8"));
 
-describe("ik bench vllm", () => {
+describe("ik bench vllm", { skip: BINARY_ONLY_SUITE }, () => {
   test("summary block, vLLM's key set, values from ik's record, and ik summarize vllm reads the file", async () => {
     const res = join(dir, "r1");
     const r = await ik([...base(), "--num-prompts", "12", "--request-rate", "40", "--seed", "3", "--save-result", "--result-dir", res]);
