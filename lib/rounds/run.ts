@@ -26,7 +26,7 @@ import { movePreviousRun, type PreviousRunMove } from "./previous_run.ts";
 import { shellJoin } from "./format.ts";
 import { roundsMarkdown } from "./markdown.ts";
 import { hasFlag, shellSplit } from "../cli/argv_words.ts";
-import { checkRoundsExtraBody, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
+import { checkLiveLabels, checkRoundsExtraBody, RESERVED_SERVE_FLAGS, resolveJsonSetting, scheduleFixedBy } from "./serve_argv.ts";
 import { maxFailFrom } from "./cell_checks.ts";
 import { type RoundsSummary, summarize } from "./summary.ts";
 import { type RoundDesign, roundOrders } from "./williams.ts";
@@ -105,6 +105,8 @@ export async function runRounds(
     const clash = RESERVED_SERVE_FLAGS.find((f) => hasFlag(serveArgs, f));
     if (clash) throw usageError("--serve-args", `sets ${clash}, which bench rounds sets for every cell`, clash === "--rounds" ? "use bench rounds --rounds (each cell is one round of each engine)" : "drop it from --serve-args");
   }
+  // Each child would refuse a secret-looking label with live metrics, but only after its engine started.
+  checkLiveLabels(o.serveCmd, serveArgs, specs.map((s) => ({ label: s.label, where: `engines[${manifest.engines.indexOf(s)}]` })));
   const fixedBy = o.mode === "load" ? scheduleFixedBy(serveArgs) : null;
   if (fixedBy && o.refE2eMs !== null) throw usageError("--ref-e2e-ms", `conflicts with ${fixedBy} in --serve-args, which already fixes the schedule`, "give one");
   let schedule: LoadSchedule | null = null;

@@ -7,8 +7,9 @@
  */
 import { dataError, IkError, usageError } from "../cli/errors.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
-import { dropFlag, flagValue, shellSplit } from "../cli/argv_words.ts";
+import { dropFlag, flagValue, hasFlag, shellSplit } from "../cli/argv_words.ts";
 import { canonicalJson } from "../evidence/mod.ts";
+import { labelValueProblem } from "../live_metrics/label_guard.ts";
 import { sortedJson } from "./format.ts";
 
 /** The environment variable that overrides the child command (CONTRACTS.md). */
@@ -169,5 +170,33 @@ export function checkRoundsExtraBody(body: Resolved, manifestPath: string): void
     if (!(e instanceof IkError)) throw e;
     if (body.source.startsWith("manifest")) throw dataError(manifestPath, `workload.extra_body: ${e.message}`, "fix the manifest and rerun");
     throw usageError(body.source === "--extra-body" ? "--extra-body" : "--serve-args", `${body.source === "--extra-body" ? "" : "--extra-body: "}${e.message}`, e.hint);
+  }
+}
+
+/** Child flags that turn on live metrics, which send the child's `--label` with every series. */
+const LIVE_FLAGS: readonly string[] = ["--metrics-listen", "--prometheus-remote-write"];
+
+/**
+ * Refuses (64), before any engine launches, an engine label that every cell's `bench serve` would
+ * refuse only after that engine had started: with live metrics on in `--serve-args` (or the
+ * `--serve-cmd` template) the child sends its `--label` with every series, and a label that looks
+ * like a secret is never sent. The error names the engine by its place in the manifest, never the
+ * label. A template whose placeholders leave out `{label}` passes no label: nothing to check.
+ * @param engines each selected engine's label and where the manifest holds it (`engines[2]`)
+ */
+export function checkLiveLabels(template: string | null, serveArgs: readonly string[], engines: readonly { label: string; where: string }[]): void {
+  const words = [...serveArgs, ...(template ? shellSplit(template, "--serve-cmd") : [])];
+  const live = LIVE_FLAGS.find((f) => hasFlag(words, f));
+  if (!live) return;
+  if (template && /\{[A-Za-z_]+\}/.test(template) && !template.includes("{label}")) return;
+  for (const e of engines) {
+    const why = labelValueProblem("label", e.label);
+    if (why) {
+      throw usageError(
+        template && hasFlag(shellSplit(template, "--serve-cmd"), live) ? "--serve-cmd" : "--serve-args",
+        `turns on live metrics (${live}), which send each cell's --label with every series, and the label of ${e.where} in the manifest: ${why.replace(/^label label: /, "")}`,
+        `give ${e.where} a label that is not secret-looking, or run without ${live}`,
+      );
+    }
   }
 }

@@ -176,3 +176,23 @@ test("a bad --extra-body is refused before any engine launches: 64 for the flag 
   assert.equal(existsSync(launched), false, "no engine was launched");
   assert.equal(existsSync(join(dir, "eb", "rounds")), false, "nothing ran");
 });
+
+test("a secret-looking engine label with live metrics in --serve-args is refused before any engine launches (64, the label never printed)", async () => {
+  const launched = join(dir, "launched-live");
+  const label = "sk-proj-Abcdefghijklmnop0123456789";
+  await writeFile(join(dir, "live.json"), JSON.stringify({ engines: [
+    { label: "fine", name: "vllm", launch: ["sh", "-c", `touch ${launched}`], port: 1 },
+    { label, name: "vllm", launch: ["sh", "-c", `touch ${launched}`], port: 2 },
+  ] }));
+  const r = await runIk(["bench", "rounds", join(dir, "live.json"), "--serve-args", "--metrics-listen=127.0.0.1:0", "--run-dir", join(dir, "live"), "--gpu-lock", join(dir, "lockL")], { env, timeoutMs: 30_000 });
+  assert.equal(r.code, 64, r.stderr);
+  assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  assert.match(r.stderr, /^ik: --serve-args: turns on live metrics \(--metrics-listen\).*the label of engines\[1\] in the manifest: value looks like an API key or token/);
+  assert.ok(!r.stderr.includes("Abcdefghijklmnop"), r.stderr);
+  assert.equal(existsSync(launched), false, "no engine was launched");
+  assert.equal(existsSync(join(dir, "live", "rounds")), false, "nothing ran");
+  // Without live metrics the label is only a name: the run goes on (to the engine, which fails here).
+  const plain = await runIk(["bench", "rounds", join(dir, "live.json"), "--engines", "fine", "--serve-args", "--metrics-listen=127.0.0.1:0", "--run-dir", join(dir, "live2"), "--gpu-lock", join(dir, "lockL"), "--startup-timeout-s", "1"], { env, timeoutMs: 60_000 });
+  assert.notEqual(plain.code, 64, plain.stderr);
+});
+

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { IkError } from "../../lib/cli/errors.ts";
 import { dropFlag, flagValue, shellSplit } from "../../lib/cli/argv_words.ts";
-import { resolveJsonSetting, scheduleFixedBy, type ServeContext, serveArgv } from "../../lib/rounds/serve_argv.ts";
+import { checkLiveLabels, resolveJsonSetting, scheduleFixedBy, type ServeContext, serveArgv } from "../../lib/rounds/serve_argv.ts";
 import { cellStatus, parseServeOutput, recordBucketMetrics, referenceE2eMs, resolvedSummary, roundMetricsFromRows } from "../../lib/rounds/cell_metrics.ts";
 
 const ctx = (o: Partial<ServeContext> = {}): ServeContext => ({
@@ -164,3 +164,30 @@ describe("what a cell reads back", () => {
     assert.equal(s.c.rounds, 0);
   });
 });
+
+describe("checkLiveLabels", () => {
+  const key = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2";
+  const engines = [{ label: "vllm-0.11", where: "engines[0]" }, { label: key, where: "engines[1]" }];
+  const refused = (template: string | null, args: string[]) => {
+    try {
+      checkLiveLabels(template, args, engines);
+      return null;
+    } catch (e) {
+      assert.ok(e instanceof IkError && e.code === 64, String(e));
+      assert.ok(!e.message.includes(key), e.message);
+      return e.message;
+    }
+  };
+  test("live metrics in --serve-args or the template: a secret-looking label is refused, naming its place", () => {
+    assert.match(refused(null, ["--prometheus-remote-write", "http://127.0.0.1:9090/api/v1/write"]) ?? "", /--prometheus-remote-write.*engines\[1\]/);
+    assert.match(refused(null, ["--metrics-listen=127.0.0.1:0"]) ?? "", /engines\[1\]/);
+    assert.match(refused("{ik} bench serve --label {label} --metrics-listen 127.0.0.1:0", []) ?? "", /engines\[1\]/);
+    assert.match(refused("my-ik bench serve --metrics-listen 127.0.0.1:0", []) ?? "", /engines\[1\]/);
+  });
+  test("no live metrics, or a template that passes no label: nothing to refuse", () => {
+    assert.equal(refused(null, ["--max-tokens", "8"]), null);
+    assert.equal(refused("{ik} bench serve --base-url {base_url} --metrics-listen 127.0.0.1:0", []), null);
+    checkLiveLabels(null, ["--metrics-listen", "127.0.0.1:0"], [engines[0]]);
+  });
+});
+
