@@ -29,6 +29,9 @@ export interface PlanPoint {
 export interface Plan {
   schema: 1;
   points: PlanPoint[];
+  /** The plan's own free-text fields, kept so the manifest holds the plan its digest names. */
+  description?: unknown;
+  notes?: unknown;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -122,10 +125,13 @@ export function parsePlan(text: string, path: string): Plan {
       if (typeof w.file !== "string" || !w.file) bad("workload.file", "must be a path");
       if (typeof w.rate_rps !== "number" || !(w.rate_rps > 0) || !Number.isFinite(w.rate_rps)) bad("workload.rate_rps", "must be a number > 0");
       if (!Number.isInteger(w.requests) || (w.requests as number) < 1) bad("workload.requests", "must be a positive integer");
+      const extraW = Object.keys(w).filter((k) => !["file", "rate_rps", "requests"].includes(k));
+      if (extraW.length) bad(extraW.map((k) => `workload.${k}`).join(", "), "is not a workload field (file, rate_rps, requests)");
     }
     const argv = p.client_argv;
     if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) bad("client_argv", "must be a non-empty list of strings (run directly, never through a shell)");
     else {
+      if (argv[0] === "") bad("client_argv[0]", "is empty: it names the program to run");
       argv.forEach((a: string, j: number) => {
         for (const m of a.matchAll(/\{([A-Za-z_]+)\}/g)) {
           if (!POINT_PLACEHOLDERS.includes(m[1])) bad(`client_argv[${j}]`, `has an unknown placeholder {${m[1]}} (use ${POINT_PLACEHOLDERS.map((x) => `{${x}}`).join(" ")})`);
@@ -153,7 +159,10 @@ export function parsePlan(text: string, path: string): Plan {
     points.push(p as unknown as PlanPoint);
   });
   if (problems.length) throw dataError(path, `${problems.length} plan problem${problems.length === 1 ? "" : "s"}: ${problems.slice(0, 30).join("; ")}`, "fix the plan and rerun");
-  return { schema: 1, points };
+  const plan: Plan = { schema: 1, points };
+  if ("description" in v) plan.description = v.description;
+  if ("notes" in v) plan.notes = v.notes;
+  return plan;
 }
 
 /** `client_argv` with the placeholders filled; `{ik}` becomes the running ik's argv. */

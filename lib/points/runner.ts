@@ -86,11 +86,43 @@ async function writeJson(_rt: Runtime, path: string, v: unknown): Promise<void> 
   await writeWhole(path, scrubbedJson(v, 2) + "\n", 0o600);
 }
 
+/** How long the client's stdout may stay open after the client exited (a process it left behind holds it). */
+const STDOUT_GRACE_MS = 2000;
+
+/** What one client run gave. */
+interface ClientRun {
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  /** Whether ik was interrupted before the client ended (it was asked to stop). */
+  interrupted: boolean;
+  /** Why the client could not be started (exit 127 then), or null. */
+  spawn_error: string | null;
+  /** A note when processes the client left behind still held its stdout (they were stopped), or null. */
+  left_behind: string | null;
+  started_at: string;
+  ended_at: string;
+  seconds: number;
+  during: { samples: number; max_admission: number; max_resident: number; last: DrainSnapshot | null };
+}
+
 /** Runs the client with its timeout: stdout and stderr to files, killed as a group at the timeout; polls the drain source meanwhile. */
-async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeoutMs: number) {
+async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeoutMs: number): Promise<ClientRun> {
   const t0 = performance.now();
   const started = new Date().toISOString();
-  const g = cfg.rt.spawn(argv, { pipeStdout: true, logFile: join(pdir, "client.stderr"), logTransform: scrubText });
+  const during = { samples: 0, max_admission: 0, max_resident: 0, last: null as DrainSnapshot | null };
+  let g: ReturnType<Runtime["spawn"]>;
+  try {
+    g = cfg.rt.spawn(argv, { pipeStdout: true, logFile: join(pdir, "client.stderr"), logTransform: scrubText });
+  } catch (e) {
+    // A program that cannot be executed (no #! line, not a program): a failed client, as a shell
+    // says it (exit 127), with the point's files and its drain like any other.
+    const why = scrubText(`ik: could not start the client ${JSON.stringify(argv[0])}: ${(e as Error).message}`);
+    await writeWhole(join(pdir, "client.stderr"), why + "\n", 0o600);
+    await writeWhole(join(pdir, "client.stdout"), "", 0o600);
+    const now = new Date().toISOString();
+    return { exit_code: 127, signal: null, timed_out: false, interrupted: false, spawn_error: why, left_behind: null, started_at: started, ended_at: now, seconds: 0, during };
+  }
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -105,7 +137,6 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     escalate.push(setTimeout(() => g.killGroup("SIGTERM"), 3000), setTimeout(() => g.killGroup("SIGKILL"), 6000));
   };
   cfg.signal?.addEventListener("abort", onAbort, { once: true });
-  const during = { samples: 0, max_admission: 0, max_resident: 0, last: null as DrainSnapshot | null };
   let running = true;
   const sampler = (async () => {
     while (running) {
@@ -120,22 +151,78 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
       await Promise.race([new Promise((r) => setTimeout(r, cfg.pollMs)), g.exited]);
     }
   })();
+  // stdout is read as it comes, so that what the client wrote is kept even when a process it
+  // left behind holds the pipe open after the client itself exited.
+  const chunks: Uint8Array[] = [];
+  const reader = g.stdout?.getReader() ?? null;
+  const reading = (async () => {
+    if (!reader) return;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        chunks.push(value);
+      }
+    } catch {
+      // A client that could not start closes its pipe with an error (Bun: AbortError): no more output.
+    }
+  })();
   try {
-    // A client that could not start closes its pipe with an error (Bun: AbortError): no output.
-    const stdout = g.stdout ? await new Response(g.stdout).text().catch(() => "") : "";
     const st = await g.exited;
+    const ended = new Date().toISOString();
+    const seconds = Math.round(performance.now() - t0) / 1000;
+    const interrupted = cfg.signal?.aborted ?? false;
     running = false;
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const held = await Promise.race([reading.then(() => false), new Promise<boolean>((r) => (grace = setTimeout(() => r(true), STDOUT_GRACE_MS)))]);
+    clearTimeout(grace);
+    let leftBehind: string | null = null;
+    if (held) {
+      // The client is gone; what it started is not the fleet: stopped, so it sends nothing into
+      // the drain or the next point.
+      leftBehind = `the client exited but a process it started still held its stdout ${STDOUT_GRACE_MS / 1000} s later; its process group was stopped`;
+      g.killGroup("SIGTERM");
+      setTimeout(() => g.killGroup("SIGKILL"), 3000).unref?.();
+      await reader?.cancel().catch(() => {});
+    }
     await sampler;
+    const stdout = new TextDecoder().decode(concatBytes(chunks));
     await writeWhole(join(pdir, "client.stdout"), scrubText(stdout), 0o600);
     // The runtime captured the client's stderr straight to the file: scrub it now the client is gone.
     await scrubFileInPlace(join(pdir, "client.stderr")).catch(() => false);
-    return { exit_code: st.code, signal: st.signal, timed_out: timedOut, started_at: started, ended_at: new Date().toISOString(), seconds: Math.round(performance.now() - t0) / 1000, during };
+    return { exit_code: st.code, signal: st.signal, timed_out: timedOut, interrupted, spawn_error: null, left_behind: leftBehind, started_at: started, ended_at: ended, seconds, during };
   } finally {
     running = false;
     clearTimeout(timer);
     cfg.signal?.removeEventListener("abort", onAbort);
     for (const t of escalate) clearTimeout(t);
   }
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/** The client's own verdict (status and why), or null when it ran fine. */
+function clientVerdict(c: ClientRun, timeoutS: number): { status: string; why: string } | null {
+  if (c.timed_out) return { status: "client_timeout", why: `the client ran past client_timeout_s ${timeoutS} and was killed` };
+  if (c.exit_code === 0) return null;
+  const why = c.exit_code === 2
+    ? "attainment or scheduling failed; inspect summary.json"
+    : c.spawn_error !== null
+    ? c.spawn_error.replace(/^ik: /, "")
+    : c.exit_code === 127 || c.exit_code === null
+    ? `the client could not run or was killed (${c.signal ?? `exit ${c.exit_code}`})`
+    : `the client exited ${c.exit_code}`;
+  return { status: c.exit_code === 2 ? "attainment_failed" : "client_failed", why };
 }
 
 /** Runs the plan; writes manifest.json and each point's files. */
@@ -233,18 +320,22 @@ async function runEach(cfg: PointsConfig, points: PointsOutcome["points"], finis
     const c = await runClient(cfg, argv, pdir, p.client_timeout_s * 1000);
     cfg.live?.series.levelEnd(p.id);
     result.client = { exit_code: c.exit_code, signal: c.signal, timed_out: c.timed_out, started_at: c.started_at, ended_at: c.ended_at, seconds: c.seconds, stdout: "client.stdout", stderr: "client.stderr" };
+    if (c.spawn_error !== null) (result.client as Record<string, unknown>).spawn_error = c.spawn_error;
+    if (c.left_behind !== null) (result.client as Record<string, unknown>).left_behind = c.left_behind;
     result.state_during = { samples: c.during.samples, max_admission: c.during.max_admission, max_resident: c.during.max_resident };
     // A non-zero exit still gets its drain attempt.
     const d1 = await waitDrained(cfg.ep, cfg.drain, { timeoutMs: p.drain_timeout_s * 1000, pollMs: cfg.pollMs, apiKey: cfg.apiKey, signal: cfg.signal });
     result.drain_final = d1;
     result.last_state = d1.last ?? c.during.last;
-    if (cfg.signal?.aborted) return stop("interrupted", "interrupted while the client ran");
-    if (c.timed_out) return stop("client_timeout", `the client ran past client_timeout_s ${p.client_timeout_s} and was killed`);
-    if (c.exit_code !== 0) {
-      const why = c.exit_code === 2 ? "attainment or scheduling failed; inspect summary.json" : c.exit_code === 127 || c.exit_code === null ? `the client could not run or was killed (${c.signal ?? `exit ${c.exit_code}`})` : `the client exited ${c.exit_code}`;
-      result.client = { ...(result.client as object), meaning: why };
-      return stop(c.exit_code === 2 ? "attainment_failed" : "client_failed", why);
+    const verdict = clientVerdict(c, p.client_timeout_s);
+    if (verdict && verdict.status !== "client_timeout") result.client = { ...(result.client as object), meaning: verdict.why };
+    if (c.interrupted) return stop("interrupted", "interrupted while the client ran");
+    if (cfg.signal?.aborted) {
+      // The client had ended on its own: its verdict stands in the record beside the interrupt.
+      result.client_status = verdict?.status ?? "ok";
+      return stop("interrupted", `interrupted during the final drain, after the client ended (${verdict ? `${verdict.status}: ${verdict.why}` : "ok"})`);
     }
+    if (verdict) return stop(verdict.status, verdict.why);
     if (!d1.drained) return stop("drain_timeout", `the fleet did not drain after the client within ${p.drain_timeout_s} s`);
     result.status = "ok";
     result.ended_at = new Date().toISOString();
