@@ -69,7 +69,7 @@ async function runPrepared(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
     shard: prep.shard ? `${prep.shard.spec.k}/${prep.shard.spec.s}` : "0/1", endpoint: String(args.base_url ?? ""),
   }, f.mode, (h, o) => ctx.runtime.serve(h, o), redactUrl);
   if (live?.url) ctx.err(`bench serve: live metrics at ${live.url}\n`);
-  if (live) prep.gpuPower.sink = (gpu, watts) => live.series.gpuPower(gpu, watts);
+  if (live) prep.gpuPower.sink = (gpu, uuid, watts) => live.series.gpuPower(gpu, uuid, watts);
   try {
     return await runWithLive(ctx, f, prep, live, interruptedExit);
   } finally {

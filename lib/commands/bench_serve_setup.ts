@@ -64,7 +64,7 @@ export interface PreparedServe {
   clean: Sanitize;
   sanitizeError(e: unknown): unknown;
   /** Where the GPU samplers send each power reading (set to the live metrics' gauge when they run). */
-  gpuPower: { sink: ((gpu: string, watts: number) => void) | null };
+  gpuPower: { sink: ((gpu: string, uuid: string, watts: number) => void) | null };
 }
 
 /** The conversations `--conversations` names: a JSONL file (plain or .gz), a ShareGPT_V3 .json(.gz), or synth:N:T:IN:OUT. */
@@ -260,7 +260,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
   } else if (isLocal && gpu.source === "nvidia-smi") telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
   // Each GPU power reading also goes to the run's live metrics, once they are started (gpuPower).
   const gpuPower: PreparedServe["gpuPower"] = { sink: null };
-  const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource, onPower: (g, w) => gpuPower.sink?.(g, w) }) : undefined;
+  const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource, onPower: (g, u, w) => gpuPower.sink?.(g, u, w) }) : undefined;
   const runner = new Runner({
     ep,
     api: f.api,

@@ -64,7 +64,7 @@ export class GpuTelemetrySampler {
   readonly #maxDuration: number;
   readonly #giveUpAfter: number;
   readonly #sampleOnStop: boolean;
-  readonly #onPower: ((gpu: string, watts: number) => void) | undefined;
+  readonly #onPower: ((gpu: string, uuid: string, watts: number) => void) | undefined;
   readonly #keep: Set<string> | null;
   readonly #ac = new AbortController();
   #started = false;
@@ -215,8 +215,12 @@ export class GpuTelemetrySampler {
       this.#failed++;
       this.#consecutiveFailures++;
       this.#lastError = r.error;
-      if (r.permanent) this.#permanentError ??= r.error;
-      if (r.permanent || (this.#n === 0 && this.#consecutiveFailures >= this.#giveUpAfter)) {
+      // "Permanent" (not found, 404, no DCGM series) is believed only before the first good poll:
+      // after one, the same answer is a source restarting (an exporter's empty scrape), and the
+      // polls go on.
+      const permanent = r.permanent && this.#n === 0;
+      if (permanent) this.#permanentError ??= r.error;
+      if (permanent || (this.#n === 0 && this.#consecutiveFailures >= this.#giveUpAfter)) {
         this.#halt("not_available");
       }
       return false;
@@ -250,7 +254,7 @@ export class GpuTelemetrySampler {
       if (r.powerW !== null) {
         pSum += r.powerW;
         pAny = true;
-        this.#onPower?.(String(r.index), r.powerW);
+        this.#onPower?.(r.index === null ? "" : String(r.index), r.uuid ?? "", r.powerW);
       }
       if (r.memoryUsedMib !== null) {
         mSum += r.memoryUsedMib;

@@ -32,8 +32,12 @@ export async function readSmi(exec: ExecFn, timeoutMs: number): Promise<PollResu
       permanent: true,
     };
   }
-  if (res.code === null || res.code === 127) {
+  if (res.code === 127) {
     return { ok: false, error: "nvidia-smi could not be run (not found)", permanent: true };
+  }
+  if (res.code === null) {
+    // Killed: at its time limit (a driver busy for a moment), or by someone else; the next poll may answer.
+    return { ok: false, error: `nvidia-smi did not answer within ${timeoutMs} ms (killed)`, permanent: false };
   }
   if (res.code !== 0) {
     const said = firstLine(res.stdout ?? "");

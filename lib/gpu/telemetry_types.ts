@@ -46,8 +46,11 @@ export interface GpuTelemetryOptions {
   maxDurationMs?: number;
   /** Give up (not available) after this many failed polls in a row before any succeeded (default 5). */
   giveUpAfter?: number;
-  /** Told each GPU's power reading as it is read (ik's live metrics): the GPU's index and watts. */
-  onPower?: (gpu: string, watts: number) => void;
+  /**
+   * Told each GPU's power reading as it is read (ik's live metrics): the GPU's index ("" when the
+   * source gives none), its UUID ("" likewise: two hosts' GPU 0 differ by it) and watts.
+   */
+  onPower?: (gpu: string, uuid: string, watts: number) => void;
 }
 
 /** Per-GPU statistics, or the all-GPU total (see {@link TELEMETRY_DEFINITION}). */

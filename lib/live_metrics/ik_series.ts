@@ -100,7 +100,7 @@ export class IkSeries {
     this.#running = r.gauge({ name: "ik_server_requests_running", help: "The server's own running gauge, as ik scraped it", labelNames: [], unsetUntilKnown: true });
     this.#waiting = r.gauge({ name: "ik_server_requests_waiting", help: "The server's own waiting gauge, as ik scraped it", labelNames: [], unsetUntilKnown: true });
     this.#kv = r.gauge({ name: "ik_server_kv_cache_usage_ratio", help: "The server's KV-cache usage (0..1), as ik scraped it", labelNames: [], unsetUntilKnown: true });
-    this.#power = r.gauge({ name: "ik_gpu_power_watts", help: "The GPUs' power draw, most recent sample (nvidia-smi or DCGM)", labelNames: ["gpu"] });
+    this.#power = r.gauge({ name: "ik_gpu_power_watts", help: "The GPUs' power draw, most recent sample (nvidia-smi or DCGM)", labelNames: ["gpu", "uuid"] });
   }
 
   /** The bound children of one level (label lookups once per level, not per request or token). */
@@ -166,8 +166,8 @@ export class IkSeries {
     if (typeof g.kvCacheUsage === "number") this.#kv.set({}, g.kvCacheUsage);
   }
 
-  /** A GPU's power draw, W. */
-  gpuPower(gpu: string, watts: number): void {
-    this.#power.set({ gpu }, watts);
+  /** A GPU's power draw, W, by its index and UUID (GPU 0 of two hosts are two series). */
+  gpuPower(gpu: string, uuid: string, watts: number): void {
+    this.#power.set({ gpu, uuid }, watts);
   }
 }

@@ -193,13 +193,14 @@ test("uneven poll times: the integral uses the real gaps", async () => {
 
 test("onPower is told each GPU's power reading as it is read (ik's live metrics gauge)", async () => {
   const c = clock();
-  const seen: [string, number][] = [];
-  const s = new GpuTelemetrySampler({ source: { kind: "nvidia-smi", exec: traceExec([["100", "300"]]) }, now: c.now, onPower: (g, w) => seen.push([g, w]) });
+  const seen: [string, string, number][] = [];
+  const s = new GpuTelemetrySampler({ source: { kind: "nvidia-smi", exec: traceExec([["100", "300"]]) }, now: c.now, onPower: (g, u, w) => seen.push([g, u, w]) });
   await s.sampleOnce();
   c.t += 500;
   await s.sampleOnce();
   await s.stop();
-  assert.deepEqual(seen, [["0", 100], ["0", 300]]);
+  const uuid = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd";
+  assert.deepEqual(seen, [["0", uuid, 100], ["0", uuid, 300]]);
 });
 
 test("each poll is stamped at the midpoint of its request", async () => {
@@ -280,7 +281,7 @@ test("unreadable nvidia-smi: missing, failing, or no GPU rows → available fals
       () => Promise.reject(new Error("spawn nvidia-smi ENOENT")),
       /could not be run \(spawn nvidia-smi ENOENT\)/,
     ],
-    [() => Promise.resolve({ code: null, stdout: "" }), /could not be run \(not found\)/],
+    [() => Promise.resolve({ code: null, stdout: "" }), /2 of 2 polls .*did not answer within \d+ ms \(killed\)/],
     [() => Promise.resolve({ code: 127, stdout: "" }), /could not be run \(not found\)/],
     [
       () =>
@@ -585,3 +586,37 @@ test("energyPerToken: P·T/N and (N/T)/P, reciprocals; nulls where power or toke
   assert.equal(np.power_w, null);
   assert.match(np.note!, /no power readings/);
 });
+
+test("after a good poll, a killed nvidia-smi or an empty, 404 DCGM scrape does not end the polling", async () => {
+  const good = read("nvidia_smi_h100x8.csv");
+  let calls = 0;
+  // good, killed at its limit, not found, good: the last reading is recorded.
+  const exec: ExecFn = () => {
+    calls++;
+    return Promise.resolve(calls === 2 ? { code: null, stdout: "" } : calls === 3 ? { code: 127, stdout: "" } : { code: 0, stdout: good });
+  };
+  const s = new GpuTelemetrySampler({ source: { kind: "nvidia-smi", exec } });
+  assert.equal(await s.sampleOnce(), true);
+  assert.equal(await s.sampleOnce(), false);
+  assert.equal(await s.sampleOnce(), false);
+  assert.equal(await s.sampleOnce(), true, "the fourth poll still ran and was recorded");
+  const tel = await s.stop();
+  assert.equal(tel.available, true);
+  assert.equal(tel.n, 2);
+  assert.equal(tel.ended, "stop", "the background polling was not ended by the failures");
+  assert.doesNotMatch(tel.note ?? "", /polling ended/);
+  const ok = read("dcgm_h100x2_t0.prom");
+  let scrapes = 0;
+  const fetch: TelemetryFetch = () => {
+    scrapes++;
+    const [status, body] = scrapes === 2 ? [200, "# HELP up x\nup 1\n"] : scrapes === 3 ? [404, "restarting"] : [200, ok];
+    return Promise.resolve({ status, text: () => Promise.resolve(body) });
+  };
+  const d = new GpuTelemetrySampler({ source: { kind: "dcgm", url: "http://127.0.0.1:9400/metrics", fetch }, timeoutMs: 50 });
+  for (const want of [true, false, false, true]) assert.equal(await d.sampleOnce(), want);
+  const dt = await d.stop();
+  assert.equal(dt.n, 2);
+  assert.equal(dt.ended, "stop");
+  assert.doesNotMatch(dt.note ?? "", /polling ended/);
+});
+

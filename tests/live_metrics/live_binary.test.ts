@@ -108,7 +108,9 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
   });
 
   test("--gpu-metrics-url: each GPU's power reading is the live ik_gpu_power_watts gauge (it never had a sample)", async () => {
-    const prom = readFileSync(join(ROOT, "tests", "testdata", "gpu", "dcgm_h100x2_t0.prom"), "utf8");
+    // Plus a second host's GPU 0 (another UUID): its own series, not an overwrite of the first's.
+    const prom = readFileSync(join(ROOT, "tests", "testdata", "gpu", "dcgm_h100x2_t0.prom"), "utf8") +
+      'DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-0000aaaa-1111-2222-3333-444455556666",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-08"} 123.000000\n';
     const dcgm = createHttpServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end(prom);
@@ -120,6 +122,8 @@ describe("live metrics (binary)", { skip: BUN ? false : "Bun only (end to end; C
       assert.equal(r.code, 0, r.stderr);
       const samples = parsePrometheusText(last as string).samples.filter((x) => x.name === "ik_gpu_power_watts");
       assert.ok(samples.length >= 1 && samples.every((x) => x.value > 0), JSON.stringify(samples));
+      const gpu0 = samples.filter((x) => x.labels.gpu === "0").map((x) => [x.labels.uuid, x.value]).sort();
+      assert.deepEqual(gpu0, [["GPU-0000aaaa-1111-2222-3333-444455556666", 123], ["GPU-22dbdd79-f55a-92a8-aa39-322198e72ed6", 312.5]]);
     } finally {
       dcgm.close();
     }
