@@ -32,6 +32,9 @@ export function closedLoopStreams(args: { cmd?: unknown; closedLoop?: unknown; c
 }
 
 function numbers(values: readonly string[], flag: string, integer: boolean): number[] {
+  // `1,,2` or `1,2,` is a typo (a level left out), not two levels: refused, not read as 1,2.
+  const holed = values.find((v) => v.split(",").some((s) => s.trim() === ""));
+  if (holed !== undefined) throw usageError(flag, `'${holed}' has an empty item`, `give the levels comma-separated, e.g. ${flag} ${integer ? "1,2,4,8" : "0.5,1,2"}`);
   const out = list(values).map((v) => Number(v));
   for (const [i, v] of out.entries()) {
     if (!Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v))) {

@@ -140,6 +140,9 @@ describe("bench serve --mode load", { skip }, () => {
         [["--rates", "2", "--concurrency", "2"], /exactly one of --concurrency or --rates/],
         [["--rates", "2", "--extend", "serve_benchmark-20260101T000000Z-00000000"], /--extend: is for --mode single/],
         [["--rates", "0"], /--rates: '0' is not a positive number/],
+        // A level left out of the list (1,,2) was read as 1,2.
+        [["--rates", "1,,2"], /--rates: '1,,2' has an empty item/],
+        [["--concurrency", "1,2,", "--closed-loop"], /--concurrency: '1,2,' has an empty item/],
         // A closed loop is N workers: --rates 0.5,2.7 ran 1 and 2 workers under levels named r0.5 and r2.7.
         [["--rates", "0.5,2.7", "--closed-loop"], /--rates: cannot be used with --closed-loop: a closed loop runs N workers back to back, not a rate; give --concurrency N/],
         [["--rates", "auto", "--closed-loop"], /--closed-loop/],
