@@ -73,7 +73,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 export function parseWorkload(text: string, path: string): Workload {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    // A leading UTF-8 byte-order mark (some editors write one) is not part of the JSON.
+    v = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (e) {
     throw dataError(path, `not valid JSON: ${(e as Error).message}`, "give a workload.json written by 'ik load-trial prepare'");
   }

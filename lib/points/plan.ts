@@ -95,7 +95,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 export function parsePlan(text: string, path: string): Plan {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    // A leading UTF-8 byte-order mark (some editors write one) is not part of the JSON.
+    v = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (e) {
     throw dataError(path, `the plan is not valid JSON: ${(e as Error).message}`, "fix the plan and rerun");
   }

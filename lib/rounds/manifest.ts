@@ -244,7 +244,8 @@ export function manifestError(manifestPath: string, problems: readonly ManifestP
 export function parseManifest(text: string, manifestPath: string): RoundsManifest {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // A leading UTF-8 byte-order mark (some editors write one) is not part of the JSON.
+    value = JSON.parse(text.replace(/^\uFEFF/, ""));
   } catch (e) {
     throw dataError(manifestPath, `the manifest is not valid JSON: ${(e as Error).message}`, "fix the manifest and rerun");
   }

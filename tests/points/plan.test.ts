@@ -101,6 +101,9 @@ describe("load-trial verdict and workload", () => {
     assert.deepEqual(w.requests.map((r) => r.id), ["a#0", "a#1", "a#2"]);
     assert.equal(w.requests_sha256, requestsSha256(w.requests));
     parseWorkload(JSON.stringify(w), "w.json");
+    // A UTF-8 byte-order mark before the JSON (an editor's) is not a parse error, here and in a plan.
+    assert.equal(parseWorkload("\uFEFF" + JSON.stringify(w), "w.json").requests.length, 3);
+    assert.equal(parsePlan("\uFEFF" + plan(point()), "plan.json").points.length, 1);
     const edited = { ...w, requests: w.requests.map((r, i) => (i === 1 ? { ...r, max_tokens: 9 } : r)) };
     assert.throws(() => parseWorkload(JSON.stringify(edited), "w.json"), (e: unknown) => e instanceof IkError && e.code === 65 && /does not match the requests/.test(e.oneLine()));
   });

@@ -28,6 +28,8 @@ describe("parseManifest", () => {
   test("defaults: label from name, ready_check /v1/models, host, run dir the manifest's folder", () => {
     const m = parseManifest(JSON.stringify(good), "/runs/exp1/manifest.json");
     assert.equal(m.run_dir, "/runs/exp1");
+    // A UTF-8 byte-order mark before the JSON (an editor's) is not a parse error.
+    assert.equal(parseManifest("\uFEFF" + JSON.stringify(good), "/runs/exp1/manifest.json").model_id, "tiny");
     assert.equal(m.model_id, "tiny");
     assert.deepEqual(m.extra_body, { temperature: 0.6 });
     assert.deepEqual(m.chat_template_kwargs, { enable_thinking: false });
