@@ -310,6 +310,8 @@ export async function buildCapacityRecord(
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
   if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  // The energy figures above are the N* level's: what its telemetry said about them goes with them.
+  if (at?.gpu?.energy.note && at.gpu.energy.joules_per_output_token !== null) limitations.push(`GPU energy at ${at.name}: ${at.gpu.energy.note}`);
   const short = x.levels.filter((l) => l.not_achieved);
   if (short.length) limitations.push(`not achieved (not eligible for N*): ${short.map((l) => `${l.name}: ${l.not_achieved}`).join("; ")}`);
   const unjudged = x.levels.filter((l) => l.not_judged);

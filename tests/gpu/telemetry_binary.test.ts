@@ -112,6 +112,25 @@ esac
     } finally {
       await new Promise((ok) => server.close(ok));
     }
+    // An exporter that answers its first scrape only: the N* level's J/token rests on a sliver of
+    // its window, and the capacity record, which publishes it, says so (only the level did).
+    let scrapes = 0;
+    const once: Server = createServer((_req, res) => {
+      res.statusCode = ++scrapes === 1 ? 200 : 503;
+      res.end(scrapes === 1 ? text : "restarting");
+    });
+    await new Promise<void>((ok) => once.listen(0, "127.0.0.1", ok));
+    try {
+      const url = `http://127.0.0.1:${(once.address() as { port: number }).port}/metrics`;
+      const r = await runIk(["bench", "serve", "--mode", "load", "--base-url", mock.base, "--model", "mock-model", "--rates", "10", "--requests", "25", "--max-tokens", "16",
+        "--warmup", "0", "--slo-ttft-p95-ms", "5000", "--json", "--gpu-metrics-url", url], { env, timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr.slice(-1500));
+      const cap = JSON.parse(r.stdout);
+      assert.ok(cap.data.joules_per_output_token > 0, JSON.stringify(cap.data));
+      assert.ok(cap.limitations.some((l: string) => /^GPU energy at r10: power covered only [\d.]+ s of the [\d.]+ s window/.test(l)), cap.limitations.join(" | "));
+    } finally {
+      await new Promise((ok) => once.close(ok));
+    }
     const down = await load(["--gpu-metrics-url", `http://127.0.0.1:${await freePort()}/metrics`]);
     assert.equal(down.code, 0, down.stderr.slice(-1500));
     const m = await measured(JSON.parse(down.stdout));
