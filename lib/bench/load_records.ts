@@ -136,6 +136,8 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (x.autoSearch) limitations.push(autoSearchNote(x.autoSearch, x.levelKind));
   const liveNote = liveLimitation(x.liveReport ?? null);
   if (liveNote) limitations.push(liveNote);
+  const countNote = gpuCountNote(x.gpu, x.gpuCount);
+  if (countNote) limitations.push(countNote);
   const gpuNotes = [...new Set(x.levels.map((l) => l.gpu?.telemetry.note).filter((n): n is string => !!n))];
   if (gpuNotes.length) limitations.push(`GPU telemetry: ${gpuNotes.join("; ")}`);
   if (x.levels.some((l) => l.gpu?.telemetry.available)) {
@@ -310,6 +312,8 @@ export async function buildCapacityRecord(
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
   if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  const countNote = gpuCountNote(x.gpu, x.gpuCount);
+  if (countNote && (tok !== null || cost !== null)) limitations.push(countNote);
   // The energy figures above are the N* level's: what its telemetry said about them goes with them.
   if (at?.gpu?.energy.note && at.gpu.energy.joules_per_output_token !== null) limitations.push(`GPU energy at ${at.name}: ${at.gpu.energy.note}`);
   const short = x.levels.filter((l) => l.not_achieved);
@@ -346,3 +350,15 @@ export async function buildCapacityRecord(
   await run.finish(rec);
   return rec;
 }
+
+/**
+ * Why the per-GPU figures may not be per GPU: nvidia-smi lists a different number of GPUs on this
+ * host than the count tok/s per GPU and the cost divide by (`--gpu-count`, default 1); the energy
+ * figures sum every GPU the telemetry read. Null when they agree or nothing was listed.
+ */
+function gpuCountNote(gpu: Record<string, unknown>, gpuCount: number): string | null {
+  const listed = gpu.source === "nvidia-smi" && typeof gpu.count === "number" ? gpu.count : null;
+  if (listed === null || listed === gpuCount) return null;
+  return `tok/s per GPU and the cost divide by ${gpuCount} GPU${gpuCount === 1 ? "" : "s"} (--gpu-count, default 1), but nvidia-smi lists ${listed} on this host, and the energy figures sum every GPU the telemetry read: give --gpu-count with the number of GPUs the engine uses`;
+}
+

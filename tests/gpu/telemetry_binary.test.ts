@@ -68,6 +68,16 @@ esac
       assert.ok(m.metrics.some((x: { name: string; subject: string }) => x.name === "joules_per_output_token" && x.subject === lv.name));
     }
     assert.equal(cap.data.rate_star_rps, 20);
+    // nvidia-smi lists 2 GPUs; per-GPU figures divided by the default 1: both records say so, and
+    // with --gpu-count 2 neither does.
+    const countNote = /divide by 1 GPU \(--gpu-count, default 1\), but nvidia-smi lists 2 on this host/;
+    assert.ok(m.limitations.some((l: string) => countNote.test(l)), m.limitations.join(" | "));
+    assert.ok(cap.limitations.some((l: string) => countNote.test(l)), cap.limitations.join(" | "));
+    const two = await load(["--gpu-count", "2"], { PATH: `${bin}${delimiter}${runtime.env("PATH") ?? ""}` });
+    assert.equal(two.code, 0, two.stderr.slice(-1500));
+    const cap2 = JSON.parse(two.stdout);
+    assert.ok(!(await measured(cap2)).limitations.some((l: string) => /nvidia-smi lists/.test(l)));
+    assert.ok(!cap2.limitations.some((l: string) => /nvidia-smi lists/.test(l)));
     // Single mode (a rounds cell's too): the GPUs over the timed rounds.
     const one = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "2", "--warmup", "0", "--max-tokens", "16", "--json"],
       { env: { ...env, PATH: `${bin}${delimiter}${runtime.env("PATH") ?? ""}` }, timeoutMs: 60_000 });
