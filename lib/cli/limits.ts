@@ -26,8 +26,13 @@ export const MAX_ERROR_MESSAGE_CHARS = 300;
 export const MAX_MOCK_BODY_BYTES = 100 * 1024 * 1024;
 
 /**
- * The error for a value below a float flag's tiny positive minimum (1e-6): the parser library
- * prints the minimum with 3 decimals ("greater than or equal to 0", which 0 itself is).
- * @example float({ min: 1e-6, errors: { belowMinimum: aboveZero } })
+ * The error for a value below a float flag's tiny positive minimum: the parser library prints the
+ * minimum with 3 decimals ("greater than or equal to 0", which 0 itself is). A positive value under
+ * the minimum is told the minimum itself (1e-9 is above 0).
+ * @param min the flag's minimum, as given to `float({ min })`
+ * @example float({ min: 1e-6, errors: { belowMinimum: aboveZero(1e-6) } })
  */
-export const aboveZero = (value: number): Message => message`Expected a number above 0, but got ${text(String(value))}.`;
+export const aboveZero = (min: number) => (value: number): Message =>
+  value > 0
+    ? message`Expected a number of at least ${text(String(min))}, but got ${text(String(value))}.`
+    : message`Expected a number above 0, but got ${text(String(value))}.`;

@@ -54,7 +54,7 @@ const flags = () => ({
     description: message`Load with auto: stop once the highest level that held and the lowest that failed are within F of each other, relative to the one that held (default 0.05).`,
   })),
   maxLevels: optional(option("--max-levels", integer({ min: 1, max: 50, metavar: "N" }), { description: message`Load with auto: at most N measured levels (default 10).` })),
-  autoStart: optional(option("--auto-start", float({ min: 1e-6, errors: { belowMinimum: aboveZero }, max: 1e7, metavar: "X" }), {
+  autoStart: optional(option("--auto-start", float({ min: 1e-6, errors: { belowMinimum: aboveZero(1e-6) }, max: 1e7, metavar: "X" }), {
     description: message`Load with auto: the first level (default: concurrency 1; rate 1000 / e2e_ref req/s, one stream's worth, from reference requests or --ref-e2e-ms).`,
   })),
   durationS: optional(option("--duration-s", float({ min: 0.1, max: MAX_DURATION_S, metavar: "S" }), {
@@ -80,7 +80,7 @@ const flags = () => ({
   sweepAll: option("--sweep-all", { description: message`Load: keep going after the first level that misses the SLO.` }),
   closedLoop: option("--closed-loop", { description: message`Load: N back-to-back workers (N always in flight). A STRESS TEST: never used for N*.` }),
   failOnSlo: option("--fail-on-slo", { description: message`Load: exit 2 when no level met the SLO (N* or rate* is null).` }),
-  gpuPriceUsdH: optional(option("--gpu-price-usd-h", float({ min: 1e-9, errors: { belowMinimum: aboveZero }, metavar: "USD" }), { description: message`GPU price per GPU-hour, for $/1M output tokens at N*.` })),
+  gpuPriceUsdH: optional(option("--gpu-price-usd-h", float({ min: 1e-9, errors: { belowMinimum: aboveZero(1e-9) }, metavar: "USD" }), { description: message`GPU price per GPU-hour, for $/1M output tokens at N*.` })),
   api: withDefault(option("--api", choice(APIS, { metavar: "API" }), { description: message`OpenAI endpoint to call.` }), "chat" as const),
   engineKind: withDefault(option("--engine-kind", choice(ENGINE_KIND_CHOICES, { metavar: "KIND" }), {
     description: message`Server type (body fields for exact length and token ids); auto = detect from what the server says about itself.`,

@@ -74,11 +74,11 @@ test("a folder holding the rows of a trial that ended without its summary is ref
   assert.equal(mock.proc.stdout().match(/ik-request /g)?.length ?? 0, before, "nothing sent");
 });
 
-test("a rate of 0 or below the tiny minimum is refused saying 'above 0' (the library printed 'greater than or equal to 0' for 1e-6)", async () => {
-  for (const rate of ["0", "1e-9"]) {
+test("a rate of 0 is refused saying 'above 0', one below the tiny minimum saying the minimum (the library printed 'greater than or equal to 0')", async () => {
+  for (const [rate, want] of [["0", "above 0"], ["1e-9", "of at least 0.000001"]]) {
     const r = await run(rate, "3", [], `zero-${rate}`);
     assert.equal(r.code, 64, r.stderr);
-    assert.match(r.stderr, new RegExp(`--rate\`: Expected a number above 0, but got ${rate.replace(/[.-]/g, "\\$&")}`));
+    assert.match(r.stderr, new RegExp(`--rate\`: Expected a number ${want.replace(/[.]/g, "\\$&")}, but got ${rate.replace(/[.-]/g, "\\$&")}`));
   }
 });
 
