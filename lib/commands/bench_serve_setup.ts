@@ -242,10 +242,13 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     throw usageError("--first-round", `${f.firstRound} is not after the extended record's last round (${next - 1})`, `give --first-round ${next} or more, or drop it`);
   }
   const isLocal = isLoopback(ep);
+  // A local server's GPUs as nvidia-smi lists them: the identity (unless --gpu-name names them) and
+  // whether nvidia-smi can sample them (with --gpu-name too: it names the GPUs, it does not turn
+  // the telemetry off).
+  const listed = isLocal ? gpuIdentity(await queryGpus(runtimeExec(rt))) : null;
   let gpu: Record<string, unknown>;
   if (f.gpuName) gpu = { name: f.gpuName, count: gpuCount, source: "--gpu-name" };
-  else if (isLocal) gpu = gpuIdentity(await queryGpus(runtimeExec(rt))) ?? { count: gpuCount };
-  else gpu = { count: gpuCount };
+  else gpu = listed ?? { count: gpuCount };
   // GPU telemetry per level: a DCGM exporter when given, else nvidia-smi where it named this host's GPUs.
   let telemetrySource: GpuTelemetrySource | null = null;
   if (f.gpuMetricsUrl !== undefined) {
@@ -257,7 +260,7 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     }
     if (scheme !== "http:" && scheme !== "https:") throw usageError("--gpu-metrics-url", `'${scheme}' is not http or https`, "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
     telemetrySource = { kind: "dcgm", url: f.gpuMetricsUrl };
-  } else if (isLocal && gpu.source === "nvidia-smi") telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
+  } else if (listed !== null) telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
   // Each GPU power reading also goes to the run's live metrics, once they are started (gpuPower).
   const gpuPower: PreparedServe["gpuPower"] = { sink: null };
   const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource, onPower: (g, u, w) => gpuPower.sink?.(g, u, w) }) : undefined;

@@ -73,10 +73,14 @@ esac
     const countNote = /divide by 1 GPU \(--gpu-count, default 1\), but nvidia-smi lists 2 on this host/;
     assert.ok(m.limitations.some((l: string) => countNote.test(l)), m.limitations.join(" | "));
     assert.ok(cap.limitations.some((l: string) => countNote.test(l)), cap.limitations.join(" | "));
-    const two = await load(["--gpu-count", "2"], { PATH: `${bin}${delimiter}${runtime.env("PATH") ?? ""}` });
+    // --gpu-name names the GPUs; it does not turn nvidia-smi's sampling off (it did, silently).
+    const two = await load(["--gpu-count", "2", "--gpu-name", "H100 SXM"], { PATH: `${bin}${delimiter}${runtime.env("PATH") ?? ""}` });
     assert.equal(two.code, 0, two.stderr.slice(-1500));
     const cap2 = JSON.parse(two.stdout);
-    assert.ok(!(await measured(cap2)).limitations.some((l: string) => /nvidia-smi lists/.test(l)));
+    const m2 = await measured(cap2);
+    assert.equal(m2.identity.gpu.name, "H100 SXM");
+    assert.ok(m2.data.levels.every((l: { gpu: { telemetry: { available: boolean; source: string } } | null }) => l.gpu?.telemetry.available && l.gpu.telemetry.source === "nvidia-smi"), JSON.stringify(m2.data.levels[0].gpu));
+    assert.ok(!m2.limitations.some((l: string) => /nvidia-smi lists/.test(l)));
     assert.ok(!cap2.limitations.some((l: string) => /nvidia-smi lists/.test(l)));
     // Single mode (a rounds cell's too): the GPUs over the timed rounds.
     const one = await runIk(["bench", "serve", "--base-url", mock.base, "--model", "mock-model", "--rounds", "2", "--warmup", "0", "--max-tokens", "16", "--json"],
