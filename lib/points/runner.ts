@@ -256,7 +256,7 @@ export async function runPoints(cfg: PointsConfig): Promise<PointsOutcome> {
   manifest.preflight = { ready, model, drain };
   const pre = !ready.ready ? `readiness ${cfg.readyPath}: ${ready.note}` : !model.ok ? `model: ${model.note}` : !drain.ok ? `drain source ${cfg.drain.kind} ${cfg.drain.path}: ${drain.note}` : null;
   if (pre) {
-    cfg.progress(`preflight failed: ${pre}`);
+    // No progress line: the command's one error line says it (it was printed twice).
     return finish({ status: "preflight_failed", reason: pre, points: cfg.plan.points.map((p) => ({ id: p.id, status: "not_run" })) });
   }
   cfg.progress(`preflight ok: ready, '${cfg.model}' served, ${cfg.drain.kind} answers (admission ${drain.admission}, resident ${drain.resident})`);

@@ -146,6 +146,7 @@ describe("bench points through the binary", { skip: BUN ? false : "Bun only (end
       assert.equal(x.r.code, 69);
       assert.match(x.o.reason, /'m' is not served.*other-model/);
       assert.match(x.r.stderr, /^ik: bench points: preflight failed: model: .*'m' is not served.*; no point ran: fix the fleet or the flags/m);
+      assert.equal(x.r.stderr.match(/preflight failed/g)?.length, 1, `said once: ${x.r.stderr}`);
       // Readiness refused at point b (preflight = call 1, a = 2, b = 3).
       reset();
       script.readyFrom = 3;
