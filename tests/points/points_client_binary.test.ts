@@ -12,7 +12,7 @@
  *   manifest's plan.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -78,7 +78,10 @@ describe("bench points: how the client ends (dist/ik)", { skip: BUN ? false : "B
   test("a client that exits 0 leaving a process on its stdout: ok, timed from its exit, the leftover stopped", async () => {
     const out = join(dir, "o2");
     const pidFile = join(dir, "leftover.pid");
-    const p = await plan([point(["sh", "-c", `sleep 30 & echo $! > ${pidFile}; echo done; exit 0`], { client_timeout_s: 15 })]);
+    // The next point's client fails (exit 3) if the leftover still runs when it starts (a zombie,
+    // state Z, is stopped): stopped by the runner, not only later when ik exits.
+    const check = `pid=$(cat ${pidFile}); if [ -r /proc/$pid/stat ] && ! grep -q '^[0-9]* (.*) Z ' /proc/$pid/stat; then exit 3; fi; exit 0`;
+    const p = await plan([point(["sh", "-c", `sleep 30 & echo $! > ${pidFile}; echo done; exit 0`], { client_timeout_s: 15 }), point(["sh", "-c", check], { id: "b" })]);
     const t0 = performance.now();
     const r = await runIk(args(p, out), { env: env(), timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
@@ -90,16 +93,21 @@ describe("bench points: how the client ends (dist/ik)", { skip: BUN ? false : "B
     assert.match(res.client.left_behind, /still held its stdout/);
     assert.equal(await readFile(join(out, "a", "client.stdout"), "utf8"), "done\n");
     const pid = Number((await readFile(pidFile, "utf8")).trim());
-    let alive = true;
-    for (let i = 0; i < 50 && alive; i++) {
+    // Stopped: gone, or a zombie left for whichever ancestor adopted it to reap (signal 0 still
+    // reaches a zombie; CI's process tree reaps later than a shell does).
+    const running = () => {
       try {
-        process.kill(pid, 0);
-        await new Promise((res) => setTimeout(res, 100));
+        return !/^\d+ \(.*\) Z /s.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
       } catch {
-        alive = false;
+        return false;
       }
+    };
+    let alive = running();
+    for (let i = 0; i < 50 && alive; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      alive = running();
     }
-    assert.equal(alive, false, "the leftover process was stopped");
+    assert.equal(alive, false, `the leftover process was stopped: ${alive ? readFileSync(`/proc/${pid}/stat`, "utf8") : ""}`);
   });
 
   test("an interrupt during the final drain keeps the client's own verdict beside it", async () => {
