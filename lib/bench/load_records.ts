@@ -361,4 +361,3 @@ function gpuCountNote(gpu: Record<string, unknown>, gpuCount: number): string | 
   if (listed === null || listed === gpuCount) return null;
   return `tok/s per GPU and the cost divide by ${gpuCount} GPU${gpuCount === 1 ? "" : "s"} (--gpu-count, default 1), but nvidia-smi lists ${listed} on this host, and the energy figures sum every GPU the telemetry read: give --gpu-count with the number of GPUs the engine uses`;
 }
-

@@ -8,6 +8,7 @@
  * per point, result.json, client.stdout and client.stderr.
  * @module
  */
+import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -186,7 +187,7 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
       await reader?.cancel().catch(() => {});
     }
     await sampler;
-    const stdout = new TextDecoder().decode(concatBytes(chunks));
+    const stdout = Buffer.concat(chunks).toString("utf8");
     await writeWhole(join(pdir, "client.stdout"), scrubText(stdout), 0o600);
     // The runtime captured the client's stderr straight to the file: scrub it now the client is gone.
     await scrubFileInPlace(join(pdir, "client.stderr")).catch(() => false);
@@ -197,18 +198,6 @@ async function runClient(cfg: PointsConfig, argv: string[], pdir: string, timeou
     cfg.signal?.removeEventListener("abort", onAbort);
     for (const t of escalate) clearTimeout(t);
   }
-}
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
 
 /** The client's own verdict (status and why), or null when it ran fine. */

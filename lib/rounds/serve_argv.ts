@@ -185,15 +185,15 @@ const LIVE_FLAGS: readonly string[] = ["--metrics-listen", "--prometheus-remote-
  * @param engines each selected engine's label and where the manifest holds it (`engines[2]`)
  */
 export function checkLiveLabels(template: string | null, serveArgs: readonly string[], engines: readonly { label: string; where: string }[]): void {
-  const words = [...serveArgs, ...(template ? shellSplit(template, "--serve-cmd") : [])];
-  const live = LIVE_FLAGS.find((f) => hasFlag(words, f));
+  const templateWords = template ? shellSplit(template, "--serve-cmd") : [];
+  const live = LIVE_FLAGS.find((f) => hasFlag(serveArgs, f) || hasFlag(templateWords, f));
   if (!live) return;
   if (template && /\{[A-Za-z_]+\}/.test(template) && !template.includes("{label}")) return;
   for (const e of engines) {
     const why = labelValueProblem("label", e.label);
     if (why) {
       throw usageError(
-        template && hasFlag(shellSplit(template, "--serve-cmd"), live) ? "--serve-cmd" : "--serve-args",
+        hasFlag(templateWords, live) ? "--serve-cmd" : "--serve-args",
         `turns on live metrics (${live}), which send each cell's --label with every series, and the label of ${e.where} in the manifest: ${why.replace(/^label label: /, "")}`,
         `give ${e.where} a label that is not secret-looking, or run without ${live}`,
       );
