@@ -14,6 +14,7 @@ import { parseEndpoint } from "../client/mod.ts";
 import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, redactUrl } from "../evidence/mod.ts";
 import { LiveRun } from "../live_metrics/live_run.ts";
 import { checkBaseUrl, parsePlan } from "../points/plan.ts";
+import { checkPlanWorkloads } from "../points/plan_workloads.ts";
 import { runPoints } from "../points/runner.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
 import { makeSanitizer, sanitizedError } from "../report/sanitize.ts";
@@ -42,6 +43,7 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
       throw usageError("--plan", `cannot read ${f.plan}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "check the path");
     }
     const plan = parsePlan(planText, f.plan);
+    await checkPlanWorkloads(plan, f.plan, rt.cwd(), (p) => readFile(p, "utf8"));
     const out = resolve(rt.cwd(), f.out);
     if (existsSync(out)) throw usageError("--out", `${f.out} already exists`, "give a new folder: a points run never writes into an old one");
     await checkWritable([out]); // before the preflight's first request (exit 74)

@@ -8,8 +8,8 @@
  *   leftover stopped and noted (it was a client_timeout);
  * - an interrupt during the final drain after the client exited 2: interrupted, the client's
  *   attainment_failed kept beside it;
- * - the plan: an empty program, an unknown workload field (65); description and notes kept in the
- *   manifest's plan.
+ * - the plan: an empty program, an unknown workload field, an ik load-trial client's missing workload
+ *   file (65, before the preflight); description and notes kept in the manifest's plan.
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -129,11 +129,18 @@ describe("bench points: how the client ends (dist/ik)", { skip: BUN ? false : "B
     assert.equal(res.client.exit_code, 2);
   });
 
-  test("the plan: an empty program and an unknown workload field are 65; description and notes reach the manifest", async () => {
+  test("the plan: an empty program, an unknown workload field and a load-trial client's missing workload are 65; description and notes reach the manifest", async () => {
     const bad = await runIk(args(await plan([point([""]), { ...point(["true"], { id: "b" }), workload: { file: "w", rate_rps: 1, requests: 1, typo_field: 3 } }]), join(dir, "o4")), { env: env() });
     assert.equal(bad.code, 65, bad.stderr);
     assert.match(bad.stderr, /client_argv\[0\] is empty/);
     assert.match(bad.stderr, /workload\.typo_field is not a workload field/);
+    // An ik load-trial client's workload that is not there: refused with the plan, before the preflight.
+    const ltArgv = ["{ik}", "load-trial", "run", "--base", "{base}", "--expected-model", "{model}", "--workload", join(dir, "missing.json"), "--rate", "1", "--requests", "1",
+      "--ttft", "2", "--tpot", "0.03", "--attainment", "0.95", "--out", "{point_dir}/client"];
+    const missing = await runIk(args(await plan([{ ...point(ltArgv), workload: { file: join(dir, "missing.json"), rate_rps: 1, requests: 1 } }]), join(dir, "o6")), { env: env() });
+    assert.equal(missing.code, 65, missing.stderr);
+    assert.match(missing.stderr, /point 'a': workload\.file \S*missing\.json not found/);
+    assert.equal(existsSync(join(dir, "o6")), false);
     const out = join(dir, "o5");
     const ok = await runIk(args(await plan([point(["true"])], { description: "rates sweep", notes: "after reboot" }), out), { env: env() });
     assert.equal(ok.code, 0, ok.stderr);
