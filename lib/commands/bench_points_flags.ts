@@ -10,18 +10,19 @@ import type { InferValue } from "@optique/core/parser";
 import { command, constant, option } from "@optique/core/primitives";
 import { choice, float, string } from "@optique/core/valueparser";
 import { liveFlags } from "./live_flags.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 const flags = () => ({
   cmd: constant("bench-points" as const),
   base: option("--base", "--base-url", string({ metavar: "URL" }), { description: message`Router or fleet root, e.g. http://127.0.0.1:18000 (stored only as an HMAC; never with a token in it).` }),
   model: option("--model", string({ metavar: "M" }), { description: message`The served model every point must find in /v1/models.` }),
-  plan: option("--plan", string({ metavar: "FILE" }), { description: message`The plan: {schema: 1, points: [{id, workload: {file, rate_rps, requests}, client_argv, client_timeout_s, drain_timeout_s}]}.` }),
-  out: option("--out", string({ metavar: "DIR" }), { description: message`A new private output folder (an existing one is refused).` }),
+  plan: option("--plan", pathValue("FILE"), { description: message`The plan: {schema: 1, points: [{id, workload: {file, rate_rps, requests}, client_argv, client_timeout_s, drain_timeout_s}]}.` }),
+  out: option("--out", pathValue("DIR"), { description: message`A new private output folder (an existing one is refused).` }),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for the runner's own probes (the client reads its own).` })),
-  readyPath: withDefault(option("--ready-path", string({ metavar: "PATH" }), { description: message`Readiness path.` }), "/ready"),
-  statePath: withDefault(option("--state-path", string({ metavar: "PATH" }), { description: message`Router state path answering {admission, resident}.` }), "/state"),
+  readyPath: withDefault(option("--ready-path", pathValue("PATH"), { description: message`Readiness path.` }), "/ready"),
+  statePath: withDefault(option("--state-path", pathValue("PATH"), { description: message`Router state path answering {admission, resident}.` }), "/state"),
   drainSource: withDefault(option("--drain-source", choice(["state", "metrics"] as const), { description: message`Where outstanding work is read: the router's state, or Prometheus gauges (every known running + waiting gauge summed).` }), "state" as const),
-  metricsPath: withDefault(option("--metrics-path", string({ metavar: "PATH" }), { description: message`Prometheus path for --drain-source metrics (TensorRT-LLM: /prometheus/metrics).` }), "/metrics"),
+  metricsPath: withDefault(option("--metrics-path", pathValue("PATH"), { description: message`Prometheus path for --drain-source metrics (TensorRT-LLM: /prometheus/metrics).` }), "/metrics"),
   pollS: withDefault(option("--poll-s", float({ min: 0.01, max: 60, metavar: "S" }), { description: message`Drain poll interval, seconds.` }), 0.5),
   json: option("--json", { description: message`Print the outcome as JSON.` }),
   ...liveFlags(),

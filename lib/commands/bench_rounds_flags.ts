@@ -10,16 +10,17 @@ import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 const flags = () => ({
-  manifestArg: optional(argument(string({ metavar: "MANIFEST" }), { description: message`Run manifest (JSON): engines with label, name, launch argv, port, env, expect …; model.id; workload.extra_body.` })),
-  manifest: optional(option("--manifest", string({ metavar: "FILE" }), { description: message`The run manifest (same as the MANIFEST argument).` })),
-  prompts: optional(option("--prompts", string({ metavar: "FILE" }), { description: message`Prompt set for every cell (JSONL or .jsonl.gz); default builtin:default.` })),
+  manifestArg: optional(argument(pathValue("MANIFEST", "manifest file"), { description: message`Run manifest (JSON): engines with label, name, launch argv, port, env, expect …; model.id; workload.extra_body.` })),
+  manifest: optional(option("--manifest", pathValue("FILE"), { description: message`The run manifest (same as the MANIFEST argument).` })),
+  prompts: optional(option("--prompts", pathValue("FILE"), { description: message`Prompt set for every cell (JSONL or .jsonl.gz); default builtin:default.` })),
   mode: withDefault(option("--mode", choice(["single", "load"] as const), { description: message`single: latency with CIs; load: capacity (N*) per engine. Give the load grid in --serve-args.` }), "single" as const),
   rounds: optional(option("--rounds", integer({ min: 1, max: 10000, metavar: "R" }), { description: message`Rounds (default: the smallest multiple of the Williams period that is >= 3; with --ci-target the maximum).` })),
   engines: optional(option("--engines", string({ metavar: "A,B" }), { description: message`Only these manifest labels.` })),
-  runDir: optional(option("--run-dir", string({ metavar: "DIR" }), { description: message`Where logs/, prometheus/, resolved_config/ and rounds/ go (default: the manifest's folder).` })),
-  gpuLock: optional(option("--gpu-lock", string({ metavar: "PATH" }), { description: message`GPU lock file held for the whole run (default \${XDG_RUNTIME_DIR:-/tmp}/ik-gpu.lock).` })),
+  runDir: optional(option("--run-dir", pathValue("DIR"), { description: message`Where logs/, prometheus/, resolved_config/ and rounds/ go (default: the manifest's folder).` })),
+  gpuLock: optional(option("--gpu-lock", pathValue("PATH"), { description: message`GPU lock file held for the whole run (default \${XDG_RUNTIME_DIR:-/tmp}/ik-gpu.lock).` })),
   startupTimeoutS: withDefault(option("--startup-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Longest wait for an engine to become ready, seconds.` }), 1200),
   stopTimeoutS: withDefault(option("--stop-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Wait after SIGTERM before SIGKILL of the engine's process group, seconds.` }), 30),
   serveTimeoutS: withDefault(option("--serve-timeout-s", float({ min: 0.001, max: MAX_DURATION_S, metavar: "S" }), { description: message`Limit of one cell's bench serve, seconds.` }), 7200),

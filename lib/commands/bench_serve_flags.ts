@@ -14,23 +14,24 @@ import { APIS } from "../client/types.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
 import { liveFlags } from "./live_flags.ts";
 import { DATASET_CHOICES } from "./prompts_build_flags.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 const flags = () => ({
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
     description: message`Server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is fine). Never stored: records keep an HMAC of it under a per-machine key.`,
   }),
   model: option("--model", string({ metavar: "MODEL" }), { description: message`Model name the server expects (as /v1/models lists it).` }),
-  prompts: optional(option("--prompts", string({ metavar: "FILE" }), {
+  prompts: optional(option("--prompts", pathValue("FILE"), {
     description: message`Prompt set, JSONL or .jsonl.gz (see 'ik prompts --help'); default the built-in set builtin:default.`,
   })),
   dataset: optional(option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
     description: message`Build the prompt set in memory from a local dataset file (as 'ik prompts build' does; see its help): sharegpt, sonnet, jsonl (custom), burstgpt, azure, mooncake. With --dataset-path; instead of --prompts. --limit-per-bucket N is the sample size (default 1000), --seed seeds it; lengths by --tokenizer, else words.`,
   })),
-  datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file for --dataset (plain or .gz).` })),
+  datasetPath: optional(option("--dataset-path", pathValue("FILE"), { description: message`The local dataset file for --dataset (plain or .gz).` })),
   mode: withDefault(option("--mode", choice(["single", "load", "trace", "conversations"] as const, { metavar: "MODE" }), {
     description: message`single = one request at a time, rounds over the prompt set, CIs over rounds; load = open-loop arrivals at a grid of levels, SLO capacity N*; trace = replay a trace's own arrival times (a set with arrival_s, or --dataset mooncake|azure|burstgpt); conversations = multi-turn chats with the server's own answers in the history (--conversations).`,
   }), "single" as const),
-  conversations: optional(option("--conversations", string({ metavar: "FILE|synth:N:T:IN:OUT" }), {
+  conversations: optional(option("--conversations", pathValue("FILE|synth:N:T:IN:OUT"), {
     description: message`Conversations: a JSONL of {"id", "turns": [...]} (or "messages", whose user messages are the turns), a ShareGPT_V3 .json (each entry's human turns; two or more), or synth:N:T:IN:OUT (N conversations of T turns, IN new words a turn, OUT max_tokens).`,
   })),
   sessions: optional(option("--sessions", integer({ min: 1, max: 100_000, metavar: "N" }), { description: message`Conversations: how many run at once (default 1).` })),
@@ -99,10 +100,10 @@ const flags = () => ({
   label: optional(option("--label", string({ metavar: "NAME" }), {
     description: message`Name of this engine configuration in outputs/ (default: the engine kind).`,
   })),
-  gpuLock: optional(option("--gpu-lock", string({ metavar: "PATH" }), {
+  gpuLock: optional(option("--gpu-lock", pathValue("PATH"), {
     description: message`Hold this GPU lock file for the whole run (CONTRACTS: bench serve takes it only when given; a lock a live process holds is exit 69, a dead owner's is taken over with a note).`,
   })),
-  runDir: optional(option("--run-dir", string({ metavar: "DIR" }), {
+  runDir: optional(option("--run-dir", pathValue("DIR"), {
     description: message`Also write outputs/<label>/..., inputs/ and metrics/<label>.json there (index.json merged across runs).`,
   })),
   buckets: multiple(option("--buckets", string({ metavar: "A,B" }), { description: message`Only these buckets (comma list or repeated).` })),
@@ -127,7 +128,7 @@ const flags = () => ({
   chatTemplateKwargs: optional(option("--chat-template-kwargs", string({ metavar: "JSON" }), {
     description: message`JSON object sent as chat_template_kwargs on chat requests (merged per key; a prompt's own field wins).`,
   })),
-  tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), {
+  tokenizer: optional(option("--tokenizer", pathValue("PATH"), {
     description: message`Local tokenizer.json (or its folder) to re-count tokens when a server sends neither ids nor usage.`,
   })),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), {

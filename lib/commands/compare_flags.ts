@@ -8,15 +8,16 @@ import { message, text } from "@optique/core/message";
 import { withDefault } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
-import { integer, string } from "@optique/core/valueparser";
+import { integer } from "@optique/core/valueparser";
+import { pathValue } from "../cli/path_value.ts";
 
 const REF_HELP = "an evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json";
 
 /** Builds the parser for `ik compare` (a fresh one per call: nothing keeps it once the arguments are parsed). */
 export const compareCommand = () => command("compare", object({
   cmd: constant("compare" as const),
-  a: argument(string({ metavar: "A" }), { description: message`The reference record: ${text(REF_HELP)}.` }),
-  b: argument(string({ metavar: "B" }), { description: message`The record compared with it (the ratio is B / A): ${text(REF_HELP)}.` }),
+  a: argument(pathValue("A", "record (an evidence id, a record directory or its evidence.json)"), { description: message`The reference record: ${text(REF_HELP)}.` }),
+  b: argument(pathValue("B", "record (an evidence id, a record directory or its evidence.json)"), { description: message`The record compared with it (the ratio is B / A): ${text(REF_HELP)}.` }),
   allowIncomplete: option("--allow-incomplete", { description: message`Compare a record whose run was interrupted (complete: false).` }),
   resamples: withDefault(option("--resamples", integer({ min: 100, max: 1_000_000, metavar: "N" }), { description: message`Bootstrap resamples of each ratio's CI.` }), 2000),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Bootstrap seed: the same records and seed give the same intervals.` }), 0),

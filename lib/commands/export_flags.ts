@@ -7,14 +7,15 @@ import { object } from "@optique/core/constructs";
 import { message } from "@optique/core/message";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
-import { choice, string } from "@optique/core/valueparser";
+import { choice } from "@optique/core/valueparser";
+import { pathValue } from "../cli/path_value.ts";
 
 /** Builds the parser for `ik export` (a fresh one per call: nothing keeps it once the arguments are parsed). */
 export const exportCommand = () => command("export", object({
   cmd: constant("export" as const),
-  record: argument(string({ metavar: "RECORD" }), { description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory, or its evidence.json. A capacity record exports its measurement.` }),
+  record: argument(pathValue("RECORD", "record (an evidence id, a record directory or its evidence.json)"), { description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory, or its evidence.json. A capacity record exports its measurement.` }),
   format: option("--format", choice(["vllm", "csv", "jsonl"] as const), { description: message`vllm: one vllm bench serve result file per load level (+ runs.tsv for ik summarize vllm); csv: one row per level or bucket; jsonl: the per-request rows.` }),
-  out: option("--out", string({ metavar: "DIR" }), { description: message`Directory to write into (created if needed; files of the same name are replaced).` }),
+  out: option("--out", pathValue("DIR"), { description: message`Directory to write into (created if needed; files of the same name are replaced).` }),
   json: option("--json", { description: message`Print {"files": [...]} as one JSON object on stdout.` }),
 }), {
   brief: message`Write a record as vllm bench serve result files, CSV or JSONL, for existing dashboards and spreadsheets.`,

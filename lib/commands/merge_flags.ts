@@ -9,11 +9,12 @@ import { multiple, optional } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
 import { string } from "@optique/core/valueparser";
+import { pathValue } from "../cli/path_value.ts";
 
 /** Builds the parser for `ik merge` (a fresh one per call: nothing keeps it once the arguments are parsed). */
 export const mergeCommand = () => command("merge", object({
   cmd: constant("merge" as const),
-  dirs: multiple(argument(string({ metavar: "DIR" }), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), {
+  dirs: multiple(argument(pathValue("DIR"), { description: message`A slice's directory, or a directory holding slices (a shared $IK_RUNS_DIR, its .staging/ included).` }), {
     min: 1,
     errors: { tooFew: message`needs at least one DIR: the slices' directories, or the store that holds them (e.g. ik merge "$IK_RUNS_DIR")` },
   }),

@@ -11,6 +11,7 @@ import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { APIS } from "../client/types.ts";
 import { ENGINE_KIND_CHOICES, TOKEN_ID_MODES } from "../engines/profiles.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 const flags = () => ({
   baseUrl: option("--base-url", string({ metavar: "URL" }), {
@@ -25,7 +26,7 @@ const flags = () => ({
     }),
   ),
   prompts: optional(
-    option("--prompts", string({ metavar: "FILE" }), {
+    option("--prompts", pathValue("FILE"), {
       description: message`Prompt set (JSONL or .jsonl.gz); needs --id.`,
     }),
   ),

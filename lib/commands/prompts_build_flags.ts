@@ -12,6 +12,7 @@ import { DEFAULT_NUM_PROMPTS, SONNET_DEFAULTS } from "../datasets/defaults.ts";
 import { DATASET_NAMES } from "../datasets/types.ts";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import type { SynthFlags } from "./prompts_synth.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 /** The dataset names the flag takes (`custom` is vLLM's name for `jsonl`). */
 export const DATASET_CHOICES = [...DATASET_NAMES, "custom"] as const;
@@ -22,7 +23,7 @@ export const buildCommand = () => command("build", object({
   dataset: option("--dataset", choice(DATASET_CHOICES, { metavar: "NAME" }), {
     description: message`sharegpt (ShareGPT_V3 JSON), sonnet (text of poem lines), jsonl (lines with "prompt" and optional "output_tokens", or "messages"; also "custom"), burstgpt (BurstGPT CSV), azure (Azure LLM inference trace CSV), mooncake (Mooncake trace JSONL: timestamp, input_length, output_length, hash_ids; rows sharing a hash id share that 512-token block's text).`,
   }),
-  datasetPath: option("--dataset-path", string({ metavar: "FILE" }), { description: message`The local dataset file (plain or .gz). Never downloaded.` }),
+  datasetPath: option("--dataset-path", pathValue("FILE"), { description: message`The local dataset file (plain or .gz). Never downloaded.` }),
   numPrompts: withDefault(option("--num-prompts", "--limit", integer({ min: 0, max: 10_000_000, metavar: "N" }), {
     description: message`Prompts to keep: a seeded sample (the first N rows of the seed's shuffled order that pass the filters); 0 = every row that passes.`,
   }), DEFAULT_NUM_PROMPTS),
@@ -35,7 +36,7 @@ export const buildCommand = () => command("build", object({
   bucketBy: optional(option("--bucket-by", string({ metavar: "input:E1,E2" }), {
     description: message`Bucket by counted input tokens instead of one bucket per dataset: input:128,512,2048 makes <name>-le128, -le512, -le2048 and -gt2048.`,
   })),
-  tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), { description: message`Count tokens with this local tokenizer.json (or its folder).` })),
+  tokenizer: optional(option("--tokenizer", pathValue("PATH"), { description: message`Count tokens with this local tokenizer.json (or its folder).` })),
   tokenizeVia: optional(option("--tokenize-via", string({ metavar: "URL" }), {
     description: message`Count tokens with this server's own tokenizer (vLLM, SGLang, llama.cpp): trace prompts get exactly the trace's input length as the server counts it, chat template included.`,
   })),
@@ -45,7 +46,7 @@ export const buildCommand = () => command("build", object({
   api: withDefault(option("--api", choice(["chat", "completions"] as const, { metavar: "API" }), { description: message`The API input_tokens are counted for with --tokenize-via.` }), "chat" as const),
   model: optional(option("--model", string({ metavar: "NAME" }), { description: message`The served model --tokenize-via names.` })),
   apiKeyEnv: optional(option("--api-key-env", string({ metavar: "NAME" }), { description: message`Environment variable with the bearer token for --tokenize-via.` })),
-  out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (.gz to compress); a <name>.manifest.json is written beside it.` }),
+  out: option("--out", pathValue("FILE"), { description: message`Where to write the JSONL (.gz to compress); a <name>.manifest.json is written beside it.` }),
   json: option("--json", { description: message`Print what was written as one JSON object.` }),
 }), {
   brief: message`Make a prompt set from a local dataset file (ShareGPT, sonnet, JSONL, BurstGPT, Azure or Mooncake trace).`,

@@ -12,6 +12,7 @@ import { argument, command, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
 import { TOKENIZE_ENGINES } from "../tokenize_remote/engines.ts";
 import { buildCommand } from "./prompts_build_flags.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 /** The format, as `ik prompts --help` shows it. */
 export const PROMPT_FORMAT_HELP =
@@ -23,7 +24,7 @@ export const PROMPT_FORMAT_HELP =
   `{"id":"s-2","bucket":"short","messages":[{"role":"user","content":"Name three rivers."}],"max_tokens":64} ` +
   `{"id":"l-1","bucket":"long","messages":[{"role":"user","content":"Summarise this report: ..."}],"max_tokens":256}`;
 
-const fileArg = () => argument(string({ metavar: "FILE" }), { description: message`Prompt set (JSONL or .jsonl.gz), or builtin:default.` });
+const fileArg = () => argument(pathValue("FILE"), { description: message`Prompt set (JSONL or .jsonl.gz), or builtin:default.` });
 
 const validate = () => command("validate", object({ cmd: constant("prompts-validate" as const), file: fileArg(), json: option("--json", { description: message`Print the result as one JSON object.` }) }), {
   brief: message`Check a prompt set: exit 0, or 65 with file:line and what is wrong.`,
@@ -42,7 +43,7 @@ const synth = () => command("synth", object({
   }), { min: 1 }),
   perBucket: withDefault(option("--per-bucket", integer({ min: 1, max: 100000, metavar: "N" }), { description: message`Prompts per bucket.` }), 8),
   seed: withDefault(option("--seed", integer({ min: 0, metavar: "N" }), { description: message`Seed of the generated text.` }), 0),
-  tokenizer: optional(option("--tokenizer", string({ metavar: "PATH" }), {
+  tokenizer: optional(option("--tokenizer", pathValue("PATH"), {
     description: message`Count input tokens with this local tokenizer.json (or its folder): the message text only (the chat template is not counted).`,
   })),
   tokenizeVia: optional(option("--tokenize-via", string({ metavar: "URL" }), {
@@ -64,7 +65,7 @@ const synth = () => command("synth", object({
   })),
   inputStddev: optional(option("--input-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each input length from a normal with mean IN and this stddev (AIPerf's mean/stddev).` })),
   outputStddev: optional(option("--output-stddev", float({ min: 0, metavar: "N" }), { description: message`Draw each output length from a normal with mean OUT and this stddev.` })),
-  out: option("--out", string({ metavar: "FILE" }), { description: message`Where to write the JSONL (a <name>.manifest.json with its sha256 is written beside it).` }),
+  out: option("--out", pathValue("FILE"), { description: message`Where to write the JSONL (a <name>.manifest.json with its sha256 is written beside it).` }),
   json: option("--json", { description: message`Print what was written (path, sha256, count, length method, lengths per bucket, limitations) as one JSON object.` }),
 }), {
   brief: message`Make a synthetic prompt set of given input/output token lengths.`,

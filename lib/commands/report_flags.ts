@@ -8,16 +8,16 @@ import { message } from "@optique/core/message";
 import { optional } from "@optique/core/modifiers";
 import type { InferValue } from "@optique/core/parser";
 import { argument, command, constant, option } from "@optique/core/primitives";
-import { string } from "@optique/core/valueparser";
+import { pathValue } from "../cli/path_value.ts";
 
 /** Builds the parser for `ik report` (a fresh one per call: nothing keeps it once the arguments are parsed). */
 export const reportCommand = () => command("report", object({
   cmd: constant("report" as const),
-  target: argument(string({ metavar: "RECORD|RUN_DIR" }), {
+  target: argument(pathValue("RECORD|RUN_DIR"), {
     description: message`An evidence id (in $IK_RUNS_DIR, else ./runs), a record directory or its evidence.json, a bench rounds output dir, a bench points output dir, or a store root.`,
   }),
-  html: optional(option("--html", string({ metavar: "FILE" }), { description: message`Write one self-contained HTML page here (no network: inline CSS, script and SVG) instead of Markdown on stdout.` })),
-  out: optional(option("--out", string({ metavar: "FILE" }), { description: message`Write the Markdown here instead of stdout.` })),
+  html: optional(option("--html", pathValue("FILE"), { description: message`Write one self-contained HTML page here (no network: inline CSS, script and SVG) instead of Markdown on stdout.` })),
+  out: optional(option("--out", pathValue("FILE"), { description: message`Write the Markdown here instead of stdout.` })),
   json: option("--json", { description: message`Print one JSON object: what was read, where the report went, and the Markdown.` }),
 }), {
   brief: message`Render a record, a rounds or points run, or a store as Markdown or one self-contained HTML file.`,

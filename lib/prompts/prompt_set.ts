@@ -70,7 +70,9 @@ export function maybeGunzip(bytes: Uint8Array, maxBytes: number = MAX_PROMPT_SET
 
 async function exists(path: string): Promise<boolean> {
   try {
-    return (await stat(path)).isFile();
+    // Anything there counts (a device or a pipe is then named "not a file" below, not "not found").
+    await stat(path);
+    return true;
   } catch {
     return false;
   }

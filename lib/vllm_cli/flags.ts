@@ -13,6 +13,7 @@ import { argument, constant, option } from "@optique/core/primitives";
 import { choice, float, integer, string } from "@optique/core/valueparser";
 import { MAX_DURATION_S } from "../cli/limits.ts";
 import { camelOf, NOT_HONOURED } from "./not_honoured.ts";
+import { pathValue } from "../cli/path_value.ts";
 
 const d = (s: string) => ({ description: message`${text(s)}` });
 
@@ -23,12 +24,12 @@ export const honouredFlags = () => ({
   baseUrl: optional(option("--base-url", string({ metavar: "URL" }), d("Server root (instead of --host/--port). Stored only as an HMAC tag."))),
   host: withDefault(option("--host", string({ metavar: "HOST" }), d("Server host when --base-url is not given.")), "127.0.0.1"),
   port: withDefault(option("--port", integer({ min: 1, max: 65535, metavar: "PORT" }), d("Server port when --base-url is not given.")), 8000),
-  endpoint: optional(option("--endpoint", string({ metavar: "PATH" }), d("/v1/completions (default for openai, vllm) or /v1/chat/completions (openai-chat)."))),
+  endpoint: optional(option("--endpoint", pathValue("PATH"), d("/v1/completions (default for openai, vllm) or /v1/chat/completions (openai-chat)."))),
   model: optional(option("--model", string({ metavar: "MODEL" }), d("Model id (default: the first model the server lists); the file's model_id."))),
   servedModelName: optional(option("--served-model-name", string({ metavar: "NAME" }), d("The name sent in requests, when it differs from --model."))),
   tokenizer: optional(option("--tokenizer", string({ metavar: "NAME" }), d("Written as tokenizer_id (default --model); ik loads no local tokenizer: counts come from the server."))),
   datasetName: withDefault(option("--dataset-name", string({ metavar: "NAME" }), d("random (built in memory, exact lengths via the server's /tokenize); sharegpt, sonnet or custom (JSONL of prompt / output_tokens) from --dataset-path, with vLLM's filters and a seeded sample.")), "random"),
-  datasetPath: optional(option("--dataset-path", string({ metavar: "FILE" }), d("The dataset file, plain or .gz (not with random)."))),
+  datasetPath: optional(option("--dataset-path", pathValue("FILE"), d("The dataset file, plain or .gz (not with random)."))),
   sharegptOutputLen: optional(option("--sharegpt-output-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), d("sharegpt: max_tokens for every request instead of the recorded answer's length."))),
   customOutputLen: optional(option("--custom-output-len", integer({ min: -1, max: 1_000_000, metavar: "N" }), d("custom: max_tokens for every request (default 256, as vLLM); -1: each line's output_tokens."))),
   sonnetInputLen: optional(option("--sonnet-input-len", integer({ min: 1, max: 1_000_000, metavar: "N" }), d("sonnet: input tokens per request (default 550)."))),
@@ -61,7 +62,7 @@ export const honouredFlags = () => ({
   saveResult: option("--save-result", d("Write vLLM's result JSON (ik's evidence record is always written).")),
   saveDetailed: option("--save-detailed", d("Keep the per-request arrays in it (input_lens, output_lens, ttfts, itls, start_times, generated_texts, errors).")),
   appendResult: option("--append-result", d("Append the JSON to the file (a newline between results), as vLLM.")),
-  resultDir: optional(option("--result-dir", string({ metavar: "DIR" }), d("Where the result JSON goes (default the current directory)."))),
+  resultDir: optional(option("--result-dir", pathValue("DIR"), d("Where the result JSON goes (default the current directory)."))),
   resultFilename: optional(option("--result-filename", string({ metavar: "NAME" }), d("Its name (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)."))),
   metadata: multiple(option("--metadata", string({ metavar: "KEY=VALUE" }), d("KEY=VALUE pairs written as string keys of the result JSON."))),
   label: optional(option("--label", string({ metavar: "NAME" }), d("The result's label and file name prefix (default --backend)."))),

@@ -62,5 +62,20 @@ for (const v of ikVariants()) {
       assert.match(r.stderr, /--no-such-flag/);
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     });
+
+    test("an empty path is a usage error (64) naming the flag or argument, before anything is read or written", async () => {
+      for (const [args, name, what] of [
+        [["prompts", "synth", "--bucket", "a:16:8", "--out="], "--out", "file"],
+        [["bench", "points", "--base", "http://127.0.0.1:9", "--model", "m", "--plan", "", "--out", "x"], "--plan", "file"],
+        [["export", "--format", "csv", "--out", "", "x"], "--out", "folder"],
+        [["report", ""], "RECORD\\|RUN_DIR", "record or run dir"],
+        [["bench", "rounds", ""], "MANIFEST", "manifest file"],
+      ] as const) {
+        const r = await ik([...args]);
+        assert.equal(r.code, 64, `${args.join(" ")}: ${r.stderr}`);
+        assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assert.match(r.stderr, new RegExp(`\`${name}\`: is empty: give a ${what}`), r.stderr);
+      }
+    });
   });
 }

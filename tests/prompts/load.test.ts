@@ -1,7 +1,7 @@
 /** Prompt sets (seed 002 prompts_io.py): JSONL and .jsonl.gz, validation naming file:line, selection, identity. */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -138,6 +138,8 @@ test("unreadable files: corrupt gzip, not UTF-8, empty; a missing file is a usag
   const folder = await failure(dir, { flag: "FILE" });
   assert.equal(folder.code, 64);
   assert.match(folder.line, /^ik: FILE: .* is a folder, not a prompt set file/);
+  // A device (or a pipe) is there, and not a file: said so, not "not found".
+  if (existsSync("/dev/null")) assert.match((await failure("/dev/null")).line, /^ik: --prompts: \/dev\/null is not a file; give a prompt set file/);
   assert.match((await failure(join(dir, "builtin:nope"))).line, /^ik: --prompts: prompt set builtin:nope not found; the built-in set is builtin:default/);
   // A file this user cannot read is a usage error saying so (not "corrupt"); root reads everything.
   const locked = write("locked.jsonl", GOOD);
