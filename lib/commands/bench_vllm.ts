@@ -49,6 +49,9 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
   const apiKey = v.apiKeyEnv !== undefined ? ctx.runtime.env(v.apiKeyEnv) || undefined : undefined;
   if (v.apiKeyEnv !== undefined && !apiKey) throw usageError("--api-key-env", `environment variable ${v.apiKeyEnv} is not set or empty`, `export ${v.apiKeyEnv}=... or drop the flag`);
   const resultDir = resolve(ctx.runtime.cwd(), v.resultDir ?? ".");
+  // A file where the folder should be is the user's mistake (64, as export's --out), not a failed write.
+  const there = v.saveResult || v.appendResult ? await stat(resultDir).catch(() => null) : null;
+  if (there && !there.isDirectory()) throw usageError("--result-dir", `${resultDir} is ${there.isFile() ? "a file" : "not a folder (a device, a pipe or a socket)"}`, "give a folder for the result file (it is created if it does not exist)");
   // CONTRACTS: every output folder is checked writable before the first request (exit 74).
   if (v.saveResult || v.appendResult) await checkWritable([resultDir]);
   if ((v.saveResult || v.appendResult) && v.resultFilename !== undefined && (await stat(resolve(resultDir, v.resultFilename)).catch(() => null))?.isDirectory()) {

@@ -298,11 +298,16 @@ describe("ik bench vllm", { skip: BINARY_ONLY_SUITE }, () => {
     for (const p of parts) assert.equal(JSON.parse(p).completed, 2);
   });
 
-  test("a --result-filename that is a folder is refused before any request (64)", async () => {
+  test("a --result-filename that is a folder, or a --result-dir that is a file, is refused before any request (64)", async () => {
     const before = mock.proc.stdout().length;
     const r = await ik([...base(), "--num-prompts", "2", "--save-result", "--result-dir", dir, "--result-filename", ".."]);
     assert.equal(r.code, 64, r.stderr);
     assert.match(r.stderr, /^ik: --result-filename: .* is a folder, not a file; give a file name/m);
+    // A file given as the folder: the same kind of mistake (64, as export's --out), not a failed write (74).
+    writeFileSync(join(dir, "not-a-dir"), "x");
+    const f = await ik([...base(), "--num-prompts", "2", "--save-result", "--result-dir", join(dir, "not-a-dir")]);
+    assert.equal(f.code, 64, f.stderr);
+    assert.match(f.stderr, /^ik: --result-dir: .*not-a-dir is a file; give a folder/m);
     assert.equal(mock.proc.stdout().slice(before).includes("ik-request"), false, "nothing sent");
   });
 
