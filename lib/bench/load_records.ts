@@ -25,6 +25,7 @@ import { lengthMethods } from "./prompt_lengths.ts";
 import { copyRunFilesToRunDir } from "./run_files.ts";
 import { requestSet } from "./request_set.ts";
 import type { LoadRun } from "./load_run.ts";
+import { DCGM_IDENTITY_SOURCE } from "../gpu/dcgm_identity.ts";
 
 /** A capacity claim whose measured mean in-flight is below this fraction of N* is flagged (seed). */
 export const INFLIGHT_SHORTFALL = 0.9;
@@ -352,12 +353,13 @@ export async function buildCapacityRecord(
 }
 
 /**
- * Why the per-GPU figures may not be per GPU: nvidia-smi lists a different number of GPUs on this
- * host than the count tok/s per GPU and the cost divide by (`--gpu-count`, default 1); the energy
+ * Why the per-GPU figures may not be per GPU: nvidia-smi (on this host) or the DCGM exporter lists a
+ * different number of GPUs than the count tok/s per GPU and the cost divide by (`--gpu-count`, default 1); the energy
  * figures sum every GPU the telemetry read. Null when they agree or nothing was listed.
  */
 function gpuCountNote(gpu: Record<string, unknown>, gpuCount: number): string | null {
-  const listed = gpu.source === "nvidia-smi" && typeof gpu.count === "number" ? gpu.count : null;
+  const lister = gpu.source === "nvidia-smi" ? "nvidia-smi lists" : gpu.source === DCGM_IDENTITY_SOURCE ? "the DCGM exporter lists" : null;
+  const listed = lister !== null && typeof gpu.count === "number" ? gpu.count : null;
   if (listed === null || listed === gpuCount) return null;
-  return `tok/s per GPU and the cost divide by ${gpuCount} GPU${gpuCount === 1 ? "" : "s"} (--gpu-count, default 1), but nvidia-smi lists ${listed} on this host, and the energy figures sum every GPU the telemetry read: give --gpu-count with the number of GPUs the engine uses`;
+  return `tok/s per GPU and the cost divide by ${gpuCount} GPU${gpuCount === 1 ? "" : "s"} (--gpu-count, default 1), but ${lister} ${listed}${gpu.source === "nvidia-smi" ? " on this host" : ""}, and the energy figures sum every GPU the telemetry read: give --gpu-count with the number of GPUs the engine uses`;
 }

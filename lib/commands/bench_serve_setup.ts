@@ -13,7 +13,9 @@ import { isLoopback, listModels, parseEndpoint } from "../client/mod.ts";
 import { checkExtraBody } from "../engines/extra_body.ts";
 import { detectEngine, type DetectedEngine, engineVersion } from "../engines/mod.ts";
 import { checkWritable, endpointKeyPath, endpointTag, loadEndpointKey, storeRoot } from "../evidence/mod.ts";
-import { gpuIdentity, GpuTelemetrySampler, type GpuTelemetrySource, queryGpus } from "../gpu/mod.ts";
+import { gpuIdentity, GpuTelemetrySampler, type GpuTelemetrySource, queryGpus, TELEMETRY_FETCH_TIMEOUT_MS } from "../gpu/mod.ts";
+import { dcgmIdentity } from "../gpu/dcgm_identity.ts";
+import { readDcgm } from "../gpu/telemetry_sources.ts";
 import { loadPromptSet, type PromptSet } from "../prompts/mod.ts";
 import { BUILTIN_NAME, loadBuiltinPromptSet } from "../prompts/builtin.ts";
 import { escapeTerminalLine } from "../report/escape.ts";
@@ -261,6 +263,12 @@ async function prepare(ctx: CommandContext, f: BenchServeFlags, apiKey: string |
     if (scheme !== "http:" && scheme !== "https:") throw usageError("--gpu-metrics-url", `'${scheme}' is not http or https`, "e.g. http://127.0.0.1:9400/metrics (dcgm-exporter)");
     telemetrySource = { kind: "dcgm", url: f.gpuMetricsUrl };
   } else if (listed !== null) telemetrySource = { kind: "nvidia-smi", exec: runtimeExec(rt) };
+  // A remote GPU node's exporter names its GPUs (modelName): the identity, where nothing else gave one.
+  if (telemetrySource?.kind === "dcgm" && !f.gpuName && listed === null) {
+    const scrape = await readDcgm({ url: telemetrySource.url }, TELEMETRY_FETCH_TIMEOUT_MS, ctx.signal, { setTimeout, clearTimeout });
+    const named = scrape.ok ? dcgmIdentity(scrape.parse) : null;
+    if (named) gpu = named;
+  }
   // Each GPU power reading also goes to the run's live metrics, once they are started (gpuPower).
   const gpuPower: PreparedServe["gpuPower"] = { sink: null };
   const telemetryFor = telemetrySource ? () => new GpuTelemetrySampler({ source: telemetrySource as GpuTelemetrySource, onPower: (g, u, w) => gpuPower.sink?.(g, u, w) }) : undefined;

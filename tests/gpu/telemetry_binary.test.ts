@@ -108,6 +108,10 @@ esac
       const r = await load(["--gpu-metrics-url", url]);
       assert.equal(r.code, 0, r.stderr.slice(-1500));
       const m = await measured(JSON.parse(r.stdout));
+      // No nvidia-smi here: the exporter's modelName labels name the GPUs (the identity was missing).
+      assert.deepEqual(m.identity.gpu, { name: "NVIDIA H100 80GB HBM3", count: 2, source: "dcgm-exporter" });
+      assert.ok(!m.missing.some((x: string) => /gpu identity/.test(x)), m.missing.join(" | "));
+      assert.ok(m.limitations.some((l: string) => /divide by 1 GPU \(--gpu-count, default 1\), but the DCGM exporter lists 2, and/.test(l)), m.limitations.join(" | "));
       for (const lv of m.data.levels) {
         assert.equal(lv.gpu.telemetry.source, "dcgm");
         assert.equal(lv.gpu.telemetry.available, true, JSON.stringify(lv.gpu.telemetry.note));
@@ -126,12 +130,13 @@ esac
     } finally {
       await new Promise((ok) => server.close(ok));
     }
-    // An exporter that answers its first scrape only: the N* level's J/token rests on a sliver of
-    // its window, and the capacity record, which publishes it, says so (only the level did).
+    // An exporter that answers its first scrapes only (the identity's, before the run, and the
+    // level's first poll): the N* level's J/token rests on a sliver of its window, and the capacity
+    // record, which publishes it, says so (only the level did).
     let scrapes = 0;
     const once: Server = createServer((_req, res) => {
-      res.statusCode = ++scrapes === 1 ? 200 : 503;
-      res.end(scrapes === 1 ? text : "restarting");
+      res.statusCode = ++scrapes <= 2 ? 200 : 503;
+      res.end(scrapes <= 2 ? text : "restarting");
     });
     await new Promise<void>((ok) => once.listen(0, "127.0.0.1", ok));
     try {
