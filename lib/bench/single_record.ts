@@ -12,7 +12,7 @@ import { buildRecord, guardWrite, isOutputError, scrubbedJson, type StagedRun, w
 import type { IkError } from "../cli/errors.ts";
 import { bucketMetrics, P99_MIN_REQUESTS, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
-import { CI_METHOD_T_CLUSTER, median, nearestRank } from "../stats/mod.ts";
+import { CI_METHOD_T_CLUSTER, median } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
 import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
@@ -23,6 +23,7 @@ import { requestSet } from "./request_set.ts";
 import type { Runner } from "./runner.ts";
 import type { ServerInfo } from "./server_check.ts";
 import { setBuckets } from "../prompts/mod.ts";
+import { serverClock } from "./server_clock.ts";
 
 /** What the record is built from. */
 export interface SingleRecordInput {
@@ -69,33 +70,10 @@ export interface SingleRecordInput {
 
 const fmt = (x: number | null | undefined, nd = 1) => (x === null || x === undefined ? "n/a" : x.toFixed(nd));
 
-/** Per bucket, the client's time minus the server's own (llama.cpp timings): where the time went. */
-function serverClock(rows: Record<string, unknown>[], buckets: string[]): Record<string, unknown> | null {
-  const withT = rows.filter((r) => r.ok && r.server_timings && typeof r.e2e_ms === "number");
-  if (!withT.length) return null;
-  const out: Record<string, unknown> = {
-    definition: "client e2e_ms − (server prompt_ms + predicted_ms), and client ttft_ms − server prompt_ms, per request; " +
-      "medians per bucket. The rest is network, queueing and the client; server TPOT = predicted_ms / predicted_n",
-  };
-  for (const subject of [...buckets, "all"]) {
-    const sel = withT.filter((r) => subject === "all" || r.bucket === subject);
-    if (!sel.length) continue;
-    const st = (r: Record<string, unknown>) => r.server_timings as { prompt_ms: number | null; predicted_ms: number | null; predicted_n: number | null };
-    const e2eGap = sel.filter((r) => st(r).prompt_ms !== null && st(r).predicted_ms !== null)
-      .map((r) => (r.e2e_ms as number) - (st(r).prompt_ms as number) - (st(r).predicted_ms as number));
-    const ttftGap = sel.filter((r) => st(r).prompt_ms !== null && typeof r.ttft_ms === "number")
-      .map((r) => (r.ttft_ms as number) - (st(r).prompt_ms as number));
-    const tpot = sel.filter((r) => st(r).predicted_ms !== null && (st(r).predicted_n ?? 0) > 0)
-      .map((r) => (st(r).predicted_ms as number) / (st(r).predicted_n as number));
-    out[subject] = {
-      n: sel.length,
-      client_minus_server_e2e_ms_median: nearestRank(e2eGap, 50),
-      client_minus_server_ttft_ms_median: nearestRank(ttftGap, 50),
-      server_tpot_ms_median: nearestRank(tpot, 50),
-      client_tpot_ms_median: nearestRank(sel.map((r) => r.tpot_ms).filter((v): v is number => typeof v === "number"), 50),
-    };
-  }
-  return out;
+/** How the ok requests' tokens were counted, for the summary line (none when no request succeeded). */
+function tokensBy(methods: Record<string, number>): string {
+  const names = Object.keys(methods).sort();
+  return names.length ? `tokens by ${names.join(",")}` : "no request succeeded";
 }
 
 /** Per-input medians for `<run dir>/metrics/<label>.json`. */
@@ -201,7 +179,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
   const ci = all.decode_tok_s?.ci95_median;
   if (ci) summary += ` (95% CI ${fmt(ci[0])}-${fmt(ci[1])})`;
   summary += `, TTFT ${fmt(all.ttft_ms?.median)} ms (${x.cacheSalt ? "cold prefix cache" : "prompts repeated: warm prefix cache"}), ` +
-    `TPOT ${fmt(all.tpot_ms?.median, 2)} ms, all buckets; tokens by ${Object.keys(methodCounts(x.rows)).sort().join(",")}`;
+    `TPOT ${fmt(all.tpot_ms?.median, 2)} ms, all buckets; ${tokensBy(methodCounts(x.rows))}`;
   if (failed.length) summary += `; ${failed.length} failed`;
   if (x.interrupted) summary += "; INTERRUPTED";
   const data = {

@@ -1,7 +1,8 @@
 /**
  * bench serve single mode against the real llama-server (../shared/engines/llama.cpp) through the
  * binary, without --engine-kind: detected as llamacpp, every request at exact length counted by
- * usage, and the median TPOT within 25% of the server's own timings.predicted_ms / predicted_n.
+ * usage, and the median TPOT within 25% of the server's own timings, predicted_ms / (predicted_n − 1)
+ * (llama-server's generation clock starts at the first decoded token: server_clock.ts).
  * Bun only (a real engine); --rounds 2 --warmup 0. Budget: ~5 s.
  */
 import assert from "node:assert/strict";

@@ -14,6 +14,7 @@ import type { BenchServeFlags } from "../../lib/commands/bench_serve_flags.ts";
 import type { CommandContext } from "../../lib/commands/context.ts";
 import { IkError } from "../../lib/cli/errors.ts";
 import { runtime } from "../../lib/runtime/mod.ts";
+import { parseFault } from "../../lib/mock/faults.ts";
 import { type InProcessMock, serveMock } from "../mock/_helpers.ts";
 
 let mock: InProcessMock;
@@ -151,6 +152,19 @@ describe("bench serve --mode single", () => {
     assert.equal(ext.data.extends, rec.evidence_id);
     assert.equal(ext.complete, false, "a record built on an interrupted one is not complete");
     assert.match(ext.limitations[0], new RegExp(`extends ${rec.evidence_id}, which is incomplete`));
+  });
+
+  test("every request failed: the record's summary says none succeeded (it read 'tokens by ;')", async () => {
+    const failing = await serveMock({ engine: "vllm", ttftMs: 1, tpotMs: 1, faults: [parseFault("http500")] });
+    try {
+      const { ctx, out } = ctxFor();
+      assert.equal(await runBenchServe(ctx, flags({ baseUrl: failing.base, rounds: 2, warmup: 0 })), 0);
+      const rec = JSON.parse(out.join(""));
+      assert.match(rec.summary, /; no request succeeded; 8 failed$/);
+      assert.doesNotMatch(rec.summary, /tokens by/);
+    } finally {
+      await failing.close();
+    }
   });
 
   test("an unreachable server is exit 69; a URL with credentials is refused without echoing them", async () => {
