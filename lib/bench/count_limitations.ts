@@ -15,6 +15,10 @@ export interface CountRow extends Partial<LengthRow> {
   count_mismatch: string | null;
   tokens_per_event_max: number | null;
   connection_retries?: number;
+  /** Token events the stream carried (absent in older rows). */
+  n_token_events?: number;
+  /** True when no ids said how many tokens the first event held and 1 was assumed. */
+  k_first_assumed?: boolean | null;
 }
 
 /** Running counts of what the limitations depend on. */
@@ -28,6 +32,9 @@ export class CountTally {
   multiTokenEvents = 0;
   maxTokensPerEvent = 0;
   retried = 0;
+  /** ok requests whose count (no ids) is over their token events + 1: events packed several tokens, k_first unknown. */
+  packed = 0;
+  firstPacked: string | null = null;
   /** usage.prompt_tokens against each row's `target_prompt_tokens` (rows without one are not counted). */
   readonly lengths = new PromptLengthTally();
 
@@ -46,6 +53,13 @@ export class CountTally {
       this.notExact++;
       this.firstNotExact ??= `${r.id}: ${r.n_tokens} tokens`;
     }
+    // A finish chunk after the last token can make usage one over the events (EOS); more than that
+    // means events carried several tokens, and without ids the first event's share is a guess.
+    const events = r.n_token_events ?? 0;
+    if (r.k_first_assumed === true && r.n_tokens !== null && events >= 2 && r.n_tokens > events + 1) {
+      this.packed++;
+      this.firstPacked ??= `${r.id}: ${r.n_tokens} tokens in ${events} events`;
+    }
     if ((r.tokens_per_event_max ?? 0) > 1) {
       this.multiTokenEvents++;
       this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, r.tokens_per_event_max ?? 0);
@@ -62,6 +76,8 @@ export class CountTally {
     this.multiTokenEvents += o.multiTokenEvents;
     this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, o.maxTokensPerEvent);
     this.retried += o.retried;
+    this.packed += o.packed;
+    this.firstPacked ??= o.firstPacked;
     this.lengths.merge(o.lengths);
   }
 }
@@ -91,6 +107,11 @@ export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | 
     lim.push(
       `${t.retried} request(s) were sent a second time, on a new connection, because the first attempt went out on a reused keep-alive connection the server closed without a response byte; they are timed from the first send (send lag is the client's; TTFT and e2e include the failed attempt)`,
     );
+  }
+  if (t.packed) {
+    lim.push(`${t.packed} request(s) have more tokens than token events and no ids (e.g. ${t.firstPacked}): the server packs several tokens in an event, ` +
+      "and TPOT and decode tok/s assume the first event held one, so they read low (by (k − 1)/(n − 1) when the first of n tokens came with k); " +
+      "--token-ids logprobs asks for ids where the engine can stream them");
   }
   if (t.multiTokenEvents) lim.push(`${t.multiTokenEvents} request(s) streamed more than one token in an SSE event (max ${t.maxTokensPerEvent}); counts use ids, ITL is per event`);
   return lim;

@@ -231,9 +231,13 @@ export function formatProbe(row: RequestRow, text: string, clean: (s: string) =>
     ],
     [
       "token events",
-      `${row.n_token_events} (first event ${dash(row.k_first)} token(s), max ${
+      `${row.n_token_events} (first event ${dash(row.k_first)} token(s)${row.k_first_assumed ? ", assumed: no ids" : ""}, max ${
         dash(row.tokens_per_event_max)
-      } ids per event)`,
+      } ids per event)${
+        row.k_first_assumed && row.n_tokens !== null && row.n_token_events >= 2 && row.n_tokens > row.n_token_events + 1
+          ? pc.yellow(`  ${row.n_tokens} tokens in ${row.n_token_events} events: several tokens an event, so TPOT reads low`)
+          : ""
+      }`,
     ],
     ["finish reason", safe(row.finish_reason)],
     ["ended with [DONE]", row.ended_with_done ? "yes" : "no"],

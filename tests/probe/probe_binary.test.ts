@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { ikBin, runIk } from "../_helpers/ik.ts";
 import { closedPort } from "../client/_raw_server.ts";
 import { apiOf, expectedAll, replayServer, transcriptNames } from "../client/_replay.ts";
+import { startMock } from "../mock/_helpers.ts";
 
 const expected = expectedAll();
 
@@ -88,6 +89,21 @@ describe("ik probe (compiled binary)", () => {
     assert.equal(failed.code, 1);
     assert.match(failed.stdout, /FAILED \(protocol\)/);
     assert.match(failed.stdout, /Generation aborted/);
+  });
+
+  test("events of several tokens without ids: the first event's count is said to be assumed, and the TPOT read low", async () => {
+    const mock = await startMock(["--engine", "sglang", "--ttft-ms", "5", "--tpot-ms", "2", "--tokens-per-event", "3"]);
+    try {
+      const run = await runIk(["probe", "--base-url", mock.base, "--model", "mock-model", "--max-tokens", "16"], { timeoutMs: 30_000 });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /6 \(first event 1 token\(s\), assumed: no ids, max - ids per event\)/);
+      assert.match(run.stdout, /16 tokens in 6 events: several tokens an event, so TPOT reads low/);
+    } finally {
+      await mock.stop();
+    }
+    // One token an event (ids streamed): nothing assumed, no warning.
+    const ids = await probe("vllm/chat-stream-return-token-ids.sse", ["--engine-kind", "vllm"]);
+    assert.doesNotMatch(ids.stdout, /assumed|TPOT reads low/);
   });
 
   test("unreachable server: exit 69, the row says network, one line on stderr", async () => {
