@@ -12,6 +12,21 @@ import type { LevelResult } from "./load_level.ts";
 
 type Obj = Record<string, unknown>;
 
+/** The trace readers' filter entry that counts skipped lines: a blank line is not one of the `rows`. */
+const BLANK_LINES_FILTER = "blank lines";
+
+/**
+ * The rows of a set's source that passed its filters: the manifest's own `passed` (written since the
+ * trace readers count it), else `rows` less what the row filters dropped (a manifest written before:
+ * its "blank lines" entry counts lines that never were rows, so it is not taken off).
+ */
+function passedRowsOf(o: Obj & { rows: number }): number {
+  if (typeof o.passed === "number") return o.passed;
+  const filters = Array.isArray(o.filters) ? (o.filters as Obj[]) : [];
+  const dropped = filters.reduce((a, f) => a + (f.filter !== BLANK_LINES_FILTER && typeof f.dropped === "number" ? f.dropped : 0), 0);
+  return Math.max(0, o.rows - dropped);
+}
+
 /**
  * A replayed set's source trace, from its manifest's `dataset` block (`ik prompts build`, `bench
  * serve --dataset`), or null where the set has none.
@@ -21,8 +36,7 @@ export function traceSourceOf(manifest: Obj | null | undefined): TraceSource | n
   if (!d || typeof d !== "object") return null;
   const o = d as Obj;
   if (typeof o.rows !== "number" || typeof o.chosen !== "number") return null;
-  const dropped = Array.isArray(o.filters) ? (o.filters as Obj[]).reduce((a, f) => a + (typeof f.dropped === "number" ? f.dropped : 0), 0) : 0;
-  const passed = Math.max(0, o.rows - dropped);
+  const passed = passedRowsOf(o as Obj & { rows: number });
   const window = (o.options as Obj | undefined)?.selection === TIME_WINDOW_SELECTION;
   return { sourceRows: o.rows, passedRows: passed, chosenRows: o.chosen, sampled: !window && o.chosen < passed };
 }

@@ -57,7 +57,7 @@ export async function datasetPromptSet(
   const d = checkDatasetFlags(f) as { name: string; path: string };
   const name = datasetAlias(d.name);
   if (!name) throw usageError("--dataset", `unknown dataset '${d.name}'`, `one of ${DATASET_NAMES.join(", ")}`);
-  const counter = tok ? tokenizerCounter(tok.count) : await serverCounter(ctx, server);
+  const counter = tok ? tokenizerCounter(tok.count, tok.countPrompt) : await serverCounter(ctx, server);
   const trace = TRACE_DATASETS.includes(name);
   const numPrompts = f.limitPerBucket || (f.mode === "trace" ? 0 : DEFAULT_NUM_PROMPTS);
   // timeWindow is the trace readers' own option (mooncake.ts, traces.ts); buildDataset hands it on.

@@ -23,34 +23,54 @@ async function load(ctx: CommandContext, file: string): Promise<PromptSet> {
   return file === BUILTIN_NAME ? loadBuiltinPromptSet() : await loadPromptSet(resolve(ctx.runtime.cwd(), file), { flag: "FILE" });
 }
 
-function describe(set: PromptSet): Record<string, unknown> {
-  const buckets: Record<string, { n: number; max_tokens: [number | null, number | null] }> = {};
+/** A bucket as `prompts info` shows it. */
+export interface BucketInfo {
+  n: number;
+  /** The least and most max_tokens the bucket's prompts carry; [null, null] when none carries one. */
+  max_tokens: [number | null, number | null];
+  /** Prompts that carry no max_tokens: the running command's default applies to them. */
+  max_tokens_default: number;
+}
+
+/** What `ik prompts info` (and `validate --json`) says of a set: identity, size, and per bucket its prompts and max_tokens. */
+export function describePromptSet(set: PromptSet): { name: string; path: string; sha256: string; n: number; buckets: Record<string, BucketInfo> } {
+  const buckets: Record<string, BucketInfo> = {};
   for (const b of setBuckets(set)) {
     const ps = set.prompts.filter((p) => p.bucket === b);
     const mt = ps.map((p) => p.maxTokens).filter((v): v is number => v !== null);
-    buckets[b] = { n: ps.length, max_tokens: [mt.length ? Math.min(...mt) : null, mt.length ? Math.max(...mt) : null] };
+    buckets[b] = { n: ps.length, max_tokens: [mt.length ? Math.min(...mt) : null, mt.length ? Math.max(...mt) : null], max_tokens_default: ps.length - mt.length };
   }
   return { name: set.name, path: set.path, sha256: set.sha256, n: set.prompts.length, buckets };
+}
+
+/**
+ * A bucket's max_tokens in words: `4`, `4-16`, `default` (no prompt carries one), or with some
+ * prompts carrying none, `4 (default for 1 of 2)`.
+ */
+export function maxTokensText(v: BucketInfo): string {
+  const [lo, hi] = v.max_tokens;
+  if (lo === null || hi === null) return "default";
+  const range = lo === hi ? String(lo) : `${lo}-${hi}`;
+  return v.max_tokens_default > 0 ? `${range} (default for ${v.max_tokens_default} of ${v.n})` : range;
 }
 
 /** Runs `ik prompts …`. */
 export async function runPrompts(ctx: CommandContext, f: PromptsFlags): Promise<number> {
   if (f.cmd === "prompts-validate") {
     const set = await load(ctx, f.file);
-    const d = describe(set);
+    const d = describePromptSet(set);
     if (ctx.json) ctx.out(JSON.stringify({ ok: true, ...d }) + "\n");
-    else ctx.out(`ok: ${set.prompts.length} prompts in ${Object.keys(d.buckets as object).length} bucket(s), sha256 ${set.sha256} (${escapeTerminalLine(set.name)})\n`);
+    else ctx.out(`ok: ${set.prompts.length} prompts in ${Object.keys(d.buckets).length} bucket(s), sha256 ${set.sha256} (${escapeTerminalLine(set.name)})\n`);
     return ExitCode.OK;
   }
   if (f.cmd === "prompts-info") {
     const set = await load(ctx, f.file);
-    const d = describe(set);
+    const d = describePromptSet(set);
     if (ctx.json) ctx.out(JSON.stringify(d) + "\n");
     else {
       const lines = [`${escapeTerminalLine(set.name)}: ${set.prompts.length} prompts, sha256 ${set.sha256}`];
-      for (const [b, v] of Object.entries(d.buckets as Record<string, { n: number; max_tokens: [number | null, number | null] }>)) {
-        const mt = v.max_tokens[0] === null ? "default" : v.max_tokens[0] === v.max_tokens[1] ? String(v.max_tokens[0]) : `${v.max_tokens[0]}-${v.max_tokens[1]}`;
-        lines.push(`  ${escapeTerminalLine(b).padEnd(12)} ${String(v.n).padStart(6)} prompts  max_tokens ${mt}`);
+      for (const [b, v] of Object.entries(d.buckets)) {
+        lines.push(`  ${escapeTerminalLine(b).padEnd(12)} ${String(v.n).padStart(6)} prompts  max_tokens ${maxTokensText(v)}`);
       }
       ctx.out(lines.join("\n") + "\n");
     }

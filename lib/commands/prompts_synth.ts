@@ -66,7 +66,9 @@ export async function lengthCounter(ctx: CommandContext, f: SynthFlags): Promise
     // The tokenizer library is loaded only for --tokenizer (this module is in every bench command's graph).
     const { loadTokenizer } = await import("../tokenizer/load_tokenizer.ts");
     const tok = await loadTokenizer(resolve(ctx.runtime.cwd(), f.tokenizer));
-    const count = (t: string) => Promise.resolve(tok.count(t));
+    // A completions server counts its prompt with the tokenizer's special tokens (a BOS); a chat
+    // message's own text has none (its template is not counted either way).
+    const count = f.api === "completions" ? (t: string) => Promise.resolve(tok.countPrompt(t)) : (t: string) => Promise.resolve(tok.count(t));
     return { method: "tokenizer", request: count, info: { tokenizer: { sha256: tok.sha256 } } };
   }
   const words = (t: string) => Promise.resolve(pseudoTokens(t));

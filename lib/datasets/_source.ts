@@ -10,7 +10,7 @@ import { open, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { createGunzip } from "node:zlib";
 import { dataError, IkError, usageError } from "../cli/errors.ts";
-import { firstInvalidUtf8, newlinesBefore } from "./_utf8.ts";
+import { Utf8LineDecoder } from "./_utf8.ts";
 
 /** What the manifest records about the source file. */
 export interface SourceInfo {
@@ -73,22 +73,11 @@ export async function openSource(path: string, flag = "--dataset-path"): Promise
     raw.on("data", (b) => hash.update(b as Uint8Array));
     const stream = gzip ? raw.pipe(createGunzip({ chunkSize: 256 * 1024 })) : raw;
     raw.on("error", (e) => stream.destroy(e));
-    const decoder = new TextDecoder("utf-8", { fatal: true });
-    // Lines before the current chunk: a byte that is not UTF-8 is named by its line.
-    let lines = 0;
-    const decode = (bytes?: Uint8Array) => {
-      try {
-        const text = bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
-        for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
-        return text;
-      } catch {
-        const line = lines + 1 + (bytes ? newlinesBefore(bytes, firstInvalidUtf8(bytes)) : 0);
-        throw dataError(`${name}:${line}`, "not UTF-8 text (a byte sequence that is not UTF-8)", "save the dataset as UTF-8");
-      }
-    };
+    // A byte that is not UTF-8 is named by its line.
+    const decoder = new Utf8LineDecoder(name, "save the dataset as UTF-8");
     try {
-      for await (const chunk of stream) yield decode(chunk as Uint8Array);
-      const tail = decode();
+      for await (const chunk of stream) yield decoder.decode(chunk as Uint8Array);
+      const tail = decoder.decode();
       if (tail) yield tail;
     } catch (e) {
       if (e instanceof IkError) throw e;

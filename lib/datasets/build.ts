@@ -89,6 +89,7 @@ export async function buildDataset(o: DatasetOptions & { bucketBy?: BucketBy }):
     source: { file: r.source.file, sha256: r.source.sha256, bytes: r.source.bytes, gzip: r.source.gzip },
     rows: r.rows,
     examined: r.examined,
+    ...(r.passed !== undefined ? { passed: r.passed } : {}),
     filters: r.filters,
     chosen: r.lines.length,
     num_prompts: o.numPrompts,

@@ -13,10 +13,14 @@ export function wordCounter(): DatasetCounter {
   return { method: "words", request: count, text: count };
 }
 
-/** A local tokenizer's count of the message text (no chat template), for both request and text. */
-export function tokenizerCounter(count: (text: string) => number): DatasetCounter {
-  const c = (t: string) => Promise.resolve(count(t));
-  return { method: "tokenizer", request: c, text: c };
+/**
+ * A local tokenizer's counts: a request is its message text (no chat template, no special tokens:
+ * what `input_tokens` says under the `tokenizer` method); a bare text, where `countPrompt` is given,
+ * with the special tokens the tokenizer adds (`len(tokenizer(text).input_ids)`, vLLM's count for
+ * ShareGPT's filters and answer lengths and sonnet's line average), else as a request.
+ */
+export function tokenizerCounter(count: (text: string) => number, countPrompt: (text: string) => number = count): DatasetCounter {
+  return { method: "tokenizer", request: (t) => Promise.resolve(count(t)), text: (t) => Promise.resolve(countPrompt(t)) };
 }
 
 /**

@@ -54,7 +54,7 @@ export async function readMooncake(o: DatasetOptions & TraceSelection): Promise<
   const inWindow = o.timeWindow === true && o.numPrompts > 0;
   const pool = inWindow ? new WindowPool<Row>(o.numPrompts, (r) => r.timestampMs) : new SeededPool<Row>(o.numPrompts, o.seed);
   const drop = { failed: 0, blank: 0, blocks: 0 };
-  let rows = 0, latest = -Infinity, unsortedAt: number | null = null;
+  let rows = 0, passed = 0, latest = -Infinity, unsortedAt: number | null = null;
   for await (const { line, lineNo } of sourceLines(src)) {
     const where = `${src.name}:${lineNo}`;
     if (line.trim() === "") {
@@ -79,6 +79,7 @@ export async function readMooncake(o: DatasetOptions & TraceSelection): Promise<
     if (r.hashIds.length !== Math.ceil(r.input / MOONCAKE_BLOCK_TOKENS)) {
       throw dataError(where, `${r.hashIds.length} hash_ids for input_length ${r.input}: a Mooncake row has ceil(input_length / ${MOONCAKE_BLOCK_TOKENS}) = ${Math.ceil(r.input / MOONCAKE_BLOCK_TOKENS)}`, "check that the file is a Mooncake trace (512-token blocks)");
     }
+    passed++;
     pool.offer(rows - 1, r);
   }
   const info = src.info();
@@ -151,7 +152,7 @@ export async function readMooncake(o: DatasetOptions & TraceSelection): Promise<
   if (rep.raised_to_floor) notes.push(`${rep.raised_to_floor} trace input length(s) did not exceed their shared blocks' own count and were raised by one token past it`);
   if (fullLast.n) notes.push(`${fullLast.n} of the prompts that missed end on a full ${MOONCAKE_BLOCK_TOKENS}-token block, kept as that hash id's shared text (not fitted, so a later row naming it shares it): off by up to ${fullLast.off} token(s), the chat template's where the counter counts it`);
   return {
-    lines, rows, examined: rows, source: info, filters, notes, lengths: rep,
+    lines, rows, examined: rows, passed, source: info, filters, notes, lengths: rep,
     options: { block_tokens: MOONCAKE_BLOCK_TOKENS, unique_blocks: blocks.size, arrival_s: "the row's timestamp (ms) from the first chosen row's, in seconds", order: "arrival", file_in_time_order: unsortedAt === null, ...(inWindow ? { selection: TIME_WINDOW_SELECTION } : {}) },
   };
 }

@@ -3,7 +3,9 @@
  * instruction, then the file's first lines as a shared prefix of about `prefixLen` tokens, then
  * lines drawn at random (with replacement) up to about `inputLen` tokens; a draw over `inputLen`
  * (the whole request counted) is drawn again. The number of lines comes from the average tokens
- * per line (one count of all lines together, where vLLM averages per-line counts).
+ * per line: vLLM averages `len(tokenizer(line).input_ids)` over the lines, so each line counts the
+ * tokenizer's special tokens (a BOS) too; ik counts all lines together once and adds what an empty
+ * text counts (the counter's `text("")`: the BOS where the counter counts specials, else 0).
  * `cache_salt_at` marks the end of the shared prefix, so a cache tag goes after it.
  * @module
  */
@@ -34,8 +36,10 @@ export async function readSonnet(o: DatasetOptions): Promise<DatasetRead & { sou
   const base = await o.counter.request(SONNET_BASE_PROMPT);
   if (inputLen <= base) throw usageError("--input-len", `${inputLen} is not more than the ${base} tokens of the instruction alone`, "give a larger --input-len");
   if (prefixLen >= inputLen) throw usageError("--prefix-len", `${prefixLen} is not less than --input-len ${inputLen}`, "give a shorter prefix");
-  // One count for the average: all lines together, less the bare text's fixed part.
-  const avg = Math.max(1e-9, ((await o.counter.text(data.join(""))) - (await o.counter.text(""))) / data.length);
+  // One count for the average: all lines together, less the bare text's fixed part (its specials),
+  // which each of vLLM's per-line counts holds once.
+  const specials = await o.counter.text("");
+  const avg = Math.max(1e-9, ((await o.counter.text(data.join(""))) - specials) / data.length + specials);
   const nInput = Math.max(1, Math.round((inputLen - base) / avg));
   const nPrefix = Math.min(nInput, Math.max(Math.round((prefixLen - base) / avg), 0));
   const prefix = SONNET_BASE_PROMPT + Array.from({ length: nPrefix }, (_, i) => data[i % data.length]).join("");

@@ -71,7 +71,7 @@ export async function readTrace(o: DatasetOptions & TraceSelection & { name: "bu
   const burst = o.name === "burstgpt";
   const drop = { model: 0, failed: 0, noInput: 0, blank: 0 };
   let header: ReturnType<typeof csvHeader> | null = null;
-  let rows = 0, t0 = Infinity, latest = -Infinity, unsortedAt: number | null = null;
+  let rows = 0, passed = 0, t0 = Infinity, latest = -Infinity, unsortedAt: number | null = null;
   for await (const { line, lineNo } of sourceLines(src)) {
     const where = `${src.name}:${lineNo}`;
     if (line.trim() === "") {
@@ -114,6 +114,7 @@ export async function readTrace(o: DatasetOptions & TraceSelection & { name: "bu
       drop.noInput++;
       continue;
     }
+    passed++;
     pool.offer(rows - 1, row);
   }
   const info = src.info();
@@ -151,7 +152,7 @@ export async function readTrace(o: DatasetOptions & TraceSelection & { name: "bu
   if (unsortedAt !== null) notes.push(`the trace's rows are not in time order (line ${unsortedAt} is earlier than a line before it): the prompts are written in time order${burst ? "" : ", arrival_s from the earliest row"}`);
   if (rep.raised_to_floor) notes.push(`${rep.raised_to_floor} trace input length(s) were not more than the ${floor} tokens an empty message counts and were raised to ${floor + 1}`);
   return {
-    lines, rows, examined: rows, source: info, filters, notes, lengths: rep,
+    lines, rows, examined: rows, passed, source: info, filters, notes, lengths: rep,
     options: { columns: COLUMNS[o.name], arrival_s: burst ? "the trace's Timestamp (seconds)" : "seconds since the trace's earliest row", order: "arrival", file_in_time_order: unsortedAt === null, ...(burst ? { model: BURSTGPT_MODEL } : {}), ...(inWindow ? { selection: TIME_WINDOW_SELECTION } : {}) },
   };
 }

@@ -76,6 +76,11 @@ export interface DatasetRead {
   /** Rows looked at in the seeded order before enough passed (all rows when every one was needed). */
   examined: number;
   filters: FilterCount[];
+  /**
+   * Rows that passed every filter, where the reader looks at every row (the traces: the pool a
+   * sample is drawn from). Blank lines are not rows: their filter entry counts lines, not rows.
+   */
+  passed?: number;
   /** Reader options as used (defaults filled in). */
   options: Record<string, unknown>;
   /** Things a person should know about the set (also printed on stderr). */

@@ -18,6 +18,7 @@ import { dataError, IkError, usageError } from "../cli/errors.ts";
 import { MAX_PROMPT_SET_BYTES } from "../cli/limits.ts";
 import { PromptLines } from "./_prompt_lines.ts";
 import { isGzip, readUncompressedCapped } from "./_read_capped.ts";
+import { Utf8LineDecoder } from "./utf8_lines.ts";
 import { type Prompt, sortBuckets } from "./prompt.ts";
 
 /** A loaded prompt set. */
@@ -132,15 +133,16 @@ export async function loadPromptSet(path: string, opts: LoadOptions = {}): Promi
   const hash = createHash("sha256");
   const lines = new PromptLines(name, opts);
   try {
-    const decoder = new TextDecoder("utf-8", { fatal: true });
+    // A byte that is not UTF-8 is named by its line (65), as a bad line is.
+    const decoder = new Utf8LineDecoder(name, "save the prompt set as UTF-8");
     for await (const chunk of readUncompressedCapped(found, opts)) {
       hash.update(chunk);
-      lines.push(decoder.decode(chunk, { stream: true }));
+      lines.push(decoder.decode(chunk));
     }
     lines.push(decoder.decode());
     lines.end();
   } catch (e) {
-    if (e instanceof IkError) throw e; // over the cap: already the one line to print
+    if (e instanceof IkError) throw e; // over the cap, or not UTF-8 (naming its line): already the one line to print
     throw dataError(
       name,
       `cannot read (${(e as Error).message})`,

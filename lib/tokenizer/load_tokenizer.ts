@@ -2,7 +2,8 @@
  * `--tokenizer PATH`: a local Hugging Face `tokenizer.json` (or a folder holding one, with its
  * optional `tokenizer_config.json`), read with @huggingface/tokenizers (pure JS). Nothing is ever
  * fetched: ik runs on air-gapped hosts. Used to re-count output tokens when a server returns
- * neither ids nor usage, and to size synthetic prompts.
+ * neither ids nor usage, and to size synthetic prompts (the text's own tokens, no special tokens);
+ * `countPrompt` adds the tokenizer's special tokens, as vLLM's dataset filters count a text.
  * @module
  */
 import { Tokenizer } from "@huggingface/tokenizers";
@@ -19,8 +20,14 @@ export interface LoadedTokenizer {
   sha256: string;
   /** Token ids of a text, without special tokens (what a server's completion_tokens counts). */
   encode(text: string): number[];
-  /** The number of tokens in a text. */
+  /** The number of tokens in a text, without special tokens (output tokens; a message's own text). */
   count(text: string): number;
+  /**
+   * The number of tokens in a text with the special tokens the tokenizer adds (its post-processor:
+   * a BOS for Llama-style tokenizers, none for Qwen3's): `len(tokenizer(text).input_ids)`, as
+   * vLLM's datasets count a text for their length filters, and as a completions server counts a prompt.
+   */
+  countPrompt(text: string): number;
 }
 
 /**
@@ -69,5 +76,6 @@ export async function loadTokenizer(path: string, where = "--tokenizer"): Promis
     sha256: createHash("sha256").update(bytes).digest("hex"),
     encode,
     count: (text) => (text ? encode(text).length : 0),
+    countPrompt: (text) => tok.encode(text, { add_special_tokens: true }).ids.length,
   };
 }

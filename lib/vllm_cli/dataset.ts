@@ -129,12 +129,16 @@ export function vllmDatasetCounter(lc: VllmCounter): DatasetCounter {
   return remote ? { ...base, text: (t) => remote.countPrompt(t) } : base;
 }
 
-/** sharegpt, sonnet or custom (vLLM's name for the jsonl reader) from a local file. */
-async function fileSet(name: typeof FILE_DATASETS[number], path: string, r: DatasetRequest, lc: LengthCounter): Promise<DatasetSet> {
+/**
+ * sharegpt, sonnet or custom (vLLM's name for the jsonl reader) from a local file, lengths counted
+ * as vLLM's datasets count them ({@link vllmDatasetCounter}): ShareGPT's filters and answer lengths
+ * and sonnet's line average on `len(tokenizer(text).input_ids)`, BOS included.
+ */
+async function fileSet(name: typeof FILE_DATASETS[number], path: string, r: DatasetRequest, lc: VllmCounter): Promise<DatasetSet> {
   const f = r.file ?? {};
   const outputLen = name === "sharegpt" ? f.sharegptOutputLen : name === "custom" ? f.customOutputLen : f.sonnetOutputLen;
   const { set, build } = await buildDatasetPromptSet({
-    name: datasetAlias(name) ?? "jsonl", path, counter: requestCounter(lc.method, (t) => lc.request(t)), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
+    name: datasetAlias(name) ?? "jsonl", path, counter: vllmDatasetCounter(lc), numPrompts: r.random.numPrompts, seed: r.random.seed, outputLen,
     ...(name === "sonnet" ? { inputLen: f.sonnetInputLen, prefixLen: f.sonnetPrefixLen } : {}),
     // vLLM's ShareGPTDataset: conversations[0] is the prompt and [1] the completion, whatever their roles.
     ...(name === "sharegpt" ? { firstTwoTurns: true } : {}),

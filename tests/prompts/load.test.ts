@@ -169,3 +169,18 @@ test("a BOM and CRLF line ends are accepted", async () => {
   const set = await loadPromptSet(write("crlf.jsonl", "\ufeff" + GOOD.replace(/\n/g, "\r\n")));
   assert.equal(set.prompts.length, 4);
 });
+
+test("a set that is not UTF-8 names the line of the bad byte (65), gzipped and past the first chunk too", async () => {
+  const bad = new Uint8Array([0xff, 0xfe, 0x0a]);
+  const cat = (...parts: (string | Uint8Array)[]) => Buffer.concat(parts.map((x) => typeof x === "string" ? Buffer.from(x) : x));
+  const two = await failure(write("p10.jsonl", cat(p("a", "short") + "\n", bad)));
+  assert.equal(two.code, 65);
+  assert.equal(two.line, "ik: p10.jsonl:2: not UTF-8 text (a byte sequence that is not UTF-8); save the prompt set as UTF-8");
+  assert.match((await failure(write("p10.jsonl.gz", gzipSync(cat(p("a", "short") + "\n", bad))))).line, /^ik: p10\.jsonl\.gz:2: not UTF-8 text/);
+  // 6000 lines (well over one read chunk) before a line with a lone continuation byte.
+  const many = Array.from({ length: 6000 }, (_, i) => p(`m${i}`, "short")).join("\n") + "\n";
+  assert.ok(many.length > 512 * 1024);
+  const far = await failure(write("far.jsonl", cat(many, p("x", "short").slice(0, 20), new Uint8Array([0x80]), "\n")));
+  assert.match(far.line, /^ik: far\.jsonl:6001: not UTF-8 text/);
+  assert.match((await failure(write("far.jsonl.gz", gzipSync(cat(many, new Uint8Array([0xc0, 0xaf]), "\n"))))).line, /^ik: far\.jsonl\.gz:6001: not UTF-8 text/);
+});

