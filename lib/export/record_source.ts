@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { dataError } from "../cli/errors.ts";
 import { type LoadedRecord, loadRecordRef, parseJsonl, readRequestRows } from "../compare/record_ref.ts";
 import type { Artifact } from "../evidence/mod.ts";
+import { clipText } from "../summarize/clip_text.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -53,7 +54,7 @@ async function levelsOf(loaded: LoadedRecord, rows: Obj[], notes: string[]): Pro
   const out: ExportLevel[] = [];
   for (const entry of entries) {
     const name = String(entry.name ?? ""), level = Number(entry.level);
-    if (!name || !Number.isFinite(level)) throw dataError(String(loaded.record.evidence_id), "a load level without name or level", "the record is not a load record ik wrote");
+    if (!name || !Number.isFinite(level)) throw dataError(clipText(String(loaded.record.evidence_id)), "a load level without name or level", "the record is not a load record ik wrote");
     const levelRows = rows.filter((r) => r.level === name).sort((a, b) => Number(a.t_send_ns) - Number(b.t_send_ns));
     const art = arts.find((a) => a.role === "outputs" && a.path.endsWith(`/load-${name}.jsonl`));
     const bySend = new Map<number, Obj>();
@@ -87,7 +88,7 @@ export async function loadExportSource(ref: string, root: string, cwd: string): 
     loaded = await loadRecordRef(m, loaded.root, cwd, `export ${ref} (its measurement ${m})`);
   }
   if (loaded.record.kind !== "serve_benchmark") {
-    throw dataError(`export ${ref}`, `a '${String(loaded.record.kind)}' record: only serve_benchmark (and capacity) records hold request rows to export`, "name a bench serve record");
+    throw dataError(`export ${ref}`, `a '${clipText(String(loaded.record.kind))}' record: only serve_benchmark (and capacity) records hold request rows to export`, "name a bench serve record");
   }
   const rows = await readRequestRows(loaded);
   if (rows === null) throw dataError(`export ${ref}`, "the record lists no requests artifact", "name a bench serve record");

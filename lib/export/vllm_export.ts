@@ -3,7 +3,8 @@
  * `<tag>.json` per level, plus a runs.tsv so `ik summarize vllm --runs DIR/runs.tsv --results DIR`
  * reads the export back (there are no container logs, so its FLAGS say so and it is never
  * PUBLISHABLE). runs.tsv's conc is vLLM's --max-concurrency where the level had one (an in-flight
- * cap, a closed loop's workers), else the grid value; its warmups, the requests ik sent once before
+ * cap, a closed loop's workers), else the grid value (a rate level's rate, req/s, which
+ * `ik summarize vllm` heads "Rate (req/s)"); its warmups, the requests ik sent once before
  * the first level, sit on that level. A level of an interrupted record carries `ik_interrupted` and
  * rc 130 in runs.tsv. Pure: the source in, file names and texts out.
  * @module

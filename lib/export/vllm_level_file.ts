@@ -2,12 +2,14 @@
  * One load level as a `vllm bench serve --save-result --save-detailed` result file
  * (../shared/spec/vllm-result-format.md): vLLM's keys and units (seconds in the arrays, ms in the
  * percentile blocks), the per-request arrays in request (send) order with failed requests inside
- * them as vLLM writes them (0 output tokens, 0.0 TTFT and latency, no ITLs, the error text), and
+ * them as vLLM writes them (0 output tokens, 0.0 TTFT and latency, no ITLs, the error text, the
+ * prompt length: the best the level holds, `ik_input_lens` naming any not the server's count), and
  * every aggregate recomputed from those arrays vLLM's way (TPOT per request = (latency − ttft) /
  * (output_len − 1) for output_len > 1, ITLs pooled, linear-interpolation percentiles). The
  * string-valued `ik_*` keys (vLLM's `--metadata` slot) say what was measured how.
  * @module
  */
+import { promptLens, promptLensNote } from "./prompt_lens.ts";
 import type { ExportLevel, Obj } from "./record_source.ts";
 import { vllmBlock } from "./vllm_stats.ts";
 
@@ -92,7 +94,7 @@ export function vllmError(row: Obj): string {
   return row.ok === true ? "" : String(row.error ?? row.error_kind ?? "failed");
 }
 
-function toVllm(row: Obj, doc: Obj | null): VReq {
+function toVllm(row: Obj, doc: Obj | null, inp: number): VReq {
   const ok = row.ok === true;
   const ev = doc && doc.timings && Array.isArray((doc.timings as Obj).event_ms) ? ((doc.timings as Obj).event_ms as unknown[]).map(Number) : [];
   const itl: number[] = [];
@@ -100,9 +102,8 @@ function toVllm(row: Obj, doc: Obj | null): VReq {
   const lag = num(row.send_lag_ms);
   return {
     ok,
-    // vLLM keeps a failed request's prompt length (set before it is sent): the server's count where
-    // the request got one, else the length ik built the prompt to.
-    inp: num(row.prompt_tokens) ?? num(row.target_prompt_tokens) ?? 0,
+    // vLLM keeps a failed request's prompt length (set before it is sent): see promptLens
+    inp,
     out: ok ? num(row.n_tokens) ?? 0 : 0,
     ttft: ok ? (num(row.ttft_ms) ?? 0) / 1000 : 0,
     latency: ok ? (num(row.e2e_ms) ?? 0) / 1000 : 0,
@@ -176,7 +177,9 @@ function goodputNote(ms: VllmExportMeta["goodputMs"]): string {
 
 /** Builds one level's result object (key order as vLLM writes it). */
 export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
-  const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i]));
+  const lens = promptLens(lv.rows);
+  const reqs = lv.rows.map((r, i) => toVllm(r, lv.outputs[i], lens.lens[i]));
+  const lensNote = promptLensNote(lens);
   const good = reqs.filter((r) => r.ok);
   const summary = (lv.entry.summary ?? {}) as Obj;
   // A merged closed-loop level: every shard ran `level` workers, the fleet their sum.
@@ -205,6 +208,7 @@ export function vllmLevelResult(meta: VllmExportMeta, lv: ExportLevel): Obj {
       ? "from the schedule's origin (vLLM's benchmark start, before the first arrival gap) to the last request's end"
       : "ik's window: from the first send to the last request's end (vLLM's duration also holds the wait before the first arrival)",
     ...(meta.slo ? { ik_goodput: goodputNote(meta.goodputMs ?? null) } : {}),
+    ...(lensNote ? { ik_input_lens: lensNote } : {}),
     request_rate: meta.closedLoop ? "inf" : num(lv.entry.target_rate_rps) ?? "inf",
     burstiness: meta.burstiness,
     max_concurrency: cap ?? (meta.closedLoop ? workers : null),

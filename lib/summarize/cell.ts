@@ -23,6 +23,12 @@ export interface CellRow {
   pass: string;
   dataset: string;
   conc: number;
+  /**
+   * True when conc is a request rate (req/s), not a concurrency: the cell is an `ik export` of an
+   * open-loop rate level (its result file carries ik_evidence_id, the dataset ends in `-rate`,
+   * request_rate equals conc, no max_concurrency). vLLM's own files never carry ik_evidence_id.
+   */
+  conc_is_rate: boolean;
   rc: string;
   /** False when the result file is missing or unreadable (then every number is null). */
   has_result: boolean;
@@ -94,12 +100,17 @@ const mean = (xs: readonly number[]) => (xs.length ? sum(xs) / xs.length : null)
 
 function emptyRow(run: RunRow): CellRow {
   return {
-    tag: run.tag, pass: run.pass, dataset: run.dataset, conc: run.conc, rc: run.rc, has_result: false, result_layout: null, appended: null,
+    tag: run.tag, pass: run.pass, dataset: run.dataset, conc: run.conc, conc_is_rate: false, rc: run.rc, has_result: false, result_layout: null, appended: null,
     container_log: null, n_prompts: null, completed: null, failed: null, duration: null, out_tps: null, total_tps: null, req_s: null,
     ttft_p50: null, ttft_p99: null, tpot_p50: null, tpot_p99: null, per_stream: null, itl_p50: null, e2el_p50_s: null, mean_in: null,
     mean_out: null, tau: null, depth: null, tau_client: null, acc_prop: null, mtp_n: 0, prompt_tok: null, cached_tok: null,
     cached_share: null, cached_n: 0, client_out: null, container_gen: null,
   };
+}
+
+/** Whether runs.tsv's conc of this cell is the rate of an `ik export`ed rate level (see CellRow.conc_is_rate). */
+function concIsRate(run: RunRow, res: Record<string, unknown>): boolean {
+  return typeof res.ik_evidence_id === "string" && run.dataset.endsWith("-rate") && res.request_rate === run.conc && res.max_concurrency == null;
 }
 
 /** Summarises one cell. */
@@ -133,7 +144,7 @@ export function summarizeCell(x: CellInput): CellOutcome {
   const haveLog = x.container.log !== null;
   const inputs = ok.map((r) => r.inp).filter((v): v is number => v !== null);
   Object.assign(row, {
-    has_result: true, result_layout: layout, appended: x.result.appended, container_log: haveLog ? x.container.path : null,
+    has_result: true, result_layout: layout, conc_is_rate: concIsRate(run, res), appended: x.result.appended, container_log: haveLog ? x.container.path : null,
     n_prompts: pickNumber(res, "num_prompts"), completed, failed, duration: pickNumber(res, "duration"),
     out_tps: pickNumber(res, "output_throughput"), total_tps: pickNumber(res, "total_token_throughput"), req_s: pickNumber(res, "request_throughput"),
     ttft_p50: pickNumber(res, "p50_ttft_ms", "median_ttft_ms"), ttft_p99: pickNumber(res, "p99_ttft_ms"), tpot_p50: tpot50,

@@ -5,6 +5,7 @@
  * `Infinity` for an infinite request rate) read as numbers.
  * @module
  */
+import { clipText } from "./clip_text.ts";
 
 const MARK = "\u0000ik-nonfinite:";
 const TOKENS: Record<string, number> = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity };
@@ -76,7 +77,7 @@ export function parseJsonValues(text: string): unknown[] {
     try {
       out.push(JSON.parse(piece, (_k, v) => (typeof v === "string" && v.startsWith(MARK) ? TOKENS[v.slice(MARK.length)] : v)));
     } catch (e) {
-      throw new JsonTextError(lineAt(text, start), `not valid JSON (${(e as Error).message.split("\n")[0]})`);
+      throw new JsonTextError(lineAt(text, start), `not valid JSON (${clipText((e as Error).message.split("\n")[0], 120)})`);
     }
   }
   return out;

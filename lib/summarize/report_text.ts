@@ -11,6 +11,8 @@ import type { UnitSummary } from "./unit.ts";
 
 const HEADLINE = "| Concurrency | Requests | Output tok/s | Req/s | TTFT p50 / p99 (ms) | TPOT p50 / p99 (ms) | " +
   "Per-stream tok/s (1000/TPOT p50) | E2E p50 (s) | tau | depth |";
+/** The headline of a table whose every cell is an `ik export`ed rate level: its first column is the rate. */
+const HEADLINE_RATE = HEADLINE.replace("| Concurrency |", "| Rate (req/s) |");
 
 function headlineTables(s: UnitSummary, out: string[]): void {
   const passes = [...new Set(s.runs.map((r) => r.pass))];
@@ -18,7 +20,7 @@ function headlineTables(s: UnitSummary, out: string[]): void {
     for (const ps of passes) {
       const rs = s.runs.filter((r) => r.dataset === ds && r.pass === ps);
       if (!rs.length) continue;
-      out.push("", `== ${ds}, pass ${ps} ==`, HEADLINE, "|---|---|---|---|---|---|---|---|---|---|");
+      out.push("", `== ${ds}, pass ${ps} ==`, rs.every((r) => r.conc_is_rate) ? HEADLINE_RATE : HEADLINE, "|---|---|---|---|---|---|---|---|---|---|");
       for (const r of rs) {
         if (!r.has_result) {
           out.push(`| ${r.conc} | (no result; rc ${r.rc || "None"}) | | | | | | | | |`);

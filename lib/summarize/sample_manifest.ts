@@ -5,6 +5,7 @@
  * @module
  */
 import { dataError } from "../cli/errors.ts";
+import { clipText } from "./clip_text.ts";
 import { parseTsv } from "./tsv.ts";
 
 /** One sampled request. */
@@ -23,7 +24,7 @@ export function parseSamples(text: string, where: string): Sample[] {
   return t.rows.map(({ line, fields }) => {
     const p = Number(fields.prompt_len), o = Number(fields.output_len);
     if (!/^\d+$/.test(fields.prompt_len) || !/^\d+$/.test(fields.output_len)) {
-      throw dataError(`${where}:${line}`, `prompt_len '${fields.prompt_len}' / output_len '${fields.output_len}' must be non-negative integers`, "rewrite the manifest");
+      throw dataError(`${where}:${line}`, `prompt_len '${clipText(fields.prompt_len)}' / output_len '${clipText(fields.output_len)}' must be non-negative integers`, "rewrite the manifest");
     }
     return { sha: fields.sha, promptLen: p, outputLen: o };
   });

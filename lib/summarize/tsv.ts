@@ -5,6 +5,7 @@
  * @module
  */
 import { dataError } from "../cli/errors.ts";
+import { clipList, clipText } from "./clip_text.ts";
 
 /** One data row: its 1-based line in the file and its fields by column name. */
 export interface TsvRow {
@@ -27,6 +28,7 @@ export interface TsvTable {
  */
 export function parseTsv(text: string, where: string): TsvTable {
   // A binary file (a NUL, a control byte, an undecodable byte) is no table: say so, never print it.
+  // deno-lint-ignore no-control-regex -- the control bytes are what is looked for
   const odd = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.exec(text);
   if (odd) {
     const line = text.slice(0, odd.index).split("\n").length;
@@ -39,7 +41,7 @@ export function parseTsv(text: string, where: string): TsvTable {
   const seen = new Set<string>();
   for (const c of columns) {
     if (!c) throw dataError(`${where}:${first + 1}`, "the header has an empty column name", "separate column names with single tabs");
-    if (seen.has(c)) throw dataError(`${where}:${first + 1}`, `the header repeats column '${c}'`, "name each column once");
+    if (seen.has(c)) throw dataError(`${where}:${first + 1}`, `the header repeats column '${clipText(c)}'`, "name each column once");
     seen.add(c);
   }
   const rows: TsvRow[] = [];
@@ -47,7 +49,7 @@ export function parseTsv(text: string, where: string): TsvTable {
     if (lines[i].trim() === "") continue;
     const parts = lines[i].split("\t");
     if (parts.length !== columns.length) {
-      throw dataError(`${where}:${i + 1}`, `${parts.length} tab-separated field(s), the header has ${columns.length} (${columns.join(", ")})`, "give every column a value ('-' when none)");
+      throw dataError(`${where}:${i + 1}`, `${parts.length} tab-separated field(s), the header has ${columns.length} (${clipList(columns)})`, "give every column a value ('-' when none)");
     }
     const fields: Record<string, string> = {};
     columns.forEach((c, k) => (fields[c] = parts[k].trim()));

@@ -6,6 +6,7 @@
  * request rate as `request_inthroughput`.
  * @module
  */
+import { clipText } from "./clip_text.ts";
 import { JsonTextError, parseJsonValues } from "./lenient_json.ts";
 
 /** A result object (keys as vLLM wrote them, after the normalisation above). */
@@ -56,8 +57,7 @@ export function pickNumber(res: VllmResult, ...keys: string[]): number | null {
 const COUNT_KEYS = ["num_prompts", "completed", "failed", "total_input_tokens", "total_output_tokens"];
 /**
  * Keys (or key patterns) whose value must be a finite non-negative number: the throughputs vLLM
- * writes by name (not every key ending in `_throughput`: a `--metadata target_throughput=high` is a
- * string-valued key of the user's, not a measurement), the duration and the percentile blocks.
+ * writes by name (not every key ending in `_throughput`), the duration and the percentile blocks.
  */
 const METRIC_KEYS = [
   /^duration$/,
@@ -68,13 +68,21 @@ const METRIC_KEYS = [
 
 /**
  * Every value of a result that cannot be a measurement: a count that is not a non-negative integer
- * (`"40"`, 39.5), a metric that is not a finite non-negative number (NaN, Infinity, a string).
- * Each is a FLAG: a unit holding one is never PUBLISHABLE.
+ * (39.5, -1, true), a metric that is not a finite non-negative number (NaN, Infinity, -1). Each is
+ * a FLAG: a unit holding one is never PUBLISHABLE.
+ *
+ * A JSON string is never checked: vLLM writes each `--metadata KEY=VALUE` as a string-valued key
+ * before its own keys, and every key it writes itself is a number (bare `NaN`/`Infinity` when
+ * non-finite), so a string under a measurement's name (`input_throughput=n/a`, a `p99_ttft_ms=…`
+ * that survives because vLLM omits the ttft/tpot/itl blocks without a tokenizer, a `num_prompts`
+ * the metadata replaced) is the user's, not a measurement; the summary reads it as absent.
  */
 export function impossibleValues(res: VllmResult): string[] {
   const out: string[] = [];
-  const show = (v: unknown) => (typeof v === "string" ? JSON.stringify(v.slice(0, 20)) : String(v));
+  // a number as JavaScript prints it (NaN, Infinity), anything else as JSON, cut
+  const show = (v: unknown) => (typeof v === "number" ? String(v) : clipText(JSON.stringify(v) ?? String(v), 20));
   for (const [k, v] of Object.entries(res)) {
+    if (typeof v === "string") continue;
     if (COUNT_KEYS.includes(k)) {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0) out.push(`${k} is ${show(v)}, not a count`);
     } else if (METRIC_KEYS.some((re) => re.test(k)) && v !== null) {

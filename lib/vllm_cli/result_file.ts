@@ -78,6 +78,7 @@ export function vllmResultFile(meta: VllmExportMeta, lv: ExportLevel, o: VllmFil
   out.ik_timings = String(full.ik_timings);
   out.ik_duration = String(full.ik_duration);
   if (typeof full.ik_interrupted === "string") out.ik_interrupted = full.ik_interrupted;
+  if (typeof full.ik_input_lens === "string") out.ik_input_lens = full.ik_input_lens;
   out.request_rate = Number.isFinite(o.requestRate) ? o.requestRate : "inf";
   out.burstiness = o.burstiness;
   out.max_concurrency = o.maxConcurrency;

@@ -128,6 +128,9 @@ describe("ik export --format vllm", { skip: BINARY_ONLY_SUITE }, () => {
     assert.equal(back.code, 0, back.stderr);
     const sum = JSON.parse(back.stdout);
     const text = (await runIk(["summarize", "vllm", "--runs", join(out, "runs.tsv"), "--results", out], { env, timeoutMs: 30_000 })).stdout;
+    // runs.tsv's conc of a rate level is the rate: the table heads it so
+    assert.ok(text.includes("== vllm-rate, pass - ==\n| Rate (req/s) | Requests |"), text);
+    assert.ok(sum.runs.every((x: any) => x.conc_is_rate === true));
     for (const lv of levels) {
       const r = sum.runs.find((x: any) => x.tag === `vllm-${lv.name}`);
       const s = lv.summary;
@@ -150,6 +153,41 @@ describe("ik export --format vllm", { skip: BINARY_ONLY_SUITE }, () => {
       const row = `| ${lv.level} | ${s.n_ok} | ${fixed(s.output_tok_s, 1)} | ${fixed(s.achieved_rps, 2)} | `;
       assert.ok(text.includes(row), `${row}\n${text}`);
     }
+  });
+
+  test("a --prompts run (no declared lengths): a failed request's input_lens is its prompt's length, said in ik_input_lens; read back unchanged", async () => {
+    const prompts = join(dir, "p.jsonl");
+    await writeFile(prompts, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `p${i}`, bucket: "short", messages: [{ role: "user", content: `prompt number ${i} ${"word ".repeat(i)}` }] })).join("\n") + "\n");
+    const r = await bench(["--prompts", prompts, "--mode", "load", "--rates", "40", "--requests", "18"]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = JSON.parse(r.stdout).data.measurement;
+    const out = join(dir, "vllm-prompts");
+    const e = await runIk(["export", id, "--format", "vllm", "--out", out], { env, timeoutMs: 30_000 });
+    assert.equal(e.code, 0, e.stderr);
+    const { rows } = await measured(id);
+    const mine = rows.sort((a, b) => a.t_send_ns - b.t_send_ns);
+    assert.ok(mine.every((x) => x.target_prompt_tokens === undefined), "a --prompts set declares no lengths");
+    const f = JSON.parse(await readFile(join(out, "vllm-r40.json"), "utf8"));
+    const failed = mine.flatMap((x, i) => (x.ok ? [] : [i]));
+    assert.ok(failed.length > 0, "the mock's faults should have failed some requests");
+    const counted = new Set(mine.filter((x) => x.ok).map((x) => x.id));
+    let estimated = 0;
+    mine.forEach((x, i) => {
+      if (x.ok) assert.equal(f.input_lens[i], x.prompt_tokens);
+      // every prompt is sent 3 times: where another request of it was counted, that length, never 0
+      else if (counted.has(x.id)) (estimated++, assert.ok(f.input_lens[i] > 0, `request ${i}: ${f.input_lens[i]}`));
+      else assert.equal(f.input_lens[i], 0);
+    });
+    assert.ok(estimated > 0, "no failed request of a prompt counted elsewhere");
+    assert.match(f.ik_input_lens, new RegExp(`^input_lens is the server's usage\\.prompt_tokens except for ${failed.length} request`));
+    assert.equal(f.total_input_tokens, mine.filter((x) => x.ok).reduce((a, x) => a + x.prompt_tokens, 0));
+    const back = await runIk(["summarize", "vllm", "--runs", join(out, "runs.tsv"), "--results", out, "--json"], { env, timeoutMs: 30_000 });
+    assert.equal(back.code, 0, back.stderr);
+    const cell = JSON.parse(back.stdout).runs[0];
+    const okRows = mine.filter((x) => x.ok);
+    close(cell.mean_in, okRows.reduce((a, x) => a + x.prompt_tokens, 0) / okRows.length, "mean_in: successful requests only");
+    assert.equal(cell.completed, okRows.length);
+    assert.equal(cell.failed, failed.length);
   });
 
   test("closed loop: max_concurrency N and request_rate inf", async () => {

@@ -110,22 +110,36 @@ describe("FLAGS rules", () => {
     assert.ok(s.flags.some((f) => /logs\/rnd-c1-B\.log: 1 unreadable ik-request line\(s\) \(first: line \d+, serial=zz is not a non-negative integer\)$/.test(f)), s.flags.join("\n"));
   });
 
-  test("a value that cannot be a measurement is a FLAG and the unit is never PUBLISHABLE (NaN, Infinity, a string, a fraction of a count)", async () => {
+  test("a value that cannot be a measurement is a FLAG and the unit is never PUBLISHABLE (NaN, Infinity, a fraction of a count)", async () => {
     const cases: [string, (o: Record<string, any>) => void, RegExp][] = [
-      ["NaN throughput", (o) => (o.output_throughput = "NaN"), /^rnd-c1-A: output_throughput is "NaN", not a finite non-negative number$/],
+      ["NaN throughput (as Python writes it)", (o) => (o.output_throughput = "__NAN__"), /^rnd-c1-A: output_throughput is NaN, not a finite non-negative number$/],
       ["Infinity TTFT (as Python writes it)", (o) => (o.median_ttft_ms = "__INF__"), /^rnd-c1-A: median_ttft_ms is Infinity, not a finite non-negative number$/],
-      ["a string count", (o) => (o.completed = "40"), /^rnd-c1-A: completed is "40", not a count$/],
+      ["a negative count", (o) => (o.completed = -40), /^rnd-c1-A: completed is -40, not a count$/],
       ["a fraction of a count", (o) => (o.total_output_tokens = 39.5), /^rnd-c1-A: total_output_tokens is 39\.5, not a count$/],
       ["a negative latency", (o) => (o.p99_tpot_ms = -1), /^rnd-c1-A: p99_tpot_ms is -1, not a finite non-negative number$/],
     ];
     for (const [name, edit, want] of cases) {
       const s = await broken(async (d) => {
         await editJson(d, "rnd-c1-A", edit);
-        await rewrite(join(d, "results", "rnd-c1-A.json"), (t) => t.replace('"__INF__"', "Infinity"));
+        await rewrite(join(d, "results", "rnd-c1-A.json"), (t) => t.replace('"__INF__"', "Infinity").replace('"__NAN__"', "NaN"));
       }, { decide: ["A", "B"] });
       assert.ok(s.flags.some((f) => want.test(f)), `${name}: ${s.flags.join("\n")}`);
       assert.doesNotMatch(s.decision!.text, /^PUBLISHABLE/, name);
     }
+  });
+
+  test("--metadata strings under a measurement's name are the user's: no FLAG, read as absent, the unit stays PUBLISHABLE", async () => {
+    const s = await broken((d) => editJson(d, "rnd-c1-A", (o) => {
+      // vLLM without a tokenizer omits the ttft/tpot/itl blocks, so a --metadata p99_ttft_ms survives
+      for (const k of Object.keys(o)) if (/_(ttft|tpot|itl)_ms$/.test(k)) delete o[k];
+      Object.assign(o, { input_throughput: "n/a", p99_ttft_ms: "under 200", median_tpot_ms: "NaN" });
+    }), { decide: ["A", "B"] });
+    assert.deepEqual(s.flags, []);
+    assert.match(s.decision!.text, /^PUBLISHABLE/);
+    const cell = s.runs.find((r) => r.tag === "rnd-c1-A")!;
+    assert.equal(cell.ttft_p99, null);
+    assert.equal(cell.tpot_p50, null);
+    assert.ok(cell.out_tps! > 0);
   });
 
   test("a container line no engine can write (more accepted than proposed, more cached than sent) is unreadable", async () => {

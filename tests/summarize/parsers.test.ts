@@ -77,16 +77,40 @@ describe("result files", () => {
     const both = readVllmResult('{"request_throughput": 2.5, "request_inthroughput": 1.6}');
     assert.ok(both.ok);
     assert.equal(both.result.request_throughput, 2.5);
-    assert.deepEqual(impossibleValues({ request_inthroughput: "fast" }), ['request_inthroughput is "fast", not a finite non-negative number']);
+    assert.deepEqual(impossibleValues({ request_inthroughput: -1.6 }), ["request_inthroughput is -1.6, not a finite non-negative number"]);
   });
 
   test("--metadata keys are the user's strings, whatever their names; vLLM's own throughputs are still checked", () => {
-    // vLLM writes each --metadata KEY=VALUE as a string-valued key of the result.
+    // vLLM writes each --metadata KEY=VALUE as a string-valued key of the result, before its own
+    // keys (which are numbers, bare NaN/Infinity when non-finite): a string is never a measurement.
     assert.deepEqual(impossibleValues({ target_throughput: "high", run_throughput: "x", output_throughput: 204.8 }), []);
-    for (const k of ["request_throughput", "output_throughput", "total_token_throughput", "input_throughput", "input_sequence_throughput", "diffusion_committed_throughput", "request_goodput"]) {
-      assert.deepEqual(impossibleValues({ [k]: "NaN" }), [`${k} is "NaN", not a finite non-negative number`], k);
+    const metrics = ["request_throughput", "output_throughput", "total_token_throughput", "input_throughput", "input_sequence_throughput", "diffusion_committed_throughput", "request_goodput", "duration", "p99_ttft_ms", "median_tpot_ms", "mean_itl_ms", "p99.9_e2el_ms"];
+    for (const k of metrics) {
+      assert.deepEqual(impossibleValues({ [k]: "n/a" }), [], `${k}: a string is metadata`);
+      assert.deepEqual(impossibleValues({ [k]: "NaN" }), [], `${k}: the string "NaN" is metadata`);
+      assert.deepEqual(impossibleValues({ [k]: NaN }), [`${k} is NaN, not a finite non-negative number`], k);
+      assert.deepEqual(impossibleValues({ [k]: Infinity }), [`${k} is Infinity, not a finite non-negative number`], k);
+      assert.deepEqual(impossibleValues({ [k]: -2 }), [`${k} is -2, not a finite non-negative number`], k);
+      assert.deepEqual(impossibleValues({ [k]: true }), [`${k} is true, not a finite non-negative number`], k);
+    }
+    for (const k of ["num_prompts", "completed", "failed", "total_input_tokens", "total_output_tokens"]) {
+      assert.deepEqual(impossibleValues({ [k]: "40" }), [], `${k}: a string is metadata`);
+      assert.deepEqual(impossibleValues({ [k]: 39.5 }), [`${k} is 39.5, not a count`], k);
+      assert.deepEqual(impossibleValues({ [k]: NaN }), [`${k} is NaN, not a count`], k);
+      assert.deepEqual(impossibleValues({ [k]: -1 }), [`${k} is -1, not a count`], k);
     }
     assert.deepEqual(impossibleValues({ request_goodput: null }), [], "no --goodput: null");
+    // a non-number that is no string is shown cut, as JSON
+    assert.deepEqual(impossibleValues({ completed: Array.from({ length: 1000 }, () => 1) }), ["completed is [1,1,1,1,1,1,1,1,1,1…(2001 chars), not a count"]);
+  });
+
+  test("the reviewer's file: a string-valued --metadata input_throughput is no FLAG", () => {
+    const r = readVllmResult('{"num_prompts": 1, "input_throughput": "n/a", "completed": 1, "failed": 0, "duration": 1.0, "output_throughput": 5.0}');
+    assert.ok(r.ok);
+    assert.deepEqual(impossibleValues(r.result), []);
+    const bare = readVllmResult('{"num_prompts": 1, "input_throughput": NaN, "completed": 1, "failed": 0, "duration": 1.0, "output_throughput": Infinity}');
+    assert.ok(bare.ok);
+    assert.deepEqual(impossibleValues(bare.result), ["input_throughput is NaN, not a finite non-negative number", "output_throughput is Infinity, not a finite non-negative number"]);
   });
 
   test("strings that look like the tokens stay strings; pretty-printed appended objects split", () => {

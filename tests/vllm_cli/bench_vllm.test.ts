@@ -247,6 +247,9 @@ describe("ik bench vllm", { skip: BINARY_ONLY_SUITE }, () => {
       assert.deepEqual(lines.slice(head + 1, head + 11), errs.slice(0, 10).map((e: string, i: number) => `Error ${i}: ${e}`));
       assert.ok(!lines[head + 11].startsWith("Error 10"), "capped at 10");
       assert.ok(errs.every((e: string) => /500/.test(e)), errs[0]);
+      // Failed requests keep a prompt length (vLLM's prompt_len), and the file says it is not the server's count.
+      assert.ok(file.input_lens.every((n: number) => n > 0), JSON.stringify(file.input_lens));
+      assert.match(file.ik_input_lens, /declared input_tokens/);
       assert.doesNotMatch(r.stderr, /All requests failed/, "some succeeded");
       const dead = await startMock(["--engine", "vllm", "--fault", "http500"]);
       try {
