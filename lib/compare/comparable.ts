@@ -51,7 +51,7 @@ function promptSetDifference(a: Obj, b: Obj): string | null {
   return `the prompt sets differ (A ${name(pa)}, B ${name(pb)}): the same prompt ids, other prompts`;
 }
 
-/** What a reader sees about one side: label, engine, model, GPU, prefix cache. */
+/** What a reader sees about one side: label, engine, model, GPU, prefix cache, the ik that made it. */
 export function sideFacts(record: Obj): Record<string, unknown> {
   const id = obj(record.identity);
   const engine = obj(id.engine), model = obj(id.model), gpu = obj(id.gpu), wl = obj(id.workload);
@@ -66,18 +66,23 @@ export function sideFacts(record: Obj): Record<string, unknown> {
     prefix_cache: wl.prefix_cache ?? null,
     complete: record.complete === true,
     created_utc: record.created_utc ?? null,
+    ik_version: obj(record.tool).version ?? null,
   };
 }
 
 /**
  * Facts that differ between the sides and change what a ratio means (not the engine itself,
- * which is usually the point of comparing), as lines for the notes.
+ * which is usually the point of comparing), as lines for the notes: model, GPU, prefix cache, an
+ * incomplete side, and records made by different ik versions (`tool.version`).
  */
 export function differenceNotes(a: Obj, b: Obj): string[] {
   const fa = sideFacts(a), fb = sideFacts(b);
   const notes: string[] = [];
   for (const k of ["model", "gpu", "gpu_count", "prefix_cache"]) {
     if (canonicalJson(fa[k] ?? null) !== canonicalJson(fb[k] ?? null)) notes.push(`${k} differs: A ${String(fa[k])}, B ${String(fb[k])}`);
+  }
+  if (canonicalJson(fa.ik_version ?? null) !== canonicalJson(fb.ik_version ?? null)) {
+    notes.push(`made by different ik versions: A ${String(fa.ik_version ?? "unknown")}, B ${String(fb.ik_version ?? "unknown")}; how a request was timed or its tokens counted may differ between them (see each version's notes)`);
   }
   for (const [side, f] of [["A", fa], ["B", fb]] as const) {
     if (!f.complete) notes.push(`${side} is incomplete (interrupted); compared anyway (--allow-incomplete)`);

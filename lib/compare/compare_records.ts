@@ -19,6 +19,9 @@ export interface CompareSide {
   rows: readonly Record<string, unknown>[];
 }
 
+/** What a row's medians are over. */
+export type MedianBasis = "paired rounds" | "own rounds";
+
 /** One bucket × metric of the comparison. */
 export interface CompareRow {
   bucket: string;
@@ -26,10 +29,19 @@ export interface CompareRow {
   unit: string;
   /** True for rates, false for latencies. */
   higher_is_better: boolean | null;
-  /** Median over A's paired rounds of its per-round medians. */
+  /**
+   * Median over A's paired rounds of its per-round medians; where no round pairs (one side has no
+   * ok request in the bucket), over A's own rounds ({@link CompareRow.median_basis}).
+   */
   a_median: number | null;
   /** The same for B. */
   b_median: number | null;
+  /** Rounds behind a_median. */
+  a_rounds: number;
+  /** Rounds behind b_median. */
+  b_rounds: number;
+  /** What the medians are over: `paired rounds`, or each side's `own rounds` where none pair. */
+  median_basis: MedianBasis;
   /** b_median / a_median. */
   ratio: number | null;
   /** Paired 95% CI of the ratio; nulls under 2 pairs. */
@@ -100,11 +112,11 @@ export function readRatio(ci: [number | null, number | null], higher: boolean | 
 /** The definitions printed with every comparison. */
 export const COMPARE_DEFINITIONS: Readonly<Record<string, string>> = {
   per_round_value: "median over the round's ok requests in the bucket, from each record's requests artifact (observed)",
-  median: "median over the paired rounds of those per-round values (observed)",
+  median: "median over the paired rounds of those per-round values (observed); where no round pairs (one side has no ok request in the bucket), each side's median is over its own rounds (median_basis 'own rounds') and no ratio is given",
   ratio: "median(B) / median(A) over the rounds both records have, paired by round index (derived)",
   ratio_ci95: "paired t-scaled bootstrap on the log scale: log ratio ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together (derived)",
   reading: "B better / B worse when the 95% CI excludes 1 and at least 3 round pairs stand behind it (lower is better for latencies, higher for tok/s); no clear difference otherwise; too few rounds under 3 pairs",
-  failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered, so the bucket is not ranked (a fast error is not a fast answer)",
+  failures: "failed requests are left out of every latency: a record with failures in a bucket is measured on the requests it answered, so the bucket is not ranked (a fast error is not a fast answer); the reading names a side that failed every request there",
   not_ranked: "a reading is 'not ranked' where the sides did not measure the same thing: failed requests in the bucket; TPOT and decode tok/s where one side counted tokens from ids and the other assumed the first event held one token, or counted events; e2e where the median output lengths differ by more than 5 %",
   round_ci_unit: CI_METHOD_T_CLUSTER,
 };
@@ -132,9 +144,18 @@ function lengthsDiffer(a: TokenFacts | undefined, b: TokenFacts | undefined): st
   return `median output length A ${ma}, B ${mb} tokens`;
 }
 
+/** `failed requests`, naming a side that failed every request in the bucket; null without failures. */
+function failedWhy(bucket: string, ma: RoundMedians, mb: RoundMedians): string | null {
+  const fa = ma.failures.get(bucket), fb = mb.failures.get(bucket);
+  if (!fa?.failed && !fb?.failed) return null;
+  const all = ([["A", fa], ["B", fb]] as const).filter(([, f]) => f && f.total > 0 && f.failed === f.total).map(([side, f]) => `${side} failed all ${f!.total} requests`);
+  return `failed requests${all.length ? ` (${all.join(", ")})` : ""}`;
+}
+
 /** Why a bucket × metric is not ranked, or null. */
 function notRankedWhy(bucket: string, metric: string, ma: RoundMedians, mb: RoundMedians): string | null {
-  if ((ma.failures.get(bucket)?.failed ?? 0) > 0 || (mb.failures.get(bucket)?.failed ?? 0) > 0) return "failed requests";
+  const failed = failedWhy(bucket, ma, mb);
+  if (failed) return failed;
   const ta = ma.tokens.get(bucket), tb = mb.tokens.get(bucket);
   if ((metric === "tpot_ms" || metric === "decode_tok_s") && countedDifferently(ta, tb)) return "tokens counted differently";
   if (metric === "e2e_ms" && lengthsDiffer(ta, tb)) return "output lengths differ";
@@ -176,10 +197,15 @@ export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOpti
       const higher = higherIsBetter(metric);
       const r = paired.length ? pairedRatioCi(xa, xb, { resamples, seed }) : { ratio: null, ci: null, nPairs: 0 };
       const ci: [number | null, number | null] = r.ci ? [r.ci[0], r.ci[1]] : [null, null];
+      // With no round pairs, each side's own rounds still say what it measured (one side failing a whole bucket must not hide the other's numbers).
+      const own = paired.length === 0;
+      const ownA = own ? [...va.values()] : xa, ownB = own ? [...vb.values()] : xb;
+      const why = notRankedWhy(bucket, metric, ma, mb);
       rows.push({
         bucket, metric, unit, higher_is_better: higher,
-        a_median: median(xa), b_median: median(xb), ratio: r.ratio, ratio_ci95: ci, n_pairs: r.nPairs,
-        reading: notRankedReading(notRankedWhy(bucket, metric, ma, mb), r.nPairs) ?? readRatio(ci, higher, r.nPairs),
+        a_median: median(ownA), b_median: median(ownB), a_rounds: ownA.length, b_rounds: ownB.length,
+        median_basis: own ? "own rounds" : "paired rounds", ratio: r.ratio, ratio_ci95: ci, n_pairs: r.nPairs,
+        reading: why ? `not ranked: ${why}` : readRatio(ci, higher, r.nPairs),
         by_round: Object.fromEntries(paired.map((k, i) => [k, [xa[i], xb[i]]])),
       });
     }
@@ -195,9 +221,4 @@ export function compareRecords(a: CompareSide, b: CompareSide, opts: CompareOpti
     resamples, seed, definitions: { ...COMPARE_DEFINITIONS },
     cautions: cautionsOf(buckets, ma, mb),
   };
-}
-
-/** `not ranked: why`, where a reading would otherwise be given (pairs to read from). */
-function notRankedReading(why: string | null, nPairs: number): string | null {
-  return why && nPairs > 0 ? `not ranked: ${why}` : null;
 }

@@ -6,7 +6,7 @@
  */
 import { escapeTerminalLine } from "../report/escape.ts";
 import { formatValue } from "../rounds/format.ts";
-import type { Comparison } from "./compare_records.ts";
+import type { CompareRow, Comparison } from "./compare_records.ts";
 
 const pad = (s: string, n: number) => (s.length >= n ? s : s + " ".repeat(n - s.length));
 
@@ -14,6 +14,21 @@ function side(name: string, f: Record<string, unknown>): string {
   const bits = [f.evidence_id, f.engine, f.engine_version, f.model].filter((x) => x !== null && x !== undefined).map((x) => String(x));
   const label = f.label ? ` (label ${String(f.label)})` : "";
   return `  ${name}  ${escapeTerminalLine(bits.join(" "))}${escapeTerminalLine(label)}${f.complete ? "" : " INCOMPLETE"}`;
+}
+
+/**
+ * One side's median: `value unit`, `(own N rounds)` where no round pairs, `all failed` where that
+ * side answered no request of the bucket.
+ */
+function medianCell(r: CompareRow, side: "a" | "b", c: Comparison): string {
+  const m = side === "a" ? r.a_median : r.b_median;
+  if (m === null) {
+    const f = c.failures.find((x) => x.bucket === r.bucket);
+    const [failed, total] = f ? (side === "a" ? [f.a_failed, f.a_requests] : [f.b_failed, f.b_requests]) : [0, 0];
+    return total > 0 && failed === total ? "all failed" : "n/a";
+  }
+  const rounds = side === "a" ? r.a_rounds : r.b_rounds;
+  return `${formatValue(m)} ${r.unit}${r.median_basis === "own rounds" ? ` (own ${rounds} round${rounds === 1 ? "" : "s"})` : ""}`;
 }
 
 /**
@@ -32,7 +47,7 @@ export function renderComparison(c: Comparison, facts: [Record<string, unknown>,
   for (const r of c.rows) {
     const ci = r.ratio_ci95[0] === null ? "-" : `${formatValue(r.ratio_ci95[0])} - ${formatValue(r.ratio_ci95[1])}`;
     table.push([
-      escapeTerminalLine(r.bucket), r.metric, `${formatValue(r.a_median)} ${r.unit}`, `${formatValue(r.b_median)} ${r.unit}`,
+      escapeTerminalLine(r.bucket), r.metric, medianCell(r, "a", c), medianCell(r, "b", c),
       formatValue(r.ratio), ci, String(r.n_pairs), r.reading,
     ]);
   }
@@ -46,6 +61,7 @@ export function renderComparison(c: Comparison, facts: [Record<string, unknown>,
   const all = [...notes];
   if (c.rounds.paired.length < 2) all.push("fewer than 2 paired rounds: no interval (run more rounds, e.g. --rounds 3)");
   else if (c.rounds.paired.length < 3) all.push("fewer than 3 paired rounds: no reading, whatever the interval says (run more rounds, e.g. --rounds 5)");
+  if (c.rows.some((r) => r.median_basis === "own rounds")) all.push("(own N rounds): no round pairs in that bucket and metric (the other side has no ok request there): each side's median is over its own rounds, and there is no ratio");
   if (all.length) lines.push("", "notes:", ...all.map((n) => `  - ${escapeTerminalLine(n)}`));
   lines.push("", "B/A < 1: B is lower (better for latencies, worse for tok/s). A ratio's 95% CI is a paired t-scaled bootstrap over rounds on the log scale.");
   return lines.join("\n") + "\n";

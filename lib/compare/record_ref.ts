@@ -1,14 +1,16 @@
 /**
  * Finding and reading one evidence record the way a person names it on the command line: an
  * evidence id (looked up in the store root), the record's directory, or its `evidence.json`.
- * Every way goes through the store's integrity check, so a record whose artifacts changed is
- * refused, and the per-request rows come from the sha256-checked `requests` artifact.
+ * Every way goes through the schema check (a record made by a newer ik, a later `schema`, is
+ * refused) and the store's integrity check (a record whose artifacts changed is refused), and the
+ * per-request rows come from the sha256-checked `requests` artifact.
  * @module
  */
 import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { dataError } from "../cli/errors.ts";
 import { type Artifact, integrityProblem, loadRecord, parseEvidenceId } from "../evidence/mod.ts";
+import { assertKnownSchema } from "./record_schema.ts";
 
 /** A record read from the store, with where it lives. */
 export interface LoadedRecord {
@@ -54,6 +56,8 @@ export async function loadRecordRef(ref: string, root: string, cwd: string, wher
     if (!parseEvidenceId(ref)) {
       throw dataError(where, `'${ref}' is neither a record directory, an evidence.json, nor an evidence id`, "name a record by its id (in $IK_RUNS_DIR, else ./runs) or by its directory");
     }
+    const byId = join(root, ref);
+    if (await isFile(join(byId, "evidence.json"))) return { dir: byId, root, record: await readCheckedRecord(byId, where) };
     try {
       const got = await loadRecord(root, ref);
       return { dir: got.dir, root, record: got.record };
@@ -65,8 +69,9 @@ export async function loadRecordRef(ref: string, root: string, cwd: string, wher
 }
 
 /**
- * Reads `<dir>/evidence.json` and checks every listed artifact's sha256.
- * @throws IkError 65 with the reason
+ * Reads `<dir>/evidence.json`, checks that this ik knows its schema, and checks every listed
+ * artifact's sha256.
+ * @throws IkError 65 with the reason (a schema newer than this ik's: "made by a newer ik?")
  */
 export async function readCheckedRecord(dir: string, where: string): Promise<Record<string, unknown>> {
   const file = join(dir, "evidence.json");
@@ -77,6 +82,7 @@ export async function readCheckedRecord(dir: string, where: string): Promise<Rec
     throw dataError(where, `${file}: ${(e as { code?: string }).code === "ENOENT" ? "no evidence.json there" : "not valid JSON"}`);
   }
   if (!record || typeof record !== "object" || Array.isArray(record)) throw dataError(where, `${file}: not a JSON object`);
+  assertKnownSchema(record as Record<string, unknown>, file, where);
   const problem = await integrityProblem(dir, record as { artifacts?: Artifact[] });
   if (problem) throw dataError(where, `${file}: ${problem}`, "the record was changed after it was written; rerun the benchmark");
   return record as Record<string, unknown>;

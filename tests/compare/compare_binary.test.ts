@@ -6,7 +6,9 @@
  *   late: the expectation follows its stamps, never the configured 5 and 8 ms); the CI holds the
  *   ratio; the same output twice;
  * - refusals, one line on stderr, exit 65: a record with another --max-tokens (naming it), an
- *   incomplete record (accepted with --allow-incomplete), a record whose rows were changed.
+ *   incomplete record (accepted with --allow-incomplete), a record whose rows were changed, a
+ *   record of a schema this ik does not know (compare and report); a record from another ik
+ *   version is compared with a note.
  */
 import assert from "node:assert/strict";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -161,5 +163,24 @@ describe("ik compare (dist/ik, two mocks)", { skip: BINARY_ONLY_SUITE }, () => {
     const bad = await compare(ids.a, join(store2, ids.b), "--allow-incomplete");
     assert.equal(bad.code, 65);
     assert.match(bad.stderr, /requests\.jsonl' \(requests\) changed/);
+  });
+
+  test("a record of a newer schema: compare and report refuse it (65, one line naming the file); another ik version: a note", async () => {
+    const store3 = join(dir, "schema");
+    await cp(join(runs, ids.b), join(store3, ids.b), { recursive: true });
+    const ev = join(store3, ids.b, "evidence.json");
+    const rec = JSON.parse(await readFile(ev, "utf8"));
+    await writeFile(ev, JSON.stringify({ ...rec, schema: 99 }));
+    const refused = [await compare(ids.a, join(store3, ids.b)), await runIk(["report", join(store3, ids.b)], { env: { IK_RUNS_DIR: runs }, timeoutMs: 30_000 })];
+    for (const r of refused) {
+      assert.equal(r.code, 65, r.stderr);
+      assert.equal(r.stdout, "");
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`^ik: (compare B|report \\S+): ${ev.replace(/[.]/g, "\\.")}: record schema 99, which this ik does not know .*; made by a newer ik\\? use that version`));
+    }
+    await writeFile(ev, JSON.stringify({ ...rec, tool: { ...rec.tool, version: "9.9.9" } }));
+    const noted = await compare(ids.a, join(store3, ids.b), "--json");
+    assert.equal(noted.code, 0, noted.stderr);
+    assert.ok(JSON.parse(noted.stdout).notes.some((n: string) => n.startsWith(`made by different ik versions: A ${rec.tool.version}, B 9.9.9`)), noted.stdout);
   });
 });

@@ -2,7 +2,8 @@
  * What `ik report` reads, found from what it is given: a record (id, directory or evidence.json),
  * a `bench rounds` output dir (plan.json + summary.json, or the run dir holding rounds/), a
  * `bench points` output dir (manifest.json + <point>/result.json), or a store root (folders of
- * records). Records are integrity-checked; everything else is read tolerantly: what is missing is
+ * records). Records are schema- and integrity-checked (one named on the command line is refused,
+ * one only found is named in the notes); everything else is read tolerantly: what is missing is
  * noted, not fatal. What a run killed by SIGKILL (the OOM killer, kill -9) leaves is read as
  * INCOMPLETE, never refused: a `.staging/<id>/` journal without evidence.json (its request rows,
  * a torn last line dropped), and a rounds dir without summary.json (its cell files, summarised
@@ -119,13 +120,16 @@ async function completeBundle(root: string, dir: string, record: Obj): Promise<R
       }
     } else bundle.notes.push("the capacity record names no measured record (data.measurement)");
   } else if (record.kind === "serve_benchmark" && obj(obj(record.identity).workload).mode === "load") {
-    bundle.capacity = await findCapacityFor(root, id);
+    bundle.capacity = await findCapacityFor(root, id, bundle.notes);
   }
   return bundle;
 }
 
-/** The capacity record in `root` that cites measurement `id`, or null. */
-async function findCapacityFor(root: string, id: string): Promise<Obj | null> {
+/**
+ * The capacity record in `root` that cites measurement `id`, read as every record is (schema and
+ * integrity checked), or null; one that fails the check is named in `notes` and not used.
+ */
+async function findCapacityFor(root: string, id: string, notes: string[]): Promise<Obj | null> {
   let names: string[] = [];
   try {
     names = (await readdir(root)).filter((n) => n.startsWith("capacity-") && parseEvidenceId(n)).sort();
@@ -134,7 +138,13 @@ async function findCapacityFor(root: string, id: string): Promise<Obj | null> {
   }
   for (const n of names.reverse()) {
     const r = await readJson(join(root, n, "evidence.json"));
-    if (r && obj(r.data).measurement === id) return r;
+    if (!r || obj(r.data).measurement !== id) continue;
+    try {
+      return await readCheckedRecord(join(root, n), `report ${n}`);
+    } catch (e) {
+      notes.push(`the capacity record ${n} could not be read: ${(e as Error).message}`);
+      return null;
+    }
   }
   return null;
 }

@@ -2,7 +2,8 @@
  * The report of a load run (the capacity record and the serve_benchmark measurement it cites):
  * the capacity claim, the per-level table, the per-bucket table at each level, the
  * latency–throughput curve (one point per level, the SLO line, N* marked) for each latency the
- * SLO bounds (TTFT always), the TTFT CDF per level, and the limitations. Pure.
+ * SLO bounds (TTFT always), the TTFT CDF per level, and the limitations. A capacity record whose
+ * measurement cannot be read names it and shows its own curve (capacity_curve.ts). Pure.
  * @module
  */
 import { sloFromRecord } from "../../metrics/mod.ts";
@@ -12,6 +13,7 @@ import { nearestRank, orderStatisticCi } from "../../stats/mod.ts";
 import { type Block, type ChartSpec, num, obj, text, withCi } from "./doc.ts";
 import { identityFacts, limitationBlocks, ttftCdfBlocks } from "./record_doc.ts";
 import type { RecordBundle } from "./inputs.ts";
+import { capacityCurveEntries, capacityCurveLevels, capacityCurveTable } from "./capacity_curve.ts";
 
 type Obj = Record<string, any>;
 const strOrNull = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
@@ -158,6 +160,13 @@ function shardBlocks(merge: Obj): Block[] {
   ];
 }
 
+/** A capacity record's N*: `n_star` of a concurrency grid, `rate_star_rps` of a `--rates` grid; null when none. */
+export function capacityNStar(capacity: Obj): number | string | null {
+  const cd = obj(capacity.data);
+  const v = cd.n_star ?? cd.rate_star_rps ?? null;
+  return typeof v === "number" || typeof v === "string" ? v : null;
+}
+
 /** Blocks for a load run: `bundle.record` is the capacity record or the measurement. */
 export function loadRunBlocks(bundle: RecordBundle): Block[] {
   const isCap = bundle.record.kind === "capacity";
@@ -175,8 +184,10 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
       ? `PARTIAL: ${text(r.evidence_id)} merges ${text((merge.present as unknown[] | undefined)?.length ?? 0)} of ${text(merge.shards)} shards (absent: ${[...(merge.missing as number[] ?? []), ...(merge.killed as number[] ?? [])].join(", ") || "none"}; interrupted: ${(merge.interrupted as number[] ?? []).join(", ") || "none"}); N* is a lower bound.`
       : `INCOMPLETE: ${text(r.evidence_id)} was interrupted; its numbers cover only what finished.` });
   }
-  const { levels, xLabel } = measured ? curveLevels(measured) : { levels: [], xLabel: "" };
-  const nStar = capacity ? (cd.n_star ?? cd.rate_star_rps ?? null) : nStarOf(levels);
+  // Without the measurement, the capacity record's own curve still holds the levels' p95s.
+  const fromCurve = !measured && capacity !== null && capacityCurveEntries(capacity).length > 0;
+  const { levels, xLabel } = measured ? curveLevels(measured) : fromCurve ? capacityCurveLevels(capacity!) : { levels: [], xLabel: "" };
+  const nStar = capacity ? capacityNStar(capacity) : nStarOf(levels);
   const slo = sloOf(capacity, measured);
   const sloText = [["TTFT", slo.ttftP95Ms], ["TPOT", slo.tpotP95Ms], ["e2e", slo.e2eP95Ms]].filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} p95 <= ${num(v)} ms`).join(", ");
   const facts: [string, string][] = [
@@ -195,12 +206,18 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
   blocks.push({ kind: "facts", items: facts });
   const rawLevels: Obj[] = (Array.isArray(obj(measured?.data).levels) ? measured!.data.levels as unknown[] : []).map(obj);
   blocks.push({ kind: "heading", level: 3, text: "Per level" });
-  blocks.push(rawLevels.length ? perLevelTable(rawLevels) : { kind: "para", text: "No level was measured." });
+  if (rawLevels.length) blocks.push(perLevelTable(rawLevels));
+  else if (isCap && !measured) {
+    const mid = typeof cd.measurement === "string" ? cd.measurement : "(none named in data.measurement)";
+    const table = capacityCurveTable(capacity!);
+    blocks.push({ kind: "para", tone: "warn", text: `The levels were measured in ${mid}, which could not be read (see the limitations): ${table ? "the figures below are the capacity record's own curve, without CIs, per-bucket rows or a TTFT CDF" : "the capacity record holds no curve of its own to show"}.` });
+    if (table) blocks.push(table);
+  } else blocks.push({ kind: "para", text: "No level was measured." });
   if (Object.keys(merge).length) blocks.push(...shardBlocks(merge));
   const pb = rows ? perBucketTable(rawLevels, rows) : null;
   if (pb) blocks.push({ kind: "heading", level: 3, text: "Per bucket at each level" }, pb);
   blocks.push({ kind: "heading", level: 3, text: "Latency–throughput curve" });
-  const charts = curveCharts([{ name: text(obj(measured?.data).label ?? "run"), levels, nStar }], slo, xLabel);
+  const charts = curveCharts([{ name: text(obj(measured?.data).label ?? cd.label ?? "run"), levels, nStar }], slo, xLabel);
   blocks.push(...(charts.length ? charts.map((c): Block => ({ kind: "chart", chart: c })) : [{ kind: "para", tone: "note", text: "No level has both a throughput and a latency to draw." } as Block]));
   blocks.push({ kind: "heading", level: 3, text: "TTFT CDF" });
   if (rows) blocks.push(...ttftCdfBlocks("TTFT CDF per level (ok requests)", rawLevels.map((l) => ({ name: text(l.name), rows: rows.filter((r) => r.level === l.name) })), "level"));

@@ -1,20 +1,48 @@
 /**
  * The report of a `bench rounds` output dir: the design and outcome, per bucket the engines'
- * medians over rounds with 95% CIs and their ratios to the best engine with paired CIs (from
- * summary.json), failures, failed cells, resolved configs; then, from the engines' bench serve
- * records when the store holds them, the latency–throughput curves (load mode) and the TTFT CDF
- * per engine. Pure.
+ * medians over rounds with 95% CIs and their ratios to the reference engine with paired CIs, read
+ * and marked as the run's own summary.md has them (lib/rounds/markdown.ts: the verdict, `≥` for an
+ * N* at the top of the grid, [FAILURES], [HARD GATE]), failures, failed cells, resolved configs;
+ * then, from the engines' bench serve records when the store holds them, the latency–throughput
+ * curves with each engine's N* (load mode) and the TTFT CDF per engine. Pure.
  * @module
  */
 import { sortBuckets } from "../../prompts/mod.ts";
 import { type Block, num, obj, strings, text, withCi } from "./doc.ts";
 import type { RoundsInput } from "./inputs.ts";
-import { curveCharts, curveLevels, nStarOf, sloOf } from "./load_doc.ts";
+import { capacityNStar, curveCharts, curveLevels, nStarOf, sloOf } from "./load_doc.ts";
 import { ttftCdfBlocks } from "./record_doc.ts";
 
 type Obj = Record<string, any>;
 
-function bucketTables(rows: Obj[]): Block[] {
+/** Whether the row's engine is the one its `best` or `reference` field names. */
+const isEngine = (r: Obj, field: "best" | "reference"): boolean => typeof r[field] === "string" && r.engine === r[field];
+
+/**
+ * An engine's marks in a bucket table, as the run's own summary.md has them (lib/rounds/markdown.ts):
+ * `(best)` or `(reference)`, `[FAILURES]`, `[HARD GATE]`, `[SELF-REPORTED CONFIG]`.
+ */
+function engineMarks(r: Obj, resolved: Obj): string {
+  const info = obj(resolved[String(r.engine)]);
+  let marks = isEngine(r, "best") ? " (best)" : isEngine(r, "reference") ? " (reference)" : "";
+  if (r.failed_requests) marks += " [FAILURES]";
+  if (strings(info.violations).length || String(r.verdict ?? "").includes("[HARD GATE]")) marks += " [HARD GATE]";
+  if (info.status === "SELF_REPORTED") marks += " [SELF-REPORTED CONFIG]";
+  return marks;
+}
+
+/**
+ * How a row reads: summary.json's verdict (`best`, `worse`, `no clear difference …`, `too few
+ * rounds …`, `never ranked: …`) and its note on differing N*, as summary.md shows them; a summary
+ * from before verdicts falls back to why the engine was left out of the ranking.
+ */
+function reading(r: Obj): string {
+  const parts = [r.verdict, r.n_star_note].filter((x): x is string => typeof x === "string" && x !== "");
+  if (parts.length) return parts.join("; ");
+  return typeof r.excluded_from_best === "string" && r.excluded_from_best ? `never ranked: ${r.excluded_from_best}` : "-";
+}
+
+function bucketTables(rows: Obj[], resolved: Obj): Block[] {
   const seen = new Set(rows.map((r) => String(r.bucket)));
   const buckets = [...(seen.has("all") ? ["all"] : []), ...sortBuckets([...seen].filter((b) => b !== "all"))];
   const out: Block[] = [];
@@ -22,14 +50,20 @@ function bucketTables(rows: Obj[]): Block[] {
     const mine = rows.filter((r) => String(r.bucket) === b);
     out.push({ kind: "heading", level: 4, text: `Bucket ${b}` }, {
       kind: "table",
-      head: ["metric", "engine", "median [95% CI]", "rounds", "ratio to best [95% CI]", "pairs", "note"],
+      head: ["metric", "engine", "median [95% CI]", "rounds", "ratio to reference [95% CI]", "pairs", "reading"],
       rows: mine.map((r) => {
-        const note = r.engine === r.best ? "best" : r.excluded_from_best ? "FAILURES: never best, no ratio" : r.failed_requests ? "had failures" : "";
         const unit = r.unit ? ` ${r.unit}` : "";
-        return [text(r.metric), text(r.engine), `${withCi(r.median, r.ci95)}${unit}`, text(r.n), r.engine === r.best ? "1" : withCi(r.ratio_to_best, r.ratio_ci95), text(r.n_pairs), note];
+        return [text(r.metric), `${text(r.engine)}${engineMarks(r, resolved)}`, `${r.lower_bound ? "≥ " : ""}${withCi(r.median, r.ci95)}${unit}`, text(r.n),
+          isEngine(r, "reference") ? "1" : withCi(r.ratio_to_best, r.ratio_ci95), text(r.n_pairs), reading(r)];
       }),
     });
   }
+  out.push({
+    kind: "para", tone: "note",
+    text: "Ratios are to the reference (the best median among the ranked engines); an engine is named (best) only where every other ranked engine's ratio CI excludes 1 with at least 3 round pairs. " +
+      "[FAILURES]: failed requests in that bucket (its latencies cover only the requests it answered), never ranked. [HARD GATE]: ran with a config the manifest's expect contradicts, never ranked." +
+      (rows.some((r) => r.lower_bound) ? " ≥: a lower bound (an N* at the top of the grid, or below a level that was not judged)." : ""),
+  });
   return out;
 }
 
@@ -55,8 +89,8 @@ export function roundsBlocks(input: RoundsInput): Block[] {
     },
   ];
   const rows = Array.isArray(summary.rows) ? summary.rows.map(obj) : [];
-  blocks.push({ kind: "heading", level: 3, text: "Per bucket: medians over rounds and ratios to the best engine" });
-  blocks.push(...(rows.length ? bucketTables(rows) : [{ kind: "para", text: "No successful rounds: nothing to compare." } as Block]));
+  blocks.push({ kind: "heading", level: 3, text: "Per bucket: medians over rounds and ratios to the reference engine" });
+  blocks.push(...(rows.length ? bucketTables(rows, input.resolved) : [{ kind: "para", text: "No successful rounds: nothing to compare." } as Block]));
   const failures = Array.isArray(summary.failures) ? summary.failures.map(obj) : [];
   if (failures.length) {
     blocks.push({ kind: "heading", level: 3, text: "Failed requests" }, {
@@ -98,7 +132,7 @@ function engineCharts(input: RoundsInput): Block[] {
       const b = input.records.get(label)!;
       const measured = b.record.kind === "capacity" ? b.measured?.record ?? null : b.record;
       const { levels, xLabel } = measured ? curveLevels(measured) : { levels: [], xLabel: "" };
-      const nStar = b.record.kind === "capacity" ? obj(b.record.data).n_star ?? null : nStarOf(levels);
+      const nStar = b.record.kind === "capacity" ? capacityNStar(b.record) : nStarOf(levels);
       return { name: label, levels, nStar, xLabel, slo: sloOf(b.record.kind === "capacity" ? b.record : null, measured), rows: b.record.kind === "capacity" ? b.measured?.rows ?? null : b.rows };
     });
     blocks.push({ kind: "heading", level: 3, text: "Latency–throughput curve (each engine's last measured round)" });
