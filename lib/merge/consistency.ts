@@ -72,7 +72,8 @@ export function checkGroup(found: Found, opts: { group?: string; allowPartial: b
   if (opts.group !== undefined) {
     slices = slices.filter((s) => s.group === opts.group);
     staging = staging.filter((s) => s.group === opts.group);
-    if (!slices.length) throw usageError("--group", `no slice of group '${opts.group}' here (found: ${[...new Set(found.slices.map((s) => s.group))].join(", ") || "none"})`, "give one of the groups found, or the folders that hold yours");
+    // A group that left only staging journals (every shard killed) is said as such below (65), as without --group.
+    if (!slices.length && !staging.length) throw usageError("--group", `no slice of group '${opts.group}' here (found: ${[...new Set([...found.slices, ...found.staging].map((s) => s.group))].join(", ") || "none"})`, "give one of the groups found, or the folders that hold yours");
   }
   if (!slices.length) throw dataError(staging.map((x) => x.dir).join(", "), "found no finished slice, only staging journals of killed (or still running) shards", "wait for the shards to end, or rerun them: a group with no finished slice cannot be merged");
   const groups = [...new Set([...slices, ...staging].map((s) => s.group))];

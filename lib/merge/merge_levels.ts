@@ -30,6 +30,7 @@ import { PicksHasher } from "../shard/schedule.ts";
 import type { Group } from "./consistency.ts";
 import { num, obj, type Obj, type Slice } from "./slices.ts";
 import { ownedCount } from "../shard/shard_spec.ts";
+import { capOf, DueSpan, plannedOf, shardsCutIn, unionNotAchieved } from "./level_verdict.ts";
 import { median } from "../stats/mod.ts";
 
 /** A shard whose sends sit this far (ms, median) from the other shards' on the wall timetable is named. */
@@ -46,6 +47,10 @@ export interface MergedLevel extends LevelResult {
   planned_all: number | null;
   /** Ok rows whose output document was missing (their ITL is not in itl_ms). */
   outputs_missing: number;
+  /** Each shard's own verdict on its sub-schedule ("shard K/S: …"), detail only: `not_achieved` is the union's. */
+  not_achieved_by_shard: string | null;
+  /** Shards interrupted during this level (the level is then not judged). */
+  interrupted_shards: string[];
 }
 
 /** One shard, as the merge saw it. */
@@ -133,6 +138,10 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
   const kind = ref.data.level_kind === "concurrency" ? "concurrency" : "rate";
   const wl = obj(obj(ref.record.identity).workload);
   const grid = (kind === "concurrency" ? wl.concurrency : wl.rate_rps) as number[];
+  const refArgs = obj(obj(ref.record.request).args);
+  // One process's per-level cap (load_run's levelBounds): --requests N, else --max-requests-per-level (0: none).
+  const levelCap = num(refArgs.requests_per_level) || num(refArgs.max_requests_per_level) || null;
+  const maxInFlight = num(wl.max_in_flight);
   // A replay's one level is named for what it is, not its mean rate.
   const replay = ref.data.trace !== undefined && ref.data.trace !== null;
   const names = replay ? ["trace"] : grid.map((l) => levelName(kind, l));
@@ -164,6 +173,7 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const levelLag = new Map<number, Column>();
     const levelLagLessWait = new Map<number, Column>();
     const dueAt = new Map<Obj, number>();
+    const due = new DueSpan();
     // The schedule's origin on the merged clock: every shard's level starts at the same t0.
     let origin: number | null = null;
     for (const s of g.slices) {
@@ -193,7 +203,9 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
         const moved: Obj = { ...row, t_send_ns: (row.t_send_ns as number) + shift, t_end_ns: (row.t_end_ns as number) + shift };
         if (typeof row.t_scheduled_ns === "number") moved.t_scheduled_ns = row.t_scheduled_ns + shift;
         // A replay's offset on the schedule, from the shard's own t0 on its own clock (whole ns, no wall-clock ms in it).
-        if (replay && t0 !== null && typeof row.t_scheduled_ns === "number") dueAt.set(moved, scheduleOffsetMs(row.t_scheduled_ns, t0));
+        const offset = t0 !== null && typeof row.t_scheduled_ns === "number" ? scheduleOffsetMs(row.t_scheduled_ns, t0) : null;
+        if (offset !== null) due.add(offset);
+        if (replay && offset !== null) dueAt.set(moved, offset);
         rows.push(moved);
         sent++;
         st.sent++;
@@ -269,17 +281,19 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     await sink.rows.flush();
     if (sink.rows.failed) throw sink.rows.failed;
 
+    const ranKs = new Set(ran.map((s) => s.k));
     let planned: number | null = null, share = 1;
     if (n !== undefined) {
-      // Shards that ran to the end own their seqs; an interrupted one only what it sent; an absent one nothing.
-      planned = 0;
+      // The level stands for the seqs of the shards that started it (an interrupted one's too: a level
+      // cut short in time keeps its rate); an absent shard, or one interrupted before it, owns none.
+      planned = plannedOf(n, S, ranKs);
+      share = n > 0 ? planned / n : 1;
+      // The share of the schedule sent: shards that ran to the end own their seqs, an interrupted one only what it sent.
       for (let k = 0; k < S; k++) {
         if (absent.has(k)) continue;
         const sl = g.slices.find((x) => x.k === k);
-        planned += sl && g.interrupted.includes(sl) ? (sentBy.get(k) ?? 0) : ownedCount(n, k, S);
+        plannedPresent += sl && g.interrupted.includes(sl) ? (sentBy.get(k) ?? 0) : ownedCount(n, k, S);
       }
-      share = n > 0 ? planned / n : 1;
-      plannedPresent += planned;
       plannedAll += n;
     }
     const entries = ran.map((s) => entriesOf.get(s.k)?.get(name) as Obj);
@@ -305,22 +319,28 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
     const lags = entries.map((e) => loopLagFromRecord(e?.event_loop_lag_ms));
     const worst = lags.reduce<LoopLagRecord | null>((a, l) => (a === null || (l.max_ms ?? -1) > (a.max_ms ?? -1) ? l : a), null);
     const shard0 = entriesOf.get(0)?.get(name);
-    // Not achieved where a shard did not send its own schedule's rate (each shard judged its own).
+    // Each shard's own verdict on its sub-schedule: detail; the level's is the union's, below.
     const shortBy = ran.flatMap((s) => {
       const e = entriesOf.get(s.k)?.get(name);
       return typeof e?.not_achieved === "string" ? [`shard ${s.k}/${S}: ${e.not_achieved}`] : [];
     });
+    // A shard interrupted during the level aborted what it had in flight: no verdict, as one interrupted process gives none.
+    const cut = shardsCutIn(ran.map((s) => ({ k: s.k, entry: entriesOf.get(s.k)?.get(name) })), abortedBy, S);
+    const notJudged = cut.length ? "interrupted" : sent === 0 ? "nothing sent" : null;
     const levelSummary = acc.summary(gpuCount);
+    if (notJudged !== null) levelSummary.slo_ok = null;
+    const targetRps = target === null ? null : target * share;
+    const offered = window && window > 0 ? (sent - 1) / window : null;
     // Shard 0 sampled the GPUs (as it scraped the server): its telemetry, with the energy per token of the merged level.
     const tel = shard0 && shard0.gpu && typeof shard0.gpu === "object" ? (shard0.gpu as { telemetry?: GpuTelemetry }).telemetry ?? null : null;
     levels.push({
       gpu: tel ? levelGpu(tel, levelSummary.output_tokens, levelSummary.window_s) : null,
       level: grid[j], name,
-      target_rate_rps: target === null ? null : target * share,
+      target_rate_rps: targetRps,
       // The whole schedule's rate and note, as every shard computed them (null from a slice that predates them).
       scheduled_rate_rps: num(entries[0]?.scheduled_rate_rps),
       schedule_note: typeof entries[0]?.schedule_note === "string" ? entries[0].schedule_note as string : null,
-      offered_rate_rps: window && window > 0 ? (sent - 1) / window : null,
+      offered_rate_rps: offered,
       send_window_s: window,
       planned, planned_all: n ?? null, sent,
       t_origin_ns: sent > 0 ? origin : null,
@@ -330,11 +350,17 @@ export async function mergeLevels(g: Group, slo: Slo, gpuCount: number, sink: Me
       client_memory: largestClientMemory(entries.map((e) => e?.client_memory)),
       server: shard0 ? serverOfRecord(shard0.server) : { available: false, note: "shard 0, the only one that scrapes, is absent" },
       client_limited: why.length ? why.join("; ") : null,
-      not_achieved: shortBy.length ? shortBy.join("; ") : null,
-      interrupted: ran.length < g.slices.length || entries.some((e) => e.interrupted === true),
-      // A partial merge keeps its own rule (aborted rows out of every statistic, the target rate
-      // scaled to what was sent, N* a scaled lower bound), so a merged level is always judged.
-      not_judged: null,
+      // Decided from the union (its offered rate against the schedule of the rows it sent), as one process decides its own.
+      not_achieved: notJudged !== null ? null : unionNotAchieved({
+        targetRps, due, offeredRps: offered, clientLimited: why.length ? why.join("; ") : null,
+        cap: replay ? planned : capOf(levelCap, S, ranKs), sent, maxInFlight, shardNotes: shortBy,
+      }),
+      not_achieved_by_shard: shortBy.length ? shortBy.join("; ") : null,
+      interrupted: ran.length < g.slices.length || entries.some((e) => e.interrupted === true) || cut.length > 0,
+      interrupted_shards: cut.map((k) => `${k}/${S}`),
+      // A level an absent shard (or one interrupted before it) did not send is judged at the share
+      // that was sent (its target scaled, N* a scaled lower bound); one cut short by an interrupt is not.
+      not_judged: notJudged,
       counts, overlapping, aborted, aborted_by_shard: abortedBy, outputs_missing: okSeqs.size,
       ...(windows ? { windows: windows.windows() } : {}),
     });

@@ -86,7 +86,11 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
   const gone = [...g.killed.map((x) => `${x.k}/${S} (killed: only a .staging journal)`), ...g.missing.map((k) => `${k}/${S} (missing)`)];
   notes.push(`merged from ${g.slices.length} of ${S} slice(s) of group ${g.id}${gone.length ? `; PARTIAL: shards ${gone.join(", ")} are not in this record` : ""}`);
   if (partial) {
-    notes.push(`PARTIAL: the requests of absent shards and those an interrupted shard never sent (${((1 - merged.presentShare) * 100).toFixed(1)} % of the schedule) were dropped from the offered load: each level's target rate is scaled to the share that was sent, so N* is a lower bound (the nominal level times its share)`);
+    notes.push(`PARTIAL: the requests of absent shards and those an interrupted shard never sent (${((1 - merged.presentShare) * 100).toFixed(1)} % of the schedule) were dropped from the offered load: a level an absent shard (or one interrupted before it) did not send has its target rate scaled to the share the others sent, so N* is a lower bound (the nominal level times its share)`);
+  }
+  const cutLevels = levels.filter((l) => l.interrupted_shards.length);
+  if (cutLevels.length) {
+    notes.push(`not judged: ${cutLevels.map((l) => `${l.name} (shard ${l.interrupted_shards.join(", ")} interrupted during it)`).join(", ")}: the requests in flight at the interrupt were aborted and dropped, which leaves the rest biased fast, so such a level gets no verdict (as one interrupted process gives none) and N* stops below it`);
   }
   for (const x of g.interrupted) {
     const ab = levels.reduce((a, l) => a + (l.aborted_by_shard[`${x.k}/${S}`] ?? 0), 0);
@@ -164,15 +168,23 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     const at = levels.find((l) => l.level === star);
     const share = at && at.planned !== null && at.planned_all ? at.planned / at.planned_all : merged.presentShare;
     const bound = star === null ? null : star * share;
-    Object.assign(cd, { [starKey]: bound, [`${starKey}_nominal`]: star, [`${starKey}_bound`]: "lower", [`${starKey}_share_sent`]: star === null ? null : share, usd_per_1m_output_tokens_bound: "upper" });
+    // A bound stated is a lower bound, as one process states its own (n_star_lower_bound with the same key for either kind).
+    Object.assign(cd, {
+      [starKey]: bound, [`${starKey}_nominal`]: star, [`${starKey}_bound`]: "lower", [`${starKey}_share_sent`]: star === null ? null : share,
+      n_star_lower_bound: bound !== null, usd_per_1m_output_tokens_bound: "upper",
+    });
     for (const m of rec.metrics as Obj[]) if (m.name === starKey) Object.assign(m, { value: bound, stat: "lower_bound" });
     const why = [...g.killed.map((x) => `${x.k}/${S} killed`), ...g.missing.map((k) => `${k}/${S} missing`), ...g.interrupted.map((x) => `${x.k}/${S} interrupted`)].join(", ");
     const word = starKey === "n_star" ? "N*" : "max rate";
     const text = String(rec.summary);
     const unit = starKey === "n_star" ? "streams" : "req/s";
-    rec.summary = `PARTIAL (${why}): ` + (star === null ? text : text.replace(`${word} = ${star} ${unit}`, `${word} >= ${bound?.toFixed(3)} ${unit} (a lower bound: nominal ${star}, ${(share * 100).toFixed(1)} % of its load sent)`));
+    const stated = `${word} >= ${bound?.toFixed(3)} ${unit} (a lower bound: nominal ${star}, ${(share * 100).toFixed(1)} % of its load sent)`;
+    // The nominal claim as buildCapacityRecord wrote it: "= N", or ">= N" where N* was already a lower bound (a level not judged above it).
+    const nominal = [`${word} = ${star} ${unit}`, `${word} >= ${star} ${unit}`].find((t) => text.includes(t));
+    rec.summary = `PARTIAL (${why}): ` + (star === null || nominal === undefined ? text : text.replace(nominal, stated));
     (rec.limitations as string[]).unshift(
-      `PARTIAL (${why}): ${star === null ? "no level met the SLO with the load that was sent" : `the SLO held at nominal ${star} with ${(share * 100).toFixed(1)} % of its load sent, so capacity is at least ${bound?.toFixed(3)} (data.${starKey}; the nominal level is data.${starKey}_nominal)`}; the cost at N* was measured at that reduced load, so read it as an upper bound`,
+      `PARTIAL (${why}): ${star === null ? `no capacity is stated (${String(cd.reason)})` : `the SLO held at nominal ${star} with ${(share * 100).toFixed(1)} % of its load sent, so capacity is at least ${bound?.toFixed(3)} (data.${starKey}; the nominal level is data.${starKey}_nominal)`}; ` +
+        (star === null ? "no cost at N* either" : share < 1 ? "the cost at N* was measured at that reduced load, so read it as an upper bound" : "the cost at N* is an upper bound for the same reason (more capacity costs less per token)"),
     );
   });
   return { measured, capacity, dir, partial, starKey };

@@ -9,7 +9,8 @@
  *   SLO at least 30 % from the measured p95s, and the low-load median TTFT within [A, 1.5A + 5];
  * - a shard built with the clock-skew-50ms fault is seen 50 ms early in the mock's own request log
  *   and named by the merge; the others are not;
- * - a SIGKILLed shard (and a SIGTERMed one) are refused, then merged with --allow-partial.
+ * - a SIGKILLed shard (and a SIGTERMed one) are refused, then merged with --allow-partial: the level
+ *   the SIGTERMed shard was cut short in is not judged, and N* stops below it as a lower bound.
  *
  * Bun only (CONTRACTS.md CI time): about 100 s.
  */
@@ -33,6 +34,7 @@ const GRID = ["--rates", "4,100", "--duration-s", "3", "--level-gap-s", "1", "--
 
 let dir = "";
 let mock: MockProc;
+let slowMock: MockProc | undefined;
 let env: Record<string, string> = {};
 let refSliceDir = "";
 let ref: { capacity: Obj; measured: Obj; dir: string };
@@ -91,6 +93,7 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
   });
   after(async () => {
     await mock?.stop();
+    await slowMock?.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -224,16 +227,22 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     assert.ok(Math.abs(med(early["0/3"])) < 10 && Math.abs(med(early["2/3"])) < 10, `shards 0 and 2 at ${med(early["0/3"])}, ${med(early["2/3"])} ms`);
   });
 
-  test("a SIGKILLed and a SIGTERMed shard: merge refuses (65) naming them, --allow-partial merges the rest as a lower bound", async () => {
+  test("a SIGKILLed and a SIGTERMed shard: merge refuses (65) naming them, --allow-partial merges the rest as a lower bound, the cut level not judged", async () => {
     const store = await freshStore("partial");
-    const start = startAt(3500);
-    const args = loadArgs(mock.base, start, ["--rates", "10,20", "--duration-s", "3", "--level-gap-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", String(SLO_TTFT)]);
+    // A lead that four processes starting at once on a busy 2-core host still make.
+    const start = startAt(6000);
+    // Its own mock, whose requests run 1.4 s (8 tokens, 200 ms apart; TTFT 5 ms): the SIGTERMed shard
+    // (5 req/s at r20) has about 7 in flight when it is cut, so some are aborted.
+    slowMock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "200"]);
+    const args = loadArgs(slowMock.base, start, ["--rates", "10,20", "--duration-s", "3", "--level-gap-s", "1", "--max-tokens", "8", "--slo-ttft-p95-ms", String(SLO_TTFT)]);
     const procs = [0, 1, 2, 3].map((k) => startArgv([ikBin()], [...args, "--shard", `${k}/4`], { env: store }));
+    // Shard 2 SIGKILLed 1.5 s into r10; shard 3 SIGTERMed 1.5 s into r20 (r10: 3 s, then a 1 s gap).
     await new Promise((r) => setTimeout(r, start + 1500 - startAt(0)));
     // bench serve is one process (execve with a raised fetch limit); under IK_LAUNCHER=1 it would be a
     // launcher and a measuring child: kill any child too, at once.
     spawnSync("pkill", ["-KILL", "-P", String(procs[2].pid)]);
     process.kill(procs[2].pid, "SIGKILL");
+    await new Promise((r) => setTimeout(r, start + 5500 - startAt(0)));
     await procs[3].stop("SIGTERM");
     const ends = await Promise.all(procs.map((p) => p.exited));
     assert.equal(ends[2].signal, "SIGKILL");
@@ -254,21 +263,32 @@ describe("sharded load and ik merge through dist/ik", { skip }, () => {
     assert.deepEqual(mg.interrupted, [3]);
     // Shard 2's seqs and those shard 3 never sent are dropped: less than 3/4 of the schedule was sent.
     assert.ok((mg.present_share as number) < 0.75 && (mg.present_share as number) > 0.4, String(mg.present_share));
-    const [l0] = levels(got.measured);
+    const [l0, l1] = levels(got.measured);
     assert.equal(l0.target_rate_rps, 10 * (l0.planned as number) / (l0.planned_all as number), "the absent shard's seqs are dropped from the target rate");
     assert.ok((l0.planned as number) < (l0.planned_all as number));
+    assert.equal(l0.not_judged, null, "r10, which shard 3 completed, keeps its verdict");
+    assert.equal((l0.summary as Obj).slo_ok, true);
+    // r20, cut short by shard 3's SIGTERM: no verdict, and its target the level's rate less only the absent shard 2's seqs.
+    assert.equal(l1.not_judged, "interrupted");
+    assert.equal((l1.summary as Obj).slo_ok, null);
+    assert.deepEqual(l1.interrupted_shards, ["3/4"]);
+    const owned = (n: number, k: number) => (n > k ? Math.ceil((n - k) / 4) : 0);
+    assert.equal(l1.planned, [0, 1, 3].reduce((a, k) => a + owned(l1.planned_all as number, k), 0));
+    assert.equal(l1.target_rate_rps, 20 * (l1.planned as number) / (l1.planned_all as number));
     const aborted = levels(got.measured).reduce((a, l) => a + (l.aborted as number), 0);
     assert.ok(aborted >= 1, "the SIGTERMed shard's running requests were aborted");
     for (const l of levels(got.measured)) assert.ok(!("aborted" in ((l.summary as Obj).failures_by_kind as Obj)), "aborted rows are kept out");
     assert.match((got.measured.limitations as string[]).join("\n"), /PARTIAL: shards 2\/4 \(killed: only a \.staging journal\)/);
     const cd = got.capacity.data as Obj;
     assert.equal(cd.rate_star_rps_bound, "lower");
-    assert.equal(cd.rate_star_rps_nominal, 20, "the SLO held at both nominal levels");
-    const at = levels(got.measured).find((l) => l.level === 20) as Obj;
-    assert.equal(cd.rate_star_rps, 20 * (at.planned as number) / (at.planned_all as number), "N* is stated as the lower bound: nominal x the share of its load sent");
+    assert.equal(cd.rate_star_rps_nominal, 10, "the SLO held at r10; r20 was not judged");
+    assert.equal(cd.n_star_lower_bound, true);
+    assert.match(String(cd.reason), /level 20 was not judged \(interrupted\): N\* is at least 10/);
+    const at = levels(got.measured).find((l) => l.level === 10) as Obj;
+    assert.equal(cd.rate_star_rps, 10 * (at.planned as number) / (at.planned_all as number), "N* is stated as the lower bound: nominal x the share of its load sent");
     const metric = (got.capacity.metrics as Obj[]).find((x) => x.name === "rate_star_rps") as Obj;
     assert.equal(metric.value, cd.rate_star_rps);
-    assert.match(String(got.capacity.summary), /^PARTIAL \(2\/4 killed, 3\/4 interrupted\): vllm mock-model: max rate >= [0-9.]+ req\/s \(a lower bound: nominal 20, [0-9.]+ % of its load sent\) at /);
+    assert.match(String(got.capacity.summary), /^PARTIAL \(2\/4 killed, 3\/4 interrupted\): vllm mock-model: max rate >= [0-9.]+ req\/s \(a lower bound: nominal 10, [0-9.]+ % of its load sent\) at /);
     assert.match((got.capacity.limitations as string[])[0], /^PARTIAL .*cost at N\* .* upper bound/);
   });
 });
