@@ -7,7 +7,7 @@
  */
 import { sloCell } from "../terminal/capacity_table.ts";
 import { type Block, num, obj, text } from "./doc.ts";
-import type { CurveLevel } from "./load_doc.ts";
+import type { CurveLevel } from "./curve_level.ts";
 
 type Obj = Record<string, any>;
 const strOrNull = (v: unknown): string | null => (typeof v === "string" && v ? v : null);

@@ -14,25 +14,12 @@ import { type Block, type ChartSpec, num, obj, text, withCi } from "./doc.ts";
 import { identityFacts, limitationBlocks, ttftCdfBlocks } from "./record_doc.ts";
 import type { RecordBundle } from "./inputs.ts";
 import { capacityCurveEntries, capacityCurveLevels, capacityCurveTable } from "./capacity_curve.ts";
+import type { CurveLevel } from "./curve_level.ts";
+export type { CurveLevel } from "./curve_level.ts";
 
 type Obj = Record<string, any>;
 const strOrNull = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
-/** One level as the curve reads it. */
-export interface CurveLevel {
-  level: number | string;
-  name: string;
-  /** Output tok/s per GPU (or achieved req/s when no token rate is known). */
-  x: number | null;
-  ttft: number | null;
-  tpot: number | null;
-  e2e: number | null;
-  sloOk: boolean | null;
-  /** Why the level was not judged (interrupted, nothing sent), if so. */
-  notJudged?: string | null;
-  /** Why the level's load was not achieved, if so: the SLO held at a lower load than it stands for. */
-  notAchieved?: string | null;
-}
 
 /** The SLO targets (ms) a run was held to. */
 export interface SloTargets {
