@@ -19,6 +19,8 @@ export interface CountRow extends Partial<LengthRow> {
   n_token_events?: number;
   /** True when no ids said how many tokens the first event held and 1 was assumed. */
   k_first_assumed?: boolean | null;
+  /** The request's TPOT; null for an ok request of 2+ tokens means its tokens could not be timed apart. */
+  tpot_ms?: number | null;
 }
 
 /** Running counts of what the limitations depend on. */
@@ -35,6 +37,9 @@ export class CountTally {
   /** ok requests whose count (no ids) is over their token events + 1: events packed several tokens, k_first unknown. */
   packed = 0;
   firstPacked: string | null = null;
+  /** ok requests of 2+ tokens with no TPOT: every token reached ik at once (one read, or one event). */
+  untimed = 0;
+  firstUntimed: string | null = null;
   /** usage.prompt_tokens against each row's `target_prompt_tokens` (rows without one are not counted). */
   readonly lengths = new PromptLengthTally();
 
@@ -60,6 +65,10 @@ export class CountTally {
       this.packed++;
       this.firstPacked ??= `${r.id}: ${r.n_tokens} tokens in ${events} events`;
     }
+    if (r.tpot_ms === null && r.n_tokens !== null && r.n_tokens >= 2) {
+      this.untimed++;
+      this.firstUntimed ??= `${r.id}: ${r.n_tokens} tokens in ${events} event${events === 1 ? "" : "s"}`;
+    }
     if ((r.tokens_per_event_max ?? 0) > 1) {
       this.multiTokenEvents++;
       this.maxTokensPerEvent = Math.max(this.maxTokensPerEvent, r.tokens_per_event_max ?? 0);
@@ -78,6 +87,8 @@ export class CountTally {
     this.retried += o.retried;
     this.packed += o.packed;
     this.firstPacked ??= o.firstPacked;
+    this.untimed += o.untimed;
+    this.firstUntimed ??= o.firstUntimed;
     this.lengths.merge(o.lengths);
   }
 }
@@ -112,6 +123,11 @@ export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | 
     lim.push(`${t.packed} request(s) have more tokens than token events and no ids (e.g. ${t.firstPacked}): the server packs several tokens in an event, ` +
       "and TPOT and decode tok/s assume the first event held one, so they read low (by (k − 1)/(n − 1) when the first of n tokens came with k); " +
       "--token-ids logprobs asks for ids where the engine can stream them");
+  }
+  if (t.untimed) {
+    lim.push(`${t.untimed} request(s) have no TPOT: all their tokens reached ik at once (e.g. ${t.firstUntimed}, in one read), so their decode could not be timed ` +
+      "and they are left out of TPOT and decode tok/s; a proxy that buffers the stream (nginx's proxy_buffering), or a server that sends the answer " +
+      "in one event, does this, and then TTFT holds the whole generation");
   }
   if (t.multiTokenEvents) lim.push(`${t.multiTokenEvents} request(s) streamed more than one token in an SSE event (max ${t.maxTokensPerEvent}); counts use ids, ITL is per event`);
   return lim;

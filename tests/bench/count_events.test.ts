@@ -1,4 +1,7 @@
-/** Token events that pack several tokens without ids: a limitation, as TPOT assumes k_first = 1 (both runtimes, < 1 s). */
+/**
+ * Limitations from how tokens arrived (both runtimes, < 1 s): events that pack several tokens
+ * without ids (TPOT assumes k_first = 1), and requests whose tokens all arrived at once (no TPOT).
+ */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CountTally, countLimitations, type CountRow, tallyLimitations } from "../../lib/bench/count_limitations.ts";
@@ -26,4 +29,15 @@ test("the count survives a merge of tallies (load mode's shards)", () => {
   b.add(row("z", 16, 16, true), 16);
   a.merge(b);
   assert.match(packedLine(tallyLimitations(a, ["ignore_eos"], "auto", "sglang")) ?? "", /^2 request\(s\)/);
+});
+
+test("ok requests of 2+ tokens without a TPOT (all tokens at once: a buffering proxy) are named; 1-token and failed ones are not", () => {
+  const timed = (id: string, tpot: number | null, n = 8, ok = true): CountRow => ({ ...row(id, n, n, false), ok, tpot_ms: tpot });
+  const lims = countLimitations([timed("a", 2.5), timed("b", null), timed("c", null, 1), timed("d", null, 8, false), timed("e", null, 4)],
+    ["ignore_eos"], new Map(), "auto", "vllm");
+  const line = lims.find((l) => /have no TPOT/.test(l));
+  assert.ok(line, lims.join("\n"));
+  assert.match(line, /^2 request\(s\) have no TPOT: all their tokens reached ik at once \(e\.g\. b: 8 tokens in 8 events, in one read\)/);
+  assert.match(line, /proxy_buffering/);
+  assert.equal(countLimitations([timed("a", 2.5), timed("c", null, 1)], ["ignore_eos"], new Map(), "auto", "vllm").find((l) => /have no TPOT/.test(l)), undefined);
 });
