@@ -12,7 +12,7 @@ import { buildRecord, guardWrite, isOutputError, scrubbedJson, type StagedRun, w
 import type { IkError } from "../cli/errors.ts";
 import { bucketMetrics, P99_MIN_REQUESTS, roundRows, type SingleRow } from "../metrics/mod.ts";
 import type { Prompt, PromptSet } from "../prompts/mod.ts";
-import { CI_METHOD_T_CLUSTER, median } from "../stats/mod.ts";
+import { CI_METHOD_T_CLUSTER, CI_TAIL_COVERAGE, median } from "../stats/mod.ts";
 import { GIT_REV, VERSION } from "../version.ts";
 import { countLimitations, type CountRow } from "./count_limitations.ts";
 import { type LiveReport, liveLimitation } from "../live_metrics/live_run.ts";
@@ -218,6 +218,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
       p99: `nearest-rank 99th percentile (the ceil(0.99 n)-th smallest of n values: with 100 values or fewer, their maximum), reported where a bucket has at least ${P99_MIN_REQUESTS} values`,
       requests_per_s: `ok requests / the sum of their e2e (one request at a time: the rate one user gets), where a bucket has at least ${P99_MIN_REQUESTS}`,
       ci95: CI_METHOD_T_CLUSTER,
+      ci95_tails: CI_TAIL_COVERAGE,
     },
   };
   // The run dir's metrics file is a copy: its failure is said in the record and to the caller, the record is still made.

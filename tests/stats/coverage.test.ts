@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { CASES, coverage } from "../../benchmarks/coverage/simulate.ts";
+import { CI_TAIL_COVERAGE } from "../../lib/stats/mod.ts";
 
 const skip = runtime.name !== "bun" ? "Bun only (CONTRACTS.md CI time)" : false;
 
@@ -24,4 +25,13 @@ test("a naive per-request bootstrap under-covers on the same data once rounds di
     const r = coverage({ rounds, perRound: 8, roundSdRatio: 1 }, 300, { naive: true });
     assert.ok((r.naiveCoverage ?? 1) < 0.85, `rounds ${rounds}: naive ${r.naiveCoverage}, cluster ${r.clusterCoverage}`);
   }
+});
+
+test("the tails' intervals under-cover as CI_TAIL_COVERAGE says (p95 below 90 % and p99 below 85 % with 5 rounds that differ)", { skip, timeout: 600_000 }, () => {
+  const c = { rounds: 5, perRound: 8, roundSdRatio: 3 };
+  const p95 = coverage(c, 200, { resamples: 500, p: 95 }).clusterCoverage;
+  const p99 = coverage(c, 200, { resamples: 500, p: 99 }).clusterCoverage;
+  assert.ok(p95 < 0.9 && p95 > 0.6, `p95 ${p95}`);
+  assert.ok(p99 < 0.85, `p99 ${p99}`);
+  assert.match(CI_TAIL_COVERAGE, /73–94 % \(p95\) and 56–81 % \(p99\)/);
 });
