@@ -105,7 +105,8 @@ export function sloChecks(
  * level that was not judged (interrupted, nothing sent) ends the search there: N* is then the last
  * level that held, as a lower bound (`lowerBound`), never a failure that was not measured. So does
  * a level that held the SLO but did not achieve its rate (`notAchieved`: the SLO held at a lower
- * load than the level stands for); one that failed it fails as any other, its shortfall named.
+ * load than the level stands for); one that failed it fails as any other, its shortfall named. A
+ * grid whose every level held gives its top level, also a lower bound: N* may be above the grid.
  */
 export function nStar(
   levels: readonly { level: number; sloOk: boolean | null; checks: Record<string, SloCheck>; notJudged?: string | null; notAchieved?: string | null }[],
@@ -133,7 +134,8 @@ export function nStar(
     }
     best = lv.level;
   }
-  return { value: best, reason: "SLO holds at every level tried: the true N* may be above the grid", lowerBound: false };
+  // Held everywhere: N* is at least the top level, a lower bound (the summary says ">=", as rounds' "≥").
+  return { value: best, reason: "SLO holds at every level tried: the true N* may be above the grid", lowerBound: best !== null };
 }
 
 /** $ per 1M output tokens = the GPUs' hourly price / tokens produced per hour × 1e6 (null without a price or throughput). */

@@ -72,6 +72,8 @@ describe("SLO, N* and cost", () => {
     assert.deepEqual(nStar([lv(4, true), lv(1, true), lv(2, false), lv(8, true)]), { value: 1, reason: "SLO first fails at level 2 (ttft_p95_ms)", lowerBound: false });
     assert.equal(nStar([lv(1, true), lv(2, true)]).value, 2);
     assert.match(nStar([lv(1, true), lv(2, true)]).reason, /above the grid/);
+    // Held at every level: the top is a lower bound (the summary's ">=", rounds' "≥").
+    assert.equal(nStar([lv(1, true), lv(2, true)]).lowerBound, true);
     assert.deepEqual(nStar([lv(1, null)]), { value: null, reason: "no SLO given", lowerBound: false });
     assert.equal(nStar([lv(1, false)]).value, null);
   });
