@@ -5,10 +5,13 @@
  * Loopback only; every process is bounded by a timeout.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileSha256, newEvidenceId } from "../../lib/evidence/mod.ts";
 import { type IkRun, runArgv, runIk } from "../_helpers/ik.ts";
+import { startMock } from "../mock/_helpers.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -135,4 +138,30 @@ export function comparable(rec: Obj): Obj {
   c.limitations = (c.limitations as string[]).filter((l) => !/^merged from |^shard \d+\/\d+|client may have limited/.test(l));
   for (const l of [...((d.levels as Obj[]) ?? []), ...((d.curve as Obj[]) ?? [])]) delete l.client_limited;
   return c;
+}
+
+/**
+ * One short `--shard 0/1` run (rates 20 and 30 req/s for 1 s each, TTFT p95 ≤ 500 ms) against its
+ * own `ik mock`, in a fresh folder: the slice the merge tests split by seq and edit. `close()` stops
+ * the mock and removes the folder.
+ * @param prefix the temporary folder's name prefix
+ */
+export async function oneSliceRun(prefix: string): Promise<{ dir: string; env: Record<string, string>; sliceDir: string; close(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const env = await shardEnv(dir);
+  const mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1"]);
+  const close = async () => {
+    await mock.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const [r] = await runLocalShards(1, loadArgs(mock.base, startAt(2000), ["--rates", "20,30", "--duration-s", "1", "--level-gap-s", "0.5", "--max-tokens", "4", "--slo-ttft-p95-ms", "500"]), {
+      env, staggerMs: 0, jobIndex: false,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    return { dir, env, sliceDir: join(env.IK_RUNS_DIR, JSON.parse(r.stdout).evidence_id), close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
 }

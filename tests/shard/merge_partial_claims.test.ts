@@ -6,18 +6,16 @@
  * staging journals says so (65) as the merge without `--group` does. Bun only: about 10 s.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
-import { type MockProc, startMock } from "../mock/_helpers.ts";
-import { jsonl, loadArgs, merge, type Obj, runLocalShards, shardEnv, splitSlice, startAt } from "./_sharded.ts";
+import { jsonl, merge, type Obj, oneSliceRun, splitSlice } from "./_sharded.ts";
 
 const skip = runtime.name !== "bun" ? "end-to-end merge tests run under Bun only" : false;
 let dir = "";
 let env: Record<string, string> = {};
-let mock: MockProc;
+let run: Awaited<ReturnType<typeof oneSliceRun>> | undefined;
 let sliceDir = "";
 
 const data = (r: Obj) => r.data as Obj;
@@ -25,19 +23,10 @@ const lines = (docs: Obj[]) => docs.map((x) => JSON.stringify(x) + "\n").join(""
 
 describe("ik merge: what a partial merge claims", { skip }, () => {
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "ik-merge-partial-"));
-    env = await shardEnv(dir);
-    mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1"]);
-    const [r] = await runLocalShards(1, loadArgs(mock.base, startAt(2000), ["--rates", "20,30", "--duration-s", "1", "--level-gap-s", "0.5", "--max-tokens", "4", "--slo-ttft-p95-ms", "500"]), {
-      env, staggerMs: 0, jobIndex: false,
-    });
-    assert.equal(r.code, 0, r.stderr);
-    sliceDir = join(env.IK_RUNS_DIR, JSON.parse(r.stdout).evidence_id);
+    run = await oneSliceRun("ik-merge-partial-");
+    ({ dir, env, sliceDir } = run);
   });
-  after(async () => {
-    await mock?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test("an absent shard: N* a scaled lower bound, and n_star_lower_bound says so", async () => {
     const root = join(dir, "absent");

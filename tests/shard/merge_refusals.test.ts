@@ -5,19 +5,17 @@
  * merge's own rule must catch it). Bun only: about 15 s.
  */
 import assert from "node:assert/strict";
-import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { runtime } from "../../lib/runtime/mod.ts";
 import { runIk } from "../_helpers/ik.ts";
-import { type MockProc, startMock } from "../mock/_helpers.ts";
-import { jsonl, loadArgs, merge, type Obj, runLocalShards, shardEnv, splitSlice, startAt } from "./_sharded.ts";
+import { jsonl, merge, type Obj, oneSliceRun, splitSlice } from "./_sharded.ts";
 
 const skip = runtime.name !== "bun" ? "end-to-end merge tests run under Bun only" : false;
 let dir = "";
 let env: Record<string, string> = {};
-let mock: MockProc;
+let run: Awaited<ReturnType<typeof oneSliceRun>> | undefined;
 let sliceDir = "";
 let n = 0;
 
@@ -35,19 +33,10 @@ async function mergeEdited(edit: (rec: Obj, dir: string) => void | Promise<void>
 
 describe("ik merge refusals", { skip }, () => {
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "ik-merge-"));
-    env = await shardEnv(dir);
-    mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1"]);
-    const [r] = await runLocalShards(1, loadArgs(mock.base, startAt(2000), ["--rates", "20,30", "--duration-s", "1", "--level-gap-s", "0.5", "--max-tokens", "4", "--slo-ttft-p95-ms", "500"]), {
-      env, staggerMs: 0, jobIndex: false,
-    });
-    assert.equal(r.code, 0, r.stderr);
-    sliceDir = join(env.IK_RUNS_DIR, JSON.parse(r.stdout).evidence_id);
+    run = await oneSliceRun("ik-merge-");
+    ({ dir, env, sliceDir } = run);
   });
-  after(async () => {
-    await mock?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => run?.close());
 
   test("the unedited split merges (exit 0): every refusal below is the edit's doing", async () => {
     const r = await mergeEdited(() => {});
