@@ -67,7 +67,7 @@ export class CountTally {
     }
     if (r.tpot_ms === null && r.n_tokens !== null && r.n_tokens >= 2) {
       this.untimed++;
-      this.firstUntimed ??= `${r.id}: ${r.n_tokens} tokens in ${events} event${events === 1 ? "" : "s"}`;
+      this.firstUntimed ??= `${r.id}: ${r.n_tokens} tokens in ${events === 1 ? "one event" : `${events} events, in one read`}`;
     }
     if ((r.tokens_per_event_max ?? 0) > 1) {
       this.multiTokenEvents++;
@@ -125,7 +125,7 @@ export function tallyLimitations(t: CountTally, exactAsked: readonly string[] | 
       "--token-ids logprobs asks for ids where the engine can stream them");
   }
   if (t.untimed) {
-    lim.push(`${t.untimed} request(s) have no TPOT: all their tokens reached ik at once (e.g. ${t.firstUntimed}, in one read), so their decode could not be timed ` +
+    lim.push(`${t.untimed} request(s) have no TPOT: all their tokens reached ik at once (e.g. ${t.firstUntimed}), so their decode could not be timed ` +
       "and they are left out of TPOT and decode tok/s; a proxy that buffers the stream (nginx's proxy_buffering), or a server that sends the answer " +
       "in one event, does this, and then TTFT holds the whole generation");
   }

@@ -215,7 +215,7 @@ export async function buildSingleRecord(x: SingleRecordInput): Promise<Record<st
       decode_tok_s: "(n_tokens - tokens in first event) / (t_last - t_first)",
       e2e_ms: "[DONE] (or end of stream) - request send",
       median: "nearest-rank median over every ok request of the bucket",
-      p99: `nearest-rank 99th percentile (the ceil(0.99 n)-th smallest of n values: with 100 values or fewer, their maximum), reported where a bucket has at least ${P99_MIN_REQUESTS} values`,
+      p99: `nearest-rank 99th percentile (the ceil(0.99 n)-th smallest of n values: with fewer than 100 values, their maximum), reported where a bucket has at least ${P99_MIN_REQUESTS} values`,
       requests_per_s: `ok requests / the sum of their e2e (one request at a time: the rate one user gets), where a bucket has at least ${P99_MIN_REQUESTS}`,
       ci95: CI_METHOD_T_CLUSTER,
       ci95_tails: CI_TAIL_COVERAGE,

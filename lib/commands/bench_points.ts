@@ -43,7 +43,7 @@ export async function runBenchPoints(ctx: CommandContext, f: BenchPointsFlags): 
       throw usageError("--plan", `cannot read ${f.plan}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, "check the path");
     }
     const plan = parsePlan(planText, f.plan);
-    await checkPlanWorkloads(plan, f.plan, rt.cwd(), (p) => readFile(p, "utf8"));
+    await checkPlanWorkloads(plan, f.plan, rt.cwd(), (p) => readFile(p, "utf8"), { base: f.base, model: f.model });
     const out = resolve(rt.cwd(), f.out);
     if (existsSync(out)) throw usageError("--out", `${f.out} already exists`, "give a new folder: a points run never writes into an old one");
     await checkWritable([out]); // before the preflight's first request (exit 74)

@@ -103,7 +103,7 @@ const flags = () => ({
   gpuLock: optional(option("--gpu-lock", pathValue("PATH"), {
     description: message`Hold this GPU lock file for the whole run (CONTRACTS: bench serve takes it only when given; a lock a live process holds is exit 69, a dead owner's is taken over with a note).`,
   })),
-  runDir: optional(option("--run-dir", pathValue("DIR"), {
+  runDir: optional(option("--run-dir", string({ metavar: "DIR" }), {
     description: message`Also write outputs/<label>/..., inputs/ and metrics/<label>.json there (index.json merged across runs).`,
   })),
   buckets: multiple(option("--buckets", string({ metavar: "A,B" }), { description: message`Only these buckets (comma list or repeated).` })),

@@ -17,11 +17,14 @@ import type { BuildFlags } from "./prompts_build_flags.ts";
 
 /**
  * The counter the flags ask for: `request` as `prompts synth` counts a message, and `text` the bare
- * text (with --tokenize-via a second, completions-API counter opened when first needed).
+ * text as a completions prompt, special tokens included (with --tokenize-via or --tokenizer a
+ * second, completions-API counter opened when first needed).
  */
 export async function datasetCounter(ctx: CommandContext, f: SynthFlags): Promise<DatasetCounter & { info: Record<string, unknown> }> {
   const req = await lengthCounter(ctx, f);
-  const same = f.tokenizeVia === undefined || f.api === "completions";
+  // Bare text is counted as a completions prompt (special tokens included, vLLM's count): the same
+  // counter only where requests are counted so already, or where no tokenizer counts at all (words).
+  const same = f.api === "completions" || (f.tokenizeVia === undefined && f.tokenizer === undefined);
   let bare: Awaited<ReturnType<typeof lengthCounter>> | null = same ? req : null;
   return {
     method: req.method,

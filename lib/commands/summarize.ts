@@ -38,7 +38,8 @@ function parseExempt(v: string | undefined): number[] {
 /** Runs `ik summarize vllm`. */
 export async function runSummarize(ctx: CommandContext, f: SummarizeFlags): Promise<number> {
   const cwd = ctx.runtime.cwd();
-  const at = (p: string | undefined) => (p === undefined ? null : resolve(cwd, p));
+  // An optional file given empty (`--boots "$BOOTS"` with the variable unset) is not given, as the seed reads it.
+  const at = (p: string | undefined) => (p === undefined || p === "" ? null : resolve(cwd, p));
   const passes = f.decide === undefined ? null : f.decide.split(/[\s,]+/).filter(Boolean);
   if (passes && !passes.length) throw usageError("--decide", "names no pass", `give the passes that must be complete, e.g. --decide "A B"`);
   const jsonOut = f.jsonOut ? resolve(cwd, f.jsonOut) : null;

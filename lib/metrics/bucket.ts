@@ -24,14 +24,14 @@ export interface BucketFigure {
   p95: number | null;
   ci95_median: [number, number] | null;
   ci95_p95: [number, number] | null;
-  /** Where the bucket has at least {@link P99_MIN_REQUESTS} values (nearest rank: with 100 values or fewer it is their maximum). */
+  /** Where the bucket has at least {@link P99_MIN_REQUESTS} values (nearest rank: with fewer than 100 values it is their maximum). */
   p99?: number | null;
   ci95_p99?: [number, number] | null;
   n: number;
   rounds: number;
 }
 
-/** A bucket reports p99 and requests/s from this many ok requests (a peer's users read them; issue 21). Up to 100 values the nearest-rank p99 is their maximum. */
+/** A bucket reports p99 and requests/s from this many ok requests (a peer's users read them; issue 21). With fewer than 100 values the nearest-rank p99 is their maximum. */
 export const P99_MIN_REQUESTS = 20;
 
 /**

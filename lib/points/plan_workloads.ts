@@ -22,17 +22,25 @@ export type ReadText = (path: string) => Promise<string>;
  * @param planPath the plan as the user named it (for the error)
  * @param cwd the folder the clients are started in
  * @param read reads a file's text
+ * @param values what the runner fills `{base}` and `{model}` with (`{point_id}` is each point's id)
  * @throws IkError data (65) naming every point whose workload cannot be used
  */
-export async function checkPlanWorkloads(plan: Plan, planPath: string, cwd: string, read: ReadText): Promise<void> {
+export async function checkPlanWorkloads(plan: Plan, planPath: string, cwd: string, read: ReadText, values: { base: string; model: string }): Promise<void> {
   const verdicts = new Map<string, string | null>();
   const problems: string[] = [];
   for (const p of plan.points) {
     if (!isIkLoadTrial(p.client_argv)) continue;
-    const abs = resolve(cwd, p.workload.file);
+    // The client's --workload is workload.file word for word (parsePlan), with the runner's
+    // placeholders filled in; {point_dir} names a folder the run makes, so no workload is there yet.
+    if (p.workload.file.includes("{point_dir}")) {
+      problems.push(`point '${p.id}': workload.file ${p.workload.file} is in {point_dir}, which the run creates empty: prepare the workload elsewhere`);
+      continue;
+    }
+    const named = p.workload.file.replace(/\{(base|model|point_id)\}/g, (_, k: string) => (k === "point_id" ? p.id : values[k as "base" | "model"]));
+    const abs = resolve(cwd, named);
     let why = verdicts.get(abs);
     if (why === undefined) {
-      why = await workloadProblem(abs, p.workload.file, read);
+      why = await workloadProblem(abs, named, read);
       verdicts.set(abs, why);
     }
     if (why !== null) problems.push(`point '${p.id}': workload.file ${why}`);

@@ -79,14 +79,17 @@ export class Utf8LineDecoder {
   /**
    * The text of the next chunk (streaming), or with no chunk the end of the input.
    * @throws IkError data (65) `name:line: not UTF-8 text …` at the first byte that is not UTF-8 (a
-   *   sequence cut by the chunk boundary is named by the chunk's first line)
+   *   sequence the previous chunk left open is named by the line it is on)
    */
   decode(bytes?: Uint8Array): string {
     let text: string;
     try {
       text = bytes ? this.#decoder.decode(bytes, { stream: true }) : this.#decoder.decode();
     } catch {
-      const line = this.#lines + 1 + (bytes ? newlinesBefore(bytes, firstInvalidUtf8(bytes)) : 0);
+      // Nothing wrong inside the chunk itself: the sequence the last chunk left open is the fault,
+      // on the line being decoded (no newline of this chunk comes before it).
+      const at = bytes ? firstInvalidUtf8(bytes) : 0;
+      const line = this.#lines + 1 + (bytes && at < bytes.length ? newlinesBefore(bytes, at) : 0);
       throw dataError(`${this.#name}:${line}`, "not UTF-8 text (a byte sequence that is not UTF-8)", this.#hint);
     }
     for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.#lines++;

@@ -29,7 +29,7 @@ export const CI_METHOD_T_CLUSTER =
  * seeded repetitions of 3, 5 and 10 rounds of 8 requests, a normal round effect 0 to 3 × the
  * request noise): the median's covers 92–96 %, p95's 73–94 %, p99's 56–81 %. A few rounds' effects
  * spread less than the population's, so a tail read from them sits low, and a bootstrap that
- * resamples those same rounds cannot see it; and up to 100 values a nearest-rank p99 is their maximum.
+ * resamples those same rounds cannot see it; and with fewer than 100 values a nearest-rank p99 is their maximum.
  */
 export const CI_TAIL_COVERAGE =
   "the p95 and p99 intervals cover the truth less often than 95 %: 73–94 % (p95) and 56–81 % (p99) in simulation with 3–10 rounds of 8 requests, " +

@@ -108,9 +108,15 @@ function emptyRow(run: RunRow): CellRow {
   };
 }
 
-/** Whether runs.tsv's conc of this cell is the rate of an `ik export`ed rate level (see CellRow.conc_is_rate). */
+/**
+ * Whether runs.tsv's conc of this cell is the rate of an `ik export`ed rate level (see
+ * CellRow.conc_is_rate): the file's request_rate is that rate, or below it where a partial merge
+ * scaled the level's target to the share of its schedule that was sent.
+ */
 function concIsRate(run: RunRow, res: Record<string, unknown>): boolean {
-  return typeof res.ik_evidence_id === "string" && run.dataset.endsWith("-rate") && res.request_rate === run.conc && res.max_concurrency == null;
+  const rate = res.request_rate;
+  return typeof res.ik_evidence_id === "string" && run.dataset.endsWith("-rate") && typeof rate === "number" && rate > 0 && rate <= run.conc &&
+    res.max_concurrency == null;
 }
 
 /** Summarises one cell. */

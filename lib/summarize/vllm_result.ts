@@ -66,23 +66,38 @@ const METRIC_KEYS = [
   /^(mean|median|std|p\d+(\.\d+)?)_(ttft|tpot|itl|e2el)_ms$/,
 ];
 
+/** Result keys every vLLM version writes itself, after any `--metadata` (which they overwrite). */
+const ALWAYS_WRITTEN = ["duration", "completed", "total_input_tokens", "total_output_tokens", "request_throughput", "output_throughput", "total_token_throughput"];
+
+/**
+ * Whether the file comes from a vLLM that writes `failed` itself (PR #26478, Oct 2025): one that
+ * also writes `max_concurrent_requests` (Aug 2025) and `endpoint_type`. A `failed` string in an older
+ * file can only be the user's metadata.
+ */
+function writesFailed(res: VllmResult): boolean {
+  return typeof res.max_concurrent_requests === "number" && "endpoint_type" in res;
+}
+
 /**
  * Every value of a result that cannot be a measurement: a count that is not a non-negative integer
  * (39.5, -1, true), a metric that is not a finite non-negative number (NaN, Infinity, -1). Each is
  * a FLAG: a unit holding one is never PUBLISHABLE.
  *
- * A JSON string is never checked: vLLM writes each `--metadata KEY=VALUE` as a string-valued key
- * before its own keys, and every key it writes itself is a number (bare `NaN`/`Infinity` when
- * non-finite), so a string under a measurement's name (`input_throughput=n/a`, a `p99_ttft_ms=…`
- * that survives because vLLM omits the ttft/tpot/itl blocks without a tokenizer, a `num_prompts`
- * the metadata replaced) is the user's, not a measurement; the summary reads it as absent.
+ * A JSON string is checked only under a key vLLM writes itself in every version
+ * ({@link ALWAYS_WRITTEN}): vLLM writes each `--metadata KEY=VALUE` as a string-valued key, then
+ * its own results over them, each a number (bare `NaN`/`Infinity` when non-finite), so a string
+ * there means a damaged file (and the seed counts a `failed` of `"3"` as failures). Anywhere else a
+ * string under a measurement's name (`input_throughput=n/a`, a `p99_ttft_ms=…` that survives
+ * because vLLM omits the ttft/tpot/itl blocks without a tokenizer, a `num_prompts` the metadata
+ * replaced, a `failed=…` in a file from before vLLM wrote `failed`) is the user's, not a
+ * measurement; the summary reads it as absent.
  */
 export function impossibleValues(res: VllmResult): string[] {
   const out: string[] = [];
   // a number as JavaScript prints it (NaN, Infinity), anything else as JSON, cut
   const show = (v: unknown) => (typeof v === "number" ? String(v) : clipText(JSON.stringify(v) ?? String(v), 20));
   for (const [k, v] of Object.entries(res)) {
-    if (typeof v === "string") continue;
+    if (typeof v === "string" && !ALWAYS_WRITTEN.includes(k) && !(k === "failed" && writesFailed(res))) continue;
     if (COUNT_KEYS.includes(k)) {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 0) out.push(`${k} is ${show(v)}, not a count`);
     } else if (METRIC_KEYS.some((re) => re.test(k)) && v !== null) {

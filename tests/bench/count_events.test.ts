@@ -40,4 +40,7 @@ test("ok requests of 2+ tokens without a TPOT (all tokens at once: a buffering p
   assert.match(line, /^2 request\(s\) have no TPOT: all their tokens reached ik at once \(e\.g\. b: 8 tokens in 8 events, in one read\)/);
   assert.match(line, /proxy_buffering/);
   assert.equal(countLimitations([timed("a", 2.5), timed("c", null, 1)], ["ignore_eos"], new Map(), "auto", "vllm").find((l) => /have no TPOT/.test(l)), undefined);
+  // One event holding every token: said so, not "one read".
+  const one = countLimitations([{ ...timed("f", null, 6), n_token_events: 1 }], ["ignore_eos"], new Map(), "auto", "vllm").find((l) => /have no TPOT/.test(l));
+  assert.match(one ?? "", /\(e\.g\. f: 6 tokens in one event\)/);
 });

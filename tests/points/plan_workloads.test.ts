@@ -12,6 +12,7 @@ import { checkPlanWorkloads } from "../../lib/points/plan_workloads.ts";
 const lt = (file: string) => ["{ik}", "load-trial", "run", "--base", "{base}", "--expected-model", "{model}", "--workload", file, "--rate", "1", "--requests", "3", "--ttft", "2", "--tpot", "0.03", "--attainment", "0.95", "--out", "{point_dir}/client"];
 const point = (id: string, file: string, argv = lt(file)) => ({ id, workload: { file, rate_rps: 1, requests: 3 }, client_argv: argv, client_timeout_s: 60, drain_timeout_s: 30 });
 const planOf = (...points: unknown[]) => parsePlan(JSON.stringify({ schema: 1, points }), "plan.json");
+const V = { base: "http://127.0.0.1:9", model: "m" };
 
 describe("checkPlanWorkloads", () => {
   let dir: string;
@@ -32,13 +33,13 @@ describe("checkPlanWorkloads", () => {
 
   test("good workloads pass, each file read once, relative to the clients' folder", async () => {
     reads.length = 0;
-    await checkPlanWorkloads(planOf(point("p1", "good.json"), point("p2", "./good.json"), point("p3", join(dir, "good.json"))), "plan.json", dir, read);
+    await checkPlanWorkloads(planOf(point("p1", "good.json"), point("p2", "./good.json"), point("p3", join(dir, "good.json"))), "plan.json", dir, read, V);
     assert.deepEqual(reads, [join(dir, "good.json")]);
   });
 
   test("missing, a folder, edited or not a workload: every point named, exit 65, one line", async () => {
     const plan = planOf(point("p1", "good.json"), point("p2", "nope.json"), point("p3", "folder"), point("p4", "edited.json"), point("p5", "plan.json"));
-    await assert.rejects(checkPlanWorkloads(plan, "my-plan.json", dir, read), (e: unknown) => {
+    await assert.rejects(checkPlanWorkloads(plan, "my-plan.json", dir, read, V), (e: unknown) => {
       assert.ok(e instanceof IkError);
       assert.equal(e.code, 65);
       const line = e.oneLine();
@@ -53,7 +54,17 @@ describe("checkPlanWorkloads", () => {
     });
   });
 
+  test("the runner's placeholders are filled in as the client will get them; {point_dir} cannot hold a workload yet", async () => {
+    await mkdir(join(dir, "wl", "p1"), { recursive: true });
+    await writeFile(join(dir, "wl", "p1", "w.json"), await readFile(join(dir, "good.json")));
+    reads.length = 0;
+    await checkPlanWorkloads(planOf(point("p1", "wl/{point_id}/w.json")), "plan.json", dir, read, V);
+    assert.deepEqual(reads, [join(dir, "wl", "p1", "w.json")]);
+    await assert.rejects(checkPlanWorkloads(planOf(point("p2", "wl/{point_id}/w.json")), "plan.json", dir, read, V), /point 'p2': workload\.file wl\/p2\/w\.json not found/);
+    await assert.rejects(checkPlanWorkloads(planOf(point("p1", "{point_dir}/w.json")), "plan.json", dir, read, V), /point 'p1': workload\.file \{point_dir\}\/w\.json is in \{point_dir\}, which the run creates empty/);
+  });
+
   test("a client that is not ik load-trial run is not held to a local file", async () => {
-    await checkPlanWorkloads(planOf(point("p1", "remote/w.json", ["ssh", "host", "run-trial", "remote/w.json"])), "plan.json", dir, read);
+    await checkPlanWorkloads(planOf(point("p1", "remote/w.json", ["ssh", "host", "run-trial", "remote/w.json"])), "plan.json", dir, read, V);
   });
 });

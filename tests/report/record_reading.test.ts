@@ -64,6 +64,18 @@ describe("a capacity record without its measured record", () => {
     assert.deepEqual(charts[0].marks, [{ x: 300, y: 24, label: "N* = r8" }]);
   });
 
+  test("a lower bound reads '≥'; a partial merge's scaled bound is stated, its nominal level marked on the curve", async () => {
+    const partial = join(root, "partial");
+    await put(partial, CAP, capacity({ data: { ...capacity().data, rate_star_rps: 7.2, rate_star_rps_nominal: 8, rate_star_rps_bound: "lower", n_star_lower_bound: true } }));
+    const doc = buildReport(await loadReportInput(CAP, partial, "/"));
+    assert.match(renderMarkdown(doc), /^- \*\*N\\\*:\*\* ≥ 7\.2$/m);
+    assert.deepEqual(docCharts(doc)[0].marks, [{ x: 300, y: 24, label: "N* = r8" }]);
+    const top = join(root, "top");
+    await put(top, CAP, capacity({ data: { ...capacity().data, n_star_lower_bound: true } }));
+    assert.match(renderMarkdown(buildReport(await loadReportInput(CAP, top, "/"))), /^- \*\*N\\\*:\*\* ≥ 8$/m);
+    assert.doesNotMatch(renderMarkdown(buildReport(await loadReportInput(CAP, root, "/"))), /≥ 8/);
+  });
+
   test("with no curve either, it says so, naming the record", async () => {
     const bare = join(root, "bare");
     await put(bare, CAP, capacity({ data: { measurement: MEAS, rate_star_rps: 8 } }));

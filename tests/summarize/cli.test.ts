@@ -32,6 +32,14 @@ describe("ik summarize vllm (binary)", () => {
     assert.match(r.stderr, /^ik: summarize vllm: warning: .*rnd-c4-B\.json holds 2 results \(--append-result\); using the last$/m);
   });
 
+  test("an optional file given empty is not given, as the seed reads it (a script's unset variable)", async () => {
+    const plain = ["summarize", "vllm", "--runs", join(unit, "runs.tsv"), "--results", join(unit, "results")];
+    const a = await runIk([...plain, "--json"], { timeoutMs: 30_000 });
+    const b = await runIk([...plain, "--boots", "", "--container", "", "--sb-data", "", "--sb-dir", "", "--json-out", "", "--json"], { timeoutMs: 30_000 });
+    assert.equal(b.code, a.code, b.stderr);
+    assert.equal(b.stdout, a.stdout);
+  });
+
   test("--decide not PUBLISHABLE exits 1; without --decide the same unit exits 0", async () => {
     const dir = join(VLLM_DATA, "failed");
     const args = ["summarize", "vllm", "--runs", join(dir, "runs.tsv"), "--results", join(dir, "results")];

@@ -80,21 +80,24 @@ describe("result files", () => {
     assert.deepEqual(impossibleValues({ request_inthroughput: -1.6 }), ["request_inthroughput is -1.6, not a finite non-negative number"]);
   });
 
-  test("--metadata keys are the user's strings, whatever their names; vLLM's own throughputs are still checked", () => {
-    // vLLM writes each --metadata KEY=VALUE as a string-valued key of the result, before its own
-    // keys (which are numbers, bare NaN/Infinity when non-finite): a string is never a measurement.
+  test("--metadata keys are the user's strings where vLLM may leave them; a string under a key vLLM always writes is a FLAG", () => {
+    // vLLM writes each --metadata KEY=VALUE as a string-valued key of the result, then its own
+    // results over them (numbers, bare NaN/Infinity when non-finite): a string survives only under
+    // a key vLLM did not write (input_throughput, a percentile block without a tokenizer, num_prompts).
     assert.deepEqual(impossibleValues({ target_throughput: "high", run_throughput: "x", output_throughput: 204.8 }), []);
-    const metrics = ["request_throughput", "output_throughput", "total_token_throughput", "input_throughput", "input_sequence_throughput", "diffusion_committed_throughput", "request_goodput", "duration", "p99_ttft_ms", "median_tpot_ms", "mean_itl_ms", "p99.9_e2el_ms"];
+    const always = ["request_throughput", "output_throughput", "total_token_throughput", "duration"];
+    const metrics = [...always, "input_throughput", "input_sequence_throughput", "diffusion_committed_throughput", "request_goodput", "p99_ttft_ms", "median_tpot_ms", "mean_itl_ms", "p99.9_e2el_ms"];
     for (const k of metrics) {
-      assert.deepEqual(impossibleValues({ [k]: "n/a" }), [], `${k}: a string is metadata`);
-      assert.deepEqual(impossibleValues({ [k]: "NaN" }), [], `${k}: the string "NaN" is metadata`);
+      const str = always.includes(k) ? [`${k} is "n/a", not a finite non-negative number`] : [];
+      assert.deepEqual(impossibleValues({ [k]: "n/a" }), str, `${k}: a string is ${always.includes(k) ? "a damaged file" : "metadata"}`);
       assert.deepEqual(impossibleValues({ [k]: NaN }), [`${k} is NaN, not a finite non-negative number`], k);
       assert.deepEqual(impossibleValues({ [k]: Infinity }), [`${k} is Infinity, not a finite non-negative number`], k);
       assert.deepEqual(impossibleValues({ [k]: -2 }), [`${k} is -2, not a finite non-negative number`], k);
       assert.deepEqual(impossibleValues({ [k]: true }), [`${k} is true, not a finite non-negative number`], k);
     }
     for (const k of ["num_prompts", "completed", "failed", "total_input_tokens", "total_output_tokens"]) {
-      assert.deepEqual(impossibleValues({ [k]: "40" }), [], `${k}: a string is metadata`);
+      const damaged = k !== "num_prompts" && k !== "failed";
+      assert.deepEqual(impossibleValues({ [k]: "40" }), damaged ? [`${k} is "40", not a count`] : [], `${k}: a string is ${damaged ? "a damaged file" : "metadata"}`);
       assert.deepEqual(impossibleValues({ [k]: 39.5 }), [`${k} is 39.5, not a count`], k);
       assert.deepEqual(impossibleValues({ [k]: NaN }), [`${k} is NaN, not a count`], k);
       assert.deepEqual(impossibleValues({ [k]: -1 }), [`${k} is -1, not a count`], k);
@@ -102,6 +105,11 @@ describe("result files", () => {
     assert.deepEqual(impossibleValues({ request_goodput: null }), [], "no --goodput: null");
     // a non-number that is no string is shown cut, as JSON
     assert.deepEqual(impossibleValues({ completed: Array.from({ length: 1000 }, () => 1) }), ["completed is [1,1,1,1,1,1,1,1,1,1…(2001 chars), not a count"]);
+  });
+
+  test("failed as a string: metadata in a file from before vLLM wrote failed, a FLAG in one that writes it", () => {
+    assert.deepEqual(impossibleValues({ failed: "3", completed: 7 }), []);
+    assert.deepEqual(impossibleValues({ endpoint_type: "openai", failed: "3", completed: 7, max_concurrent_requests: 4 }), ['failed is "3", not a count']);
   });
 
   test("the reviewer's file: a string-valued --metadata input_throughput is no FLAG", () => {

@@ -28,6 +28,12 @@ describe("the headline table's first column", () => {
     assert.deepEqual(t.rate, [true, true]);
   });
 
+  test("a partial merge's level (its target scaled to the share sent, below the grid's rate): Rate (req/s)", async () => {
+    const t = await table([["l-r4", "l-rate", 4, exported(3.6)], ["l-r8", "l-rate", 8, exported(8)]]);
+    assert.match(t.header, /^\| Rate \(req\/s\) \|/);
+    assert.deepEqual(t.rate, [true, true]);
+  });
+
   test("vLLM's own files, even at a request rate under a -rate dataset: Concurrency, as the seed", async () => {
     const t = await table([["v-r4", "v-rate", 4, JSON.stringify({ ...base, request_rate: 4, max_concurrency: null })]]);
     assert.match(t.header, /^\| Concurrency \| Requests \|/);
@@ -39,7 +45,7 @@ describe("the headline table's first column", () => {
     ["an open-loop cap", ["r4", "l-rate", 3, exported(4, { max_concurrency: 3 })]],
     ["request_rate inf (conc: every request)", ["rinf", "l-rate", 2, exported("inf")]],
     ["a concurrency grid offered as a rate", ["c4", "l-concurrency", 4, exported(4)]],
-    ["conc edited away from the rate", ["r4", "l-rate", 5, exported(4)]],
+    ["conc edited below the rate", ["r4", "l-rate", 3, exported(4)]],
   ] as [string, [string, string, number, string]][]) {
     test(`${name}: Concurrency`, async () => {
       const t = await table([cell]);

