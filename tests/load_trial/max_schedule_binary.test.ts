@@ -85,9 +85,9 @@ test("a rate of 0 is refused saying 'above 0', one below the tiny minimum saying
 test("an empty --out is refused (64), not the current folder", async () => {
   const prep = await runIk(["load-trial", "prepare", "--out", "", "--synth", "16:4", "--requests", "2"], { env: env() });
   assert.equal(prep.code, 64, prep.stderr);
-  assert.match(prep.stderr, /^ik: --out: is empty; give the folder to write the workload in/m);
+  assert.match(prep.stderr, /^ik: load-trial prepare: `--out`: is empty: give a folder/m);
   const empty = await runIk(["load-trial", "run", "--base", mock.base, "--expected-model", "mock-model", "--workload", workload, "--rate", "10", "--requests", "3",
     "--ttft", "2", "--tpot", "0.05", "--attainment", "0.9", "--out", ""], { env: env(), timeoutMs: 30_000 });
   assert.equal(empty.code, 64, empty.stderr);
-  assert.match(empty.stderr, /^ik: --out: is empty/m);
+  assert.match(empty.stderr, /^ik: load-trial run: `--out`: is empty: give a folder/m);
 });
