@@ -5,6 +5,7 @@
  * a record with `--gpu-metrics-url` is not left with "gpu identity" missing.
  * @module
  */
+import { gpuNames } from "./nvidia_smi.ts";
 import type { TelemetryParse } from "./telemetry_parse.ts";
 
 /** The source tag an identity read from a DCGM exporter carries. */
@@ -16,11 +17,6 @@ export const DCGM_IDENTITY_SOURCE = "dcgm-exporter";
  * @param parse one scrape, parsed ({@link parseDcgmText})
  */
 export function dcgmIdentity(parse: TelemetryParse): Record<string, unknown> | null {
-  const counts = new Map<string, number>();
-  for (const g of parse.gpus) if (g.name) counts.set(g.name, (counts.get(g.name) ?? 0) + 1);
-  if (!counts.size) return null;
-  const name = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
-  const id: Record<string, unknown> = { name, count: parse.gpus.length, source: DCGM_IDENTITY_SOURCE };
-  if (counts.size > 1) id.names = [...counts.keys()];
-  return id;
+  const named = gpuNames(parse.gpus.flatMap((g) => (g.name ? [g.name] : [])));
+  return named ? { name: named.name, count: parse.gpus.length, source: DCGM_IDENTITY_SOURCE, ...(named.names ? { names: named.names } : {}) } : null;
 }

@@ -53,20 +53,30 @@ export function parseGpuCsv(text: string): GpuInfo[] {
   return out;
 }
 
+/**
+ * The name most GPUs carry (the first seen among ties) and, when they differ, every name in the
+ * order first seen; null for no names.
+ */
+export function gpuNames(names: readonly string[]): { name: string; names?: string[] } | null {
+  if (!names.length) return null;
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  const name = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+  return counts.size > 1 ? { name, names: [...counts.keys()] } : { name };
+}
+
 /** The record's gpu identity: the name (most GPUs' name when mixed, listed in `names`), count, memory, driver. */
 export function gpuIdentity(gpus: readonly GpuInfo[]): Record<string, unknown> | null {
-  if (!gpus.length) return null;
-  const counts = new Map<string, number>();
-  for (const g of gpus) counts.set(g.name, (counts.get(g.name) ?? 0) + 1);
-  const name = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+  const named = gpuNames(gpus.map((g) => g.name));
+  if (!named) return null;
   const id: Record<string, unknown> = {
-    name,
+    name: named.name,
     count: gpus.length,
     memory_total_mib: gpus[0].memoryTotalMib,
     driver_version: gpus[0].driverVersion,
     source: "nvidia-smi",
   };
-  if (counts.size > 1) id.names = [...counts.keys()];
+  if (named.names) id.names = named.names;
   return id;
 }
 

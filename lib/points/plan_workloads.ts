@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import { dataError } from "../cli/errors.ts";
 import { parseWorkload } from "../load_trial/workload.ts";
-import { isIkLoadTrial, type Plan } from "./plan.ts";
+import { isIkLoadTrial, type Plan, substituteArgv } from "./plan.ts";
 
 /** Reads a file's text; throws a Node-style error (with `code`) when it cannot. */
 export type ReadText = (path: string) => Promise<string>;
@@ -36,7 +36,7 @@ export async function checkPlanWorkloads(plan: Plan, planPath: string, cwd: stri
       problems.push(`point '${p.id}': workload.file ${p.workload.file} is in {point_dir}, which the run creates empty: prepare the workload elsewhere`);
       continue;
     }
-    const named = p.workload.file.replace(/\{(base|model|point_id)\}/g, (_, k: string) => (k === "point_id" ? p.id : values[k as "base" | "model"]));
+    const [named] = substituteArgv([p.workload.file], { ...values, point_id: p.id, point_dir: "{point_dir}" }, []);
     const abs = resolve(cwd, named);
     let why = verdicts.get(abs);
     if (why === undefined) {
