@@ -5,6 +5,7 @@
  * an exact-length field (natural EOS where it does not).
  */
 import { type Check, equal } from "./checks.ts";
+import { steadyCpuShare } from "./cpu_share.ts";
 import { withMock } from "./mock_process.ts";
 import type { Personality, SelftestDeps } from "./send.ts";
 import { profileFor } from "./send.ts";
@@ -93,7 +94,7 @@ export function personalityChecks(deps: SelftestDeps, engine: Personality): Prom
       ];
       return { checks, busy: timing.busy };
     };
-    const out = (await withRerun(run)).checks;
+    const out = (await withRerun(run, () => steadyCpuShare(deps.rt))).checks;
     if (deps.signal?.aborted) return out;
     const compl = await deps.send({
       baseUrl: mock.baseUrl,

@@ -22,10 +22,12 @@ type Out = { ok: boolean; verdict: string; quick: boolean; checks: Check[] };
 
 /** Exit 0 with every check PASS/INFO, or 69 (inconclusive) with no FAIL and at least one BUSY. */
 function assertPassOrBusy(code: number | null, out: Out, context: string): void {
-  const fails = out.checks.filter((c) => c.status === "FAIL");
-  assert.deepEqual(fails.map((c) => `${c.group} ${c.name}: ${c.measured} vs ${c.expected}`), [], context);
-  if (code === 69) assert.equal(out.verdict, "BUSY");
-  else assert.equal(code, 0, context);
+  const fails = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}: ${c.measured} vs ${c.expected}`);
+  // The failing checks first: a CI log keeps only the start of a long message.
+  const why = `exit ${code}; FAIL: ${fails.join(" | ") || "none"}\n${context}`;
+  assert.deepEqual(fails, [], why);
+  if (code === 69) assert.equal(out.verdict, "BUSY", why);
+  else assert.equal(code, 0, why);
 }
 
 // The compiled binary's own selftest runs the same under either test runner (and `.ci/run` runs it

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { atMost, equal, median, near, whenBusy } from "../../lib/selftest/checks.ts";
+import { atMost, type Check, equal, median, near, whenBusy } from "../../lib/selftest/checks.ts";
 import { packedModelTpot } from "../../lib/selftest/packed_checks.ts";
 import {
   type MockRequestLog,
@@ -15,7 +15,7 @@ import {
 } from "../../lib/selftest/request_log.ts";
 import type { Paired } from "../../lib/selftest/series.ts";
 import { everyRow } from "../../lib/selftest/series.ts";
-import { nearMiss, timingChecks, type TimingTruth, withRerun } from "../../lib/selftest/timing_checks.ts";
+import { busyIfStarved, nearMiss, timingChecks, type TimingTruth, withRerun } from "../../lib/selftest/timing_checks.ts";
 import { groupSummary, nextStepLine, overallVerdict, renderSelftest, verdictLine } from "../../lib/report/terminal/checks_table.ts";
 
 /** A deterministic ± noise in ms (no Math.random: the same every run). */
@@ -121,6 +121,28 @@ describe("timing checks against the mock's clock", () => {
     let once = 0;
     await withRerun(() => Promise.resolve((once++, timingChecks("g", run(), TRUTH))));
     assert.equal(once, 1, "a pass is not rerun");
+  });
+
+  test("a timing check still failing while ik got < 80 % of a CPU is BUSY; the probe runs only on a FAIL", async () => {
+    let probes = 0;
+    const starved = () => (probes++, 0.5);
+    const bias = await withRerun(() => Promise.resolve(timingChecks("g", run({ ttftBias: 5 }), TRUTH)), starved);
+    assert.equal(probes, 1, "probed once, after the judged run");
+    assert.equal(overallVerdict(bias.checks), "BUSY");
+    const lag = bias.checks.find((c) => c.name.startsWith("ttft lag") && !c.name.includes("[first run"));
+    assert.equal(lag?.status, "BUSY");
+    assert.match(lag?.expected ?? "", /host too busy: ik got 50 % of a CPU/);
+    assert.match(bias.busy ?? "", /ik got 50 %/);
+    // Given its CPU, the same bias FAILs; a pass never probes.
+    const fed = await withRerun(() => Promise.resolve(timingChecks("g", run({ ttftBias: 5 }), TRUTH)), () => 0.95);
+    assert.equal(overallVerdict(fed.checks), "FAIL");
+    probes = 0;
+    await withRerun(() => Promise.resolve(timingChecks("g", run(), TRUTH)), starved);
+    assert.equal(probes, 0);
+    // Only timing checks turn BUSY: a wrong count stays FAIL on a starved host.
+    const other: Check = { ...timingChecks("g", run(), TRUTH).checks[0], name: "n_tokens = max_tokens", status: "FAIL" };
+    const mixed = busyIfStarved({ busy: null, checks: [...timingChecks("g", run({ ttftBias: 5 }), TRUTH).checks, other] }, () => 0.5);
+    assert.deepEqual(mixed.checks.map((c) => c.status), ["BUSY", "BUSY", "PASS", "PASS", "FAIL"]);
   });
 
   test("fewer than 9 requests cannot be judged", () => {
