@@ -3,8 +3,10 @@
  * N runs (default 20) of the correct build's full `ik selftest --json`, and N runs of each fault
  * build's `ik selftest --quick --json` (scripts/build.sh --fault NAME: the client measures one thing
  * wrong on purpose; usage-trusted's full `ik selftest --json`, as only that reaches a no-ids personality), each with two CPU-burning processes at the same priority on this host. The goal:
- * the correct build never FAILs (PASS, or INCONCLUSIVE when the mock itself ran late), and every
- * fault build FAILs every time (never INCONCLUSIVE). Prints the table with the host CPU and writes
+ * the correct build never FAILs (PASS, or INCONCLUSIVE when the host was too busy to judge), and no
+ * fault build ever PASSes: the faults that no timing check alone shows FAIL every time; a timing
+ * fault (+5 ms TTFT, +5 % TPOT) FAILs, or is INCONCLUSIVE where its check failed while ik got less
+ * than 80 % of a CPU (the burners see to that): a starved host cannot tell +5 ms from noise. Prints the table with the host CPU and writes
  * benchmarks/selftest_noise/RESULTS.md. A benchmark, never a test: nothing is asserted.
  * @module
  */
@@ -20,6 +22,8 @@ const ROOT = resolve(HERE, "..", "..");
 const FAULTS = ["kfirst-ignored", "events-as-ids", "no-count-mismatch", "ttft-plus-5ms", "tpot-plus-5pct", "usage-trusted"];
 /** Fault builds that only the full selftest can catch (usage-trusted: where no ids stream; --quick is vllm alone). */
 const FULL_ONLY = new Set(["usage-trusted"]);
+/** Fault builds only a timing check shows: on a host that starves ik they may read INCONCLUSIVE. */
+const TIMING_FAULTS = new Set(["ttft-plus-5ms", "tpot-plus-5pct"]);
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name);
@@ -89,7 +93,9 @@ function main(): void {
         rows.push({ build: f, mode, counts: { "build failed": 1 }, goal: "every run FAIL", met: false, examples: [b.stderr.slice(-200)] });
         continue;
       }
-      tally(f, fb, !FULL_ONLY.has(f), (c) => (c.FAIL ?? 0) === runs, "every run FAIL");
+      if (TIMING_FAULTS.has(f)) {
+        tally(f, fb, true, (c) => (c.FAIL ?? 0) + (c.BUSY ?? 0) === runs, "no PASS (FAIL, or INCONCLUSIVE when starved)");
+      } else tally(f, fb, !FULL_ONLY.has(f), (c) => (c.FAIL ?? 0) === runs, "every run FAIL");
       rmSync(fb, { force: true });
     }
   } finally {

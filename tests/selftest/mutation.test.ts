@@ -43,6 +43,19 @@ const VARIANTS: { fault: string; group: string; check: string; also?: string[]; 
   },
 ];
 
+/**
+ * Runs a fault build's selftest; a wanted check that came out BUSY (ik starved of CPU: the fault
+ * neither caught nor missed) proves nothing, so it runs again, at most three times in all.
+ */
+async function selftestUntilJudged(bin: string, args: string[], wanted: string[], timeoutMs: number) {
+  for (let attempt = 1;; attempt++) {
+    const r = await runArgv([bin], args, { timeoutMs });
+    const out = JSON.parse(r.stdout) as { checks: Check[] };
+    const busy = out.checks.some((c) => c.status === "BUSY" && wanted.some((w) => `${c.group} ${c.name}`.startsWith(w)));
+    if (!busy || attempt === 3) return { r, out };
+  }
+}
+
 const skip = runtime.name === "deno" ? "six builds and seven selftests: Bun only, for time" : false;
 
 describe("selftest catches every client fault variant", { skip }, () => {
@@ -60,12 +73,11 @@ describe("selftest catches every client fault variant", { skip }, () => {
       assert.equal(b.status, 0, `build.sh --fault ${v.fault}: ${b.stderr}`);
       try {
         const args = v.full ? ["selftest", "--json"] : ["selftest", "--quick", "--json"];
-        const r = await runArgv([bin], args, { timeoutMs: v.full ? 120_000 : 60_000 });
-        const out = JSON.parse(r.stdout) as { checks: Check[] };
+        const wanted = [`${v.group} ${v.check}`, ...(v.also ?? [])];
+        const { r, out } = await selftestUntilJudged(bin, args, wanted, v.full ? 120_000 : 60_000);
         const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}`);
         const busy = out.checks.filter((c) => c.status === "BUSY").map((c) => `${c.group} ${c.name}`);
-        const want = `${v.group} ${v.check}`;
-        for (const w of [want, ...(v.also ?? [])]) {
+        for (const w of wanted) {
           assert.ok(
             failed.some((n) => n.startsWith(w)),
             `${w} should FAIL; failed: ${failed.join("; ")}; busy: ${busy.join("; ")}`,
@@ -115,8 +127,7 @@ describe("the Node build: one tolerance tells a +5 ms client from a correct one"
       bin,
     ], { cwd: ROOT, encoding: "utf8", timeout: 180_000 });
     assert.equal(b.status, 0, `release.ts --fault: ${b.stderr}`);
-    const r = await runArgv([bin], ["selftest", "--quick", "--json"], { timeoutMs: 90_000 });
-    const out = JSON.parse(r.stdout) as { checks: Check[] };
+    const { r, out } = await selftestUntilJudged(bin, ["selftest", "--quick", "--json"], ["vllm ttft lag vs mock first_ms"], 90_000);
     const failed = out.checks.filter((c) => c.status === "FAIL").map((c) => `${c.group} ${c.name}`);
     assert.ok(failed.some((n) => n.startsWith("vllm ttft lag vs mock first_ms")), `failed: ${failed.join("; ")}`);
     assert.equal(r.code, 1, r.stderr);

@@ -145,6 +145,20 @@ describe("timing checks against the mock's clock", () => {
     assert.deepEqual(mixed.checks.map((c) => c.status), ["BUSY", "BUSY", "PASS", "PASS", "FAIL"]);
   });
 
+  test("one stream of nine reaching ik in one read (no TPOT) is a held-up host: BUSY; most of them is the client: FAIL", () => {
+    const one = run();
+    (one[4].row as { tpot_ms: number | null }).tpot_ms = null;
+    const r = timingChecks("g", one, TRUTH);
+    assert.match(r.busy ?? "", /1 of 9 requests' tokens all reached ik in one read/);
+    const tpot = r.checks.find((c) => c.name.startsWith("tpot vs mock clock"));
+    assert.equal(tpot?.status, "BUSY", "8 TPOTs: cannot be judged, and the host is why");
+    assert.equal(r.checks.find((c) => c.name.startsWith("ttft lag"))?.status, "PASS");
+    const all = run().map((p) => ({ ...p, row: { ...p.row, tpot_ms: null } as Paired["row"] }));
+    const rAll = timingChecks("g", all, TRUTH);
+    assert.equal(rAll.busy, null);
+    assert.equal(rAll.checks.find((c) => c.name.startsWith("tpot vs mock clock"))?.status, "FAIL");
+  });
+
   test("fewer than 9 requests cannot be judged", () => {
     const r = timingChecks("g", run().slice(0, 8), TRUTH);
     assert.equal(r.checks.length, 1);
