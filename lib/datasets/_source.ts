@@ -98,8 +98,11 @@ export async function openSource(path: string, flag = "--dataset-path"): Promise
   };
 }
 
-/** Splits streamed text into lines (`\n`, a final `\r` dropped), numbered from 1. */
-export async function* sourceLines(src: SourceText): AsyncGenerator<{ line: string; lineNo: number }, void, undefined> {
+/**
+ * Splits streamed text into lines (`\n`, a final `\r` dropped), numbered from 1; `ended` is false
+ * only for a last line that no newline ended (a file without a final newline).
+ */
+export async function* sourceLines(src: SourceText): AsyncGenerator<{ line: string; lineNo: number; ended: boolean }, void, undefined> {
   let pieces: string[] = [];
   let lineNo = 0;
   for await (const text of src.chunks) {
@@ -111,13 +114,13 @@ export async function* sourceLines(src: SourceText): AsyncGenerator<{ line: stri
       const line = pieces.length ? pieces.join("") + tail : tail;
       pieces = [];
       lineNo++;
-      yield { line: stripLine(line, lineNo), lineNo };
+      yield { line: stripLine(line, lineNo), lineNo, ended: true };
       from = nl + 1;
     }
     if (from < text.length) pieces.push(text.slice(from));
   }
   const last = pieces.join("");
-  if (last !== "") yield { line: stripLine(last, lineNo + 1), lineNo: lineNo + 1 };
+  if (last !== "") yield { line: stripLine(last, lineNo + 1), lineNo: lineNo + 1, ended: false };
 }
 
 function stripLine(line: string, lineNo: number): string {

@@ -2,10 +2,11 @@
  * Sonnet (a text file of poem lines), built as vLLM's sonnet dataset builds it: a fixed
  * instruction, then the file's first lines as a shared prefix of about `prefixLen` tokens, then
  * lines drawn at random (with replacement) up to about `inputLen` tokens; a draw over `inputLen`
- * (the whole request counted) is drawn again. The number of lines comes from the average tokens
- * per line: vLLM averages `len(tokenizer(line).input_ids)` over the lines, so each line counts the
- * tokenizer's special tokens (a BOS) too; ik counts all lines together once and adds what an empty
- * text counts (the counter's `text("")`: the BOS where the counter counts specials, else 0).
+ * (the whole request counted) is drawn again. The lines are Python's `readlines()`: each keeps its
+ * newline (a last line without one stays without), and blank lines are lines too. The number of
+ * lines comes from the average tokens per line: vLLM averages `len(tokenizer(line).input_ids)`
+ * over the lines, so each line counts the tokenizer's special tokens (a BOS) too; so does ik, line
+ * by line (each distinct line counted once).
  * `cache_salt_at` marks the end of the shared prefix, so a cache tag goes after it.
  * @module
  */
@@ -26,23 +27,23 @@ export async function readSonnet(o: DatasetOptions): Promise<DatasetRead & { sou
   const src = await openSource(o.path);
   const data: string[] = [];
   let rows = 0, blank = 0;
-  for await (const { line } of sourceLines(src)) {
+  for await (const { line, ended } of sourceLines(src)) {
     rows++;
     if (line.trim() === "") blank++;
-    else data.push(line + "\n");
+    data.push(ended ? line + "\n" : line);
   }
   const info = src.info();
-  if (data.length === 0) throw usageError("--dataset-path", `${info.file} has no non-blank lines`, "give a text file of poem lines");
+  if (data.length === blank) throw usageError("--dataset-path", `${info.file} has no non-blank lines`, "give a text file of poem lines");
   const base = await o.counter.request(SONNET_BASE_PROMPT);
   if (inputLen <= base) throw usageError("--input-len", `${inputLen} is not more than the ${base} tokens of the instruction alone`, "give a larger --input-len");
   if (prefixLen >= inputLen) throw usageError("--prefix-len", `${prefixLen} is not less than --input-len ${inputLen}`, "give a shorter prefix");
-  // One count for the average: all lines together, less the bare text's fixed part (its specials),
-  // which each of vLLM's per-line counts holds once.
-  const specials = await o.counter.text("");
-  const avg = Math.max(1e-9, ((await o.counter.text(data.join(""))) - specials) / data.length + specials);
+  const counts = await countDistinct(data, (t) => o.counter.text(t));
+  const total = data.reduce((a, line) => a + (counts.get(line) as number), 0);
+  const avg = Math.max(1e-9, total / data.length);
   const nInput = Math.max(1, Math.round((inputLen - base) / avg));
   const nPrefix = Math.min(nInput, Math.max(Math.round((prefixLen - base) / avg), 0));
-  const prefix = SONNET_BASE_PROMPT + Array.from({ length: nPrefix }, (_, i) => data[i % data.length]).join("");
+  // vLLM's prefix is `data[:num_prefix_lines]`: a file shorter than that gives all its lines, once.
+  const prefix = SONNET_BASE_PROMPT + data.slice(0, nPrefix).join("");
   const rng = new SeededRng(o.seed, 0x50e7);
   const want = o.numPrompts === 0 ? 1 : o.numPrompts;
   const lines: DatasetLine[] = [];
@@ -68,9 +69,28 @@ export async function readSonnet(o: DatasetOptions): Promise<DatasetRead & { sou
     throw usageError("--input-len", `after ${draws} draws only ${lines.length} of ${want} prompts fit in ${inputLen} tokens`, "give a larger --input-len");
   }
   const notes = o.numPrompts === 0 ? ["sonnet prompts are drawn, not read: numPrompts 0 made one"] : [];
+  if (blank) notes.push(`${blank} blank line(s) kept as lines, as vLLM's readlines() keeps them (drawn like any other line)`);
   return {
     lines, rows, examined: draws, source: info, notes,
-    filters: [{ filter: "blank lines", dropped: blank }, { filter: `draws over ${inputLen} tokens, drawn again`, dropped: over }],
+    filters: [{ filter: `draws over ${inputLen} tokens, drawn again`, dropped: over }],
     options: { input_len: inputLen, prefix_len: prefixLen, output_len: outputLen, base_prompt: SONNET_BASE_PROMPT, base_tokens: base, avg_line_tokens: Number(avg.toFixed(3)), input_lines: nInput, prefix_lines: nPrefix },
   };
+}
+
+/** In flight at once while counting lines (a server's /tokenize is one round trip per line). */
+const COUNT_CONCURRENCY = 16;
+
+/** Counts each distinct text once, {@link COUNT_CONCURRENCY} at a time. */
+async function countDistinct(texts: readonly string[], count: (t: string) => Promise<number>): Promise<Map<string, number>> {
+  const distinct = [...new Set(texts)];
+  const out = new Map<string, number>();
+  let next = 0;
+  const worker = async () => {
+    while (next < distinct.length) {
+      const t = distinct[next++];
+      out.set(t, await count(t));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(COUNT_CONCURRENCY, distinct.length) }, worker));
+  return out;
 }
