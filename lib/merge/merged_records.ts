@@ -170,8 +170,8 @@ export async function writeMerged(g: Group, storeRoot: string, invocation: Obj):
     const bound = star === null ? null : star * share;
     // A bound stated is a lower bound, as one process states its own (n_star_lower_bound with the same key for either kind).
     Object.assign(cd, {
-      [starKey]: bound, [`${starKey}_nominal`]: star, [`${starKey}_bound`]: "lower", [`${starKey}_share_sent`]: star === null ? null : share,
-      n_star_lower_bound: bound !== null, usd_per_1m_output_tokens_bound: "upper",
+      [starKey]: bound, [`${starKey}_nominal`]: star, [`${starKey}_bound`]: star === null ? null : "lower", [`${starKey}_share_sent`]: star === null ? null : share,
+      n_star_lower_bound: bound !== null, usd_per_1m_output_tokens_bound: cd.usd_per_1m_output_tokens == null ? null : "upper",
     });
     for (const m of rec.metrics as Obj[]) if (m.name === starKey) Object.assign(m, { value: bound, stat: "lower_bound" });
     const why = [...g.killed.map((x) => `${x.k}/${S} killed`), ...g.missing.map((k) => `${k}/${S} missing`), ...g.interrupted.map((x) => `${x.k}/${S} interrupted`)].join(", ");

@@ -40,6 +40,22 @@ describe("ik merge: what a partial merge claims", { skip }, () => {
     assert.equal(cd.n_star_lower_bound, true, "a lower bound is flagged as one process flags its own");
   });
 
+  test("an absent shard and no level within the SLO: no N*, so no bound is stated", async () => {
+    const root = join(dir, "absent-none");
+    const dirs = await splitSlice(sliceDir, 3, root, async (_rec, _k, d) => {
+      const rows = jsonl(await readFile(join(d, "requests.jsonl"), "utf8"));
+      for (const x of rows) if (x.ok) x.ttft_ms = 60_000;
+      await writeFile(join(d, "requests.jsonl"), lines(rows));
+    });
+    const r = await merge([dirs[0], dirs[2]], env, join(root, "m"), ["--allow-partial"]);
+    assert.equal(r.code, 0, r.stderr);
+    const cd = JSON.parse(r.stdout).data;
+    assert.equal(cd.rate_star_rps, null);
+    assert.equal(cd.rate_star_rps_nominal, null);
+    assert.equal(cd.rate_star_rps_bound, null, "no rate, no bound of one");
+    assert.equal(cd.n_star_lower_bound, false);
+  });
+
   test("a shard interrupted during r30: r30 is not judged at its own rate, r20 keeps its verdict, N* >= 20", async () => {
     const root = join(dir, "cut");
     const dirs = await splitSlice(sliceDir, 3, root, async (rec, k, d) => {
