@@ -112,7 +112,7 @@ export function readRatio(ci: [number | null, number | null], higher: boolean | 
 /** The definitions printed with every comparison. */
 export const COMPARE_DEFINITIONS: Readonly<Record<string, string>> = {
   per_round_value: "median over the round's ok requests in the bucket, from each record's requests artifact (observed)",
-  median: "median over the paired rounds of those per-round values (observed); where no round pairs (one side has no ok request in the bucket), each side's median is over its own rounds (median_basis 'own rounds') and no ratio is given",
+  median: "median over the paired rounds of those per-round values (observed); where no round pairs (no round has a value on both sides: one side has no ok request in the bucket, or the two measured it in different rounds), each side's median is over its own rounds (median_basis 'own rounds') and no ratio is given",
   ratio: "median(B) / median(A) over the rounds both records have, paired by round index (derived)",
   ratio_ci95: "paired t-scaled bootstrap on the log scale: log ratio ± t(0.975, pairs − 1) × bootstrap SE, round pairs resampled together (derived)",
   reading: "B better / B worse when the 95% CI excludes 1 and at least 3 round pairs stand behind it (lower is better for latencies, higher for tok/s); no clear difference otherwise; too few rounds under 3 pairs",

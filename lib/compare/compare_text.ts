@@ -61,7 +61,7 @@ export function renderComparison(c: Comparison, facts: [Record<string, unknown>,
   const all = [...notes];
   if (c.rounds.paired.length < 2) all.push("fewer than 2 paired rounds: no interval (run more rounds, e.g. --rounds 3)");
   else if (c.rounds.paired.length < 3) all.push("fewer than 3 paired rounds: no reading, whatever the interval says (run more rounds, e.g. --rounds 5)");
-  if (c.rows.some((r) => r.median_basis === "own rounds")) all.push("(own N rounds): no round pairs in that bucket and metric (the other side has no ok request there): each side's median is over its own rounds, and there is no ratio");
+  if (c.rows.some((r) => r.median_basis === "own rounds")) all.push("(own N rounds): no round pairs in that bucket and metric (no round has a value on both sides: one side has no ok request there, or they have values in different rounds): each side's median is over its own rounds, and there is no ratio");
   if (all.length) lines.push("", "notes:", ...all.map((n) => `  - ${escapeTerminalLine(n)}`));
   lines.push("", "B/A < 1: B is lower (better for latencies, worse for tok/s). A ratio's 95% CI is a paired t-scaled bootstrap over rounds on the log scale.");
   return lines.join("\n") + "\n";
