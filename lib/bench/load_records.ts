@@ -46,8 +46,8 @@ export interface LoadRecordInput extends LoadRun {
   onRunDirFailure?: (e: IkError) => void;
   salted: number;
   interrupted: boolean;
-  /** Why the run stopped early on a failed write (the record says so first), if it did. */
-  writeFailure?: string | null;
+  /** Why the run stopped early (a failed write, the server gone: server_gone.ts), said first in the record; null if it did not. */
+  stoppedEarly?: string | null;
   /** What the run's live metrics served and pushed (and what did not arrive), when asked for. */
   liveReport?: LiveReport | null;
   /** A replay's facts when there is no schedule to read them from (a merge of trace slices). */
@@ -171,9 +171,9 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (skipped.length && !x.interrupted) limitations.push(`levels not run after the SLO failed: ${skipped.join(", ")} (--sweep-all runs them)`);
   const planned = x.levels.reduce((a, l) => a + (l.planned ?? l.sent), 0);
   const sent = x.levels.reduce((a, l) => a + l.sent, 0);
-  if (x.writeFailure) limitations.unshift(`STOPPED EARLY: ${x.writeFailure}`);
+  if (x.stoppedEarly) limitations.unshift(`STOPPED EARLY: ${x.stoppedEarly}`);
   if (x.interrupted) {
-    limitations.push(`interrupted after ${sent} of ${planned} requests${skipped.length ? ` (levels not started: ${skipped.join(", ")})` : ""}`);
+    limitations.push(`${x.stoppedEarly ? "stopped" : "interrupted"} after ${sent} of ${planned} requests${skipped.length ? ` (levels not started: ${skipped.join(", ")})` : ""}`);
   }
   const missing: string[] = [];
   if (!x.gpu.name) missing.push("gpu identity (remote server or no nvidia-smi: pass --gpu-name)");
@@ -193,7 +193,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
   if (top) {
     summary += `; at ${top.name}: p95 TTFT ${fmt(top.summary.ttft_ms.p95)} ms, p95 TPOT ${fmt(top.summary.tpot_ms.p95, 2)} ms, ${fmt(top.summary.output_tok_s_per_gpu)} out tok/s/GPU, ${top.summary.n_failed} failed`;
   }
-  if (x.interrupted) summary += "; INTERRUPTED";
+  if (x.interrupted) summary += x.stoppedEarly ? "; STOPPED EARLY" : "; INTERRUPTED";
   const data = {
     label: x.label, base_url_kind: x.isLocal ? "local" : "remote", server: x.server.info, prompt_set_sha256: x.set.sha256,
     prompt_set_name: x.set.name, level_kind: x.levelKind, open_loop: !x.closedLoop, e2e_ref_ms: x.e2eRefMs,
@@ -298,7 +298,9 @@ export async function buildCapacityRecord(
       (verdict === true ? `the SLO held (${sloText})` : verdict === false ? `the SLO failed (${sloText})` : hasSlo(x.slo) ? "not judged" : "no SLO given");
   }
   if (star.value !== null && inflight !== null) summary += `; measured mean in-flight at that level ${inflight.toFixed(2)}`;
-  if (cost !== null) summary += `; $${cost.toFixed(3)} per 1M output tokens at $${x.gpuPriceUsdH}/GPU-h`;
+  // At a lower-bound N* the capacity may be higher, and more capacity costs less per token: the cost is an upper bound.
+  const costBound = cost !== null && star.lowerBound ? "upper" : null;
+  if (cost !== null) summary += `; ${costBound ? "<= " : ""}$${cost.toFixed(3)} per 1M output tokens at $${x.gpuPriceUsdH}/GPU-h${costBound ? " (an upper bound)" : ""}`;
   const limitations = [`derived from ${measured.evidence_id}: see its limitations`];
   if (x.levelKind === "concurrency" && !x.closedLoop && star.value !== null && inflight !== null && inflight < INFLIGHT_SHORTFALL * star.value) {
     limitations.unshift(`N* = ${star.value} is the nominal level, but only ${inflight.toFixed(2)} requests were in flight on average there (< ${INFLIGHT_SHORTFALL} x N*): the server was offered less load than N* streams (short window, Poisson noise, or a high e2e_ref); read capacity as about ${inflight.toFixed(1)} streams, or rerun with a longer --duration-s / measured --ref-e2e-ms`);
@@ -323,6 +325,7 @@ export async function buildCapacityRecord(
   if (unjudged.length) {
     limitations.push(`not judged against the SLO: ${unjudged.map((l) => `${l.name} (${l.not_judged})`).join(", ")}${star.lowerBound ? `; N* >= ${star.value} is a lower bound` : ""}`);
   }
+  if (costBound) limitations.push("the cost at N* is an upper bound: N* is a lower bound, and more capacity costs less per token");
   const id = newEvidenceId("capacity");
   const run = await StagedRun.create(storeRoot, id);
   const rec = buildRecord({
@@ -331,7 +334,7 @@ export async function buildCapacityRecord(
     data: {
       measurement: measured.evidence_id, label: x.label, level_kind: x.levelKind, [x.levelKind === "concurrency" ? "n_star" : "rate_star_rps"]: star.value,
       reason: star.reason, n_star_lower_bound: star.lowerBound, mean_inflight_at_n_star: inflight, slo: hasSlo(x.slo) ? sloRecord(x.slo) : null, gpu_price_usd_h: x.gpuPriceUsdH,
-      gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost,
+      gpu_count: x.gpuCount, cost_formula: COST_FORMULA, usd_per_1m_output_tokens: cost, usd_per_1m_output_tokens_bound: costBound,
       joules_per_output_token: at?.gpu?.energy.joules_per_output_token ?? null, output_tok_s_per_watt: at?.gpu?.energy.output_tokens_per_s_per_watt ?? null,
       gpu_power_w: at?.gpu?.telemetry.total.mean_power_w ?? null,
       curve: x.levels.map((l) => ({

@@ -19,6 +19,7 @@ import { warmUpClient } from "./client_warm_up.ts";
 import { buildCapacityRecord, buildLoadRecord, type LoadRecordInput } from "./load_records.ts";
 import type { LoadRun } from "./load_run.ts";
 import { PromptPool } from "./prompt_pool.ts";
+import { markServerGone, serverGone } from "./server_gone.ts";
 
 export type { LoadRun } from "./load_run.ts";
 
@@ -55,8 +56,10 @@ export function refuseEmptyLevels(cfg: Pick<LoadRun, "grid" | "levelKind" | "dur
   });
 }
 
-/** Runs load mode and writes both records. */
-export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, unknown>; capacity: Record<string, unknown>; dir: string; interrupted: boolean }> {
+/** Runs load mode and writes both records; `serverGone` says why it stopped after a level during which the server went away (server_gone.ts). */
+export async function runLoad(
+  cfg: LoadRun,
+): Promise<{ measured: Record<string, unknown>; capacity: Record<string, unknown>; dir: string; interrupted: boolean; serverGone: string | null }> {
   const pool = new PromptPool(cfg.prompts);
   const aborted = () => cfg.signal?.aborted === true;
   const auto = cfg.auto ?? null;
@@ -110,6 +113,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   const journal = await JsonlWriter.open(`${run.dir}/requests.jsonl`, { onError });
   const levels: LevelResult[] = [];
   const files: { rel: string; role: string }[] = [];
+  let gone: string | null = null;
   for (let i = 0; !aborted() && io.fail === null; i++) {
     const level = levelAt(i);
     if (level === null) break;
@@ -138,14 +142,22 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
     await inputs.close().catch(onError);
     files.push({ rel: outRel, role: "outputs" }, { rel: inRel, role: "inputs" });
     levels.push(res);
+    gone = !aborted() && io.fail === null ? await serverGone(cfg.runner.cfg.ep, res, { apiKey: cfg.runner.cfg.apiKey, signal, fetch: cfg.runner.cfg.fetch }) : null;
+    if (gone !== null) {
+      markServerGone(res);
+      if (search) search.record(level, probeOutcome(res));
+      break;
+    }
     if (search) search.record(level, probeOutcome(res));
     else if (res.summary.slo_ok === false && !cfg.sweepAll) break;
   }
   await journal.close().catch(onError);
   const interrupted = aborted() || io.fail !== null;
+  // The server went away: the run stopped short as an interrupted one does (complete: false), and says why first.
   const liveReport = cfg.live ? await cfg.live.finish() : null;
   const input: LoadRecordInput = {
-    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, clientWarmUp, needRef, salted: pool.salted, interrupted, liveReport,
+    ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, clientWarmUp, needRef, salted: pool.salted,
+    interrupted: interrupted || gone !== null, stoppedEarly: gone, liveReport,
     // A search's grid is what it measured, in level order; the record keeps how it chose them.
     ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),
   };
@@ -157,7 +169,7 @@ export async function runLoad(cfg: LoadRun): Promise<{ measured: Record<string, 
   // The run dir's copy failed, the records did not: exit 74 naming both.
   const copyFailed = runDirError as IkError | null;
   if (copyFailed) throw new IkError(copyFailed.code, copyFailed.where, `${copyFailed.message}; the records ${String(measured.evidence_id)} and ${String(capacity.evidence_id)} are whole in the store`, copyFailed.hint);
-  return { measured, capacity, dir, interrupted };
+  return { measured, capacity, dir, interrupted, serverGone: gone };
 }
 
 /** The sampler hook that copies the server's gauges into the live series, or undefined. */
@@ -182,7 +194,7 @@ async function finishAfterWriteFailure(fail: IkError, input: LoadRecordInput, ke
   const note = `writing ${fail.where} failed (${fail.message.replace(/^cannot write \((\w+).*$/, "$1")}): the run stopped sending; requests.jsonl keeps ${kept} whole rows`;
   let at = input.run.dir, finished = false;
   try {
-    at = await input.run.finish(await buildLoadRecord({ ...input, writeFailure: note }));
+    at = await input.run.finish(await buildLoadRecord({ ...input, stoppedEarly: note }));
     finished = true;
   } catch { /* the journal's whole rows in the staging folder are what remains */ }
   const what = `stopped sending; ${kept} whole rows kept in ${at}/requests.jsonl, ${finished ? "the record is marked incomplete" : "the record could not be written"}`;

@@ -7,6 +7,7 @@ import { type Endpoint, v1Url } from "./endpoint.ts";
 import { readCappedText } from "./read_capped.ts";
 import { formatHttpError, parseErrorBody } from "./error_body.ts";
 import type { FailureKind } from "./types.ts";
+import { networkMessage } from "./network_errors.ts";
 
 /** One served model. */
 export interface ServedModel {
@@ -126,7 +127,7 @@ export async function listModels(ep: Endpoint, opts: ModelsOptions = {}): Promis
   } catch (e) {
     const k: FailureKind = kind ?? "network";
     const msg = k === "network"
-      ? (e instanceof Error ? e.message : String(e))
+      ? networkMessage(e)
       : k === "timeout"
       ? "no answer in time"
       : "aborted";

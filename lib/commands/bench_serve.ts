@@ -12,6 +12,7 @@ import { renderSingleRecord } from "../report/terminal/serve_table.ts";
 import { type PreparedServe, prepareServe } from "./bench_serve_setup.ts";
 import { runSingle } from "../bench/serve_single.ts";
 import { runLoad } from "../bench/serve_load.ts";
+import { goneError } from "../bench/server_gone.ts";
 import { runShardedLoad } from "../shard/sharded_load.ts";
 import { renderSlice } from "../report/terminal/slice_text.ts";
 import { renderCapacity } from "../report/terminal/capacity_table.ts";
@@ -94,10 +95,11 @@ async function runWithLive(ctx: CommandContext, f: BenchServeFlags, prep: Prepar
       return interrupted ? interruptedExit(`the slice ${slice.evidence_id} is`) : ExitCode.OK;
     }
     // A failed write ends the run with its one exit-74 line: the progress line is ended first.
-    const { capacity, measured, interrupted } = await runLoad(load).finally(() => progress.done());
+    const { capacity, measured, interrupted, serverGone } = await runLoad(load).finally(() => progress.done());
     // A replay's record is the measured one (its capacity record only restates the verdict).
     ctx.out(ctx.json ? prep.clean(JSON.stringify(prep.load.trace ? measured : capacity)) + "\n" : prep.clean(renderCapacity(capacity, measured)));
     if (interrupted) return interruptedExit(`the records ${measured.evidence_id} and ${capacity.evidence_id} are`);
+    if (serverGone) throw goneError(serverGone, measured, capacity);
     const star = (capacity.data as Record<string, unknown>)[prep.load.levelKind === "concurrency" ? "n_star" : "rate_star_rps"];
     return f.failOnSlo && (star === null || star === undefined) ? ExitCode.SLO_NOT_MET : ExitCode.OK;
   }

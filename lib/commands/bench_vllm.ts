@@ -12,6 +12,7 @@ import { appendFile, mkdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parse } from "@optique/core/parser";
 import { IkError, usageError } from "../cli/errors.ts";
+import { goneError } from "../bench/server_gone.ts";
 import { ExitCode } from "../cli/exit_codes.ts";
 import { listModels, parseEndpoint } from "../client/mod.ts";
 import { checkWritable, guardWrite, storeRoot, writeWhole } from "../evidence/mod.ts";
@@ -109,7 +110,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
     });
     const server = { ...prep.load!.server, limitations: [...prep.load!.server.limitations, ...ds.limitations] };
     const progress = progressPrinter((t) => ctx.err(t), ctx.runtime.isTerminal("stderr"));
-    const { capacity, measured, interrupted } = await runLoad({
+    const { capacity, measured, interrupted, serverGone } = await runLoad({
       ...prep.load!, set: ds.set, prompts: ds.set.prompts, grid: [plan.requestRate], server, maxInFlight: v.maxConcurrency ?? null, rescaleToRate: true,
       signal: ctx.signal, onProgress: progress.update, onNote: (l: string) => progress.note(`bench vllm: warning: ${l.replace("--requests", "--num-prompts")}`),
     }).finally(() => progress.done());
@@ -150,6 +151,7 @@ export async function runBenchVllm(ctx: CommandContext, f: BenchVllmFlags): Prom
       ctx.err(`ik: bench vllm: interrupted; the records ${measured.evidence_id} and ${capacity.evidence_id} are marked incomplete\n`);
       return ExitCode.INTERRUPTED;
     }
+    if (serverGone) throw goneError(serverGone, measured, capacity);
     return ExitCode.OK;
   } catch (e) {
     throw prep.sanitizeError(e);

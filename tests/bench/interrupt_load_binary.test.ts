@@ -31,7 +31,7 @@ const start = (mock: MockProc, args: string[], sub: string) =>
   });
 
 test("Ctrl-C during the third level: it is not judged, N* >= the level below, exit 130", async () => {
-  const p = start(fast, ["--rates", "2,4,8", "--duration-s", "3", "--warmup", "0", "--slo-ttft-p95-ms", "2000"], "a");
+  const p = start(fast, ["--rates", "2,4,8", "--duration-s", "3", "--warmup", "0", "--slo-ttft-p95-ms", "2000", "--gpu-price-usd-h", "2"], "a");
   await p.waitFor(/load r8: sent [1-9]/, 60_000);
   const st = await p.stop("SIGINT");
   assert.equal(st.code, 130, p.stderr());
@@ -46,6 +46,11 @@ test("Ctrl-C during the third level: it is not judged, N* >= the level below, ex
   assert.equal(top.not_judged, "interrupted");
   assert.equal(top.slo_ok, null);
   assert.ok(cap.limitations.some((l: string) => /not judged against the SLO: r8 \(interrupted\); N\* >= 4 is a lower bound/.test(l)), cap.limitations.join("\n"));
+  // The cost at a lower-bound N* is an upper bound (more capacity costs less per token).
+  assert.ok(cap.data.usd_per_1m_output_tokens > 0);
+  assert.equal(cap.data.usd_per_1m_output_tokens_bound, "upper");
+  assert.match(cap.summary, /; <= \$\d+\.\d{3} per 1M output tokens at \$2\/GPU-h \(an upper bound\)/);
+  assert.ok(cap.limitations.includes("the cost at N* is an upper bound: N* is a lower bound, and more capacity costs less per token"));
 });
 
 test("Ctrl-C during warm-up, before any level: no N*, no failure claimed, exit 130", async () => {

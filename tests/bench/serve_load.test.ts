@@ -188,6 +188,23 @@ describe("bench serve --mode load", { skip }, () => {
     }
   });
 
+  test("an N* the SLO failed above is exact: its cost is stated as measured, no bound", async () => {
+    // One slot, 20 ms steps, 4 tokens: about 12 req/s of capacity; 2 req/s holds a 150 ms p95 TTFT, 40 does not.
+    const mock = await startMock(["--engine", "vllm", "--max-batch", "1", "--step-ms", "20"]);
+    try {
+      const r = await load(mock, ["--rates", "2,40", "--duration-s", "2", "--max-tokens", "4", "--slo-ttft-p95-ms", "150", "--gpu-price-usd-h", "2"]);
+      assert.equal(r.code, 0, r.stderr);
+      const cap = JSON.parse(r.stdout);
+      assert.equal(cap.data.rate_star_rps, 2, cap.summary);
+      assert.equal(cap.data.n_star_lower_bound, false);
+      assert.ok(cap.data.usd_per_1m_output_tokens > 0);
+      assert.equal(cap.data.usd_per_1m_output_tokens_bound, null);
+      assert.match(cap.summary, /; \$\d+\.\d{3} per 1M output tokens at \$2\/GPU-h$/);
+    } finally {
+      await mock.stop();
+    }
+  });
+
   test("faults are counted by kind and fail the level's SLO", async () => {
     const mock = await startMock(["--engine", "vllm", "--ttft-ms", "5", "--tpot-ms", "1", "--fault", "http500@3"]);
     try {

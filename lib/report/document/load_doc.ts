@@ -194,7 +194,7 @@ export function loadRunBlocks(bundle: RecordBundle): Block[] {
     ["SLO", sloText || "none given"],
   ];
   if (capacity) {
-    facts.push(["cost at N*", cd.usd_per_1m_output_tokens === null || cd.usd_per_1m_output_tokens === undefined ? "-" : `$${num(cd.usd_per_1m_output_tokens)} per 1M output tokens at $${num(cd.gpu_price_usd_h)}/GPU-h x ${text(cd.gpu_count)}`]);
+    facts.push(["cost at N*", cd.usd_per_1m_output_tokens === null || cd.usd_per_1m_output_tokens === undefined ? "-" : `${cd.usd_per_1m_output_tokens_bound === "upper" ? "≤ " : ""}$${num(cd.usd_per_1m_output_tokens)} per 1M output tokens at $${num(cd.gpu_price_usd_h)}/GPU-h x ${text(cd.gpu_count)}`]);
     facts.push(["in flight at N*", num(cd.mean_inflight_at_n_star)], ["capacity record", text(capacity.evidence_id)]);
   }
   if (measured) {
