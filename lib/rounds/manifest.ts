@@ -119,13 +119,15 @@ function checkEngine(e: unknown, i: number, taken: Map<string, number>, out: Man
     out.push({ engine: `engines[${i}]`, field: "(entry)", message: "must be an object" });
     return null;
   }
-  const rawLabel = e.label ?? e.name;
-  const label = typeof rawLabel === "string" ? rawLabel.trim() : "";
+  // As the seed reads it: `str(label or name)`, so an empty label falls back to the name and a number is its text.
+  const text = (v: unknown) => (typeof v === "string" && v !== "") || (typeof v === "number" && Number.isFinite(v) && v !== 0) ? String(v) : null;
+  const label = text(e.label) ?? text(e.name) ?? "";
   const who = label ? `engine "${label}" (engines[${i}])` : `engines[${i}]`;
   const problem = (field: string, message: string) => out.push({ engine: who, field, message });
-  if (e.label !== undefined && e.label !== null && typeof e.label !== "string") problem("label", "must be a string");
-  if (e.name !== undefined && e.name !== null && typeof e.name !== "string") problem("name", "must be a string");
-  if (!label) problem("label", "missing: give a label (or a name)");
+  const badType = (v: unknown) => v !== undefined && v !== null && typeof v !== "string" && typeof v !== "number";
+  if (badType(e.label)) problem("label", "must be a string (or a number)");
+  else if (e.name !== undefined && e.name !== null && typeof e.name !== "string") problem("name", "must be a string");
+  else if (!label) problem("label", "missing: give a label (or a name)");
   else if (!LABEL_RE.test(label)) problem("label", "may only use letters, digits, '-', '_' and '.'");
   else if (label.length > 64) problem("label", `is ${label.length} characters; at most 64 (it names files and the child's --label)`);
   else if (taken.has(label)) problem("label", `also the label of engines[${taken.get(label)}]; labels must be unique`);
@@ -150,8 +152,9 @@ function checkEngine(e: unknown, i: number, taken: Map<string, number>, out: Man
   let version: string | null = null;
   if (typeof e.version === "number") version = String(e.version);
   else if (e.version !== undefined && e.version !== null) version = optionalText(e, "version", problem);
-  const host = optionalText(e, "host", problem) ?? DEFAULT_HOST;
-  const ready = optionalText(e, "ready_check", problem);
+  // An empty host or ready_check is the default, as the seed's `or` reads it.
+  const host = (e.host === "" ? null : optionalText(e, "host", problem)) ?? DEFAULT_HOST;
+  const ready = e.ready_check === "" ? null : optionalText(e, "ready_check", problem);
   const metrics = optionalText(e, "metrics_path", problem);
   const role = optionalText(e, "role", problem);
   const cwd = optionalText(e, "cwd", problem);

@@ -17,6 +17,10 @@ export interface ReportPlan {
   prompts: { name: string; sha256: string; n: number };
   adaptive?: { max_rounds: number; met?: boolean; rule: string } | null;
   stopped_early?: { round: number } | null;
+  /** A run stopped short (interrupted, a failed write): what ran (run.ts ranSoFar). */
+  ran?: { cells: number; whole_rounds: number; balanced: boolean } | null;
+  interrupted?: { after_cells: number; note: string } | null;
+  stopped_on_write_failure?: { note: string } | null;
   extra_body?: { value: unknown; source: string } | null;
   load_schedule?: { shared?: boolean; ref_e2e_ms?: number | null; source?: string | null } | null;
 }
@@ -46,11 +50,18 @@ export interface ReportCell {
 }
 
 function header(plan: ReportPlan): string[] {
+  const ran = plan.ran;
   const lines = [
-    `# bench rounds: ${plan.mode} mode, ${plan.rounds} rounds, ${plan.engines.length} engines`, "",
-    `Order: ${plan.design.design} design, period ${plan.design.period}, balanced: ${plan.design.balanced ? "yes" : "NO"}. ` +
+    ran
+      ? `# bench rounds: ${plan.mode} mode, STOPPED SHORT: ${ran.whole_rounds} of ${plan.rounds} rounds whole (${ran.cells} cells), ${plan.engines.length} engines`
+      : `# bench rounds: ${plan.mode} mode, ${plan.rounds} rounds, ${plan.engines.length} engines`,
+    "",
+    `Order: ${plan.design.design} design, period ${plan.design.period}, balanced: ` +
+    (ran ? `${ran.balanced ? "yes" : "NO"} over the ${ran.whole_rounds} whole round(s) that ran (the plan's ${plan.rounds}: ${plan.design.balanced ? "yes" : "NO"}). ` : `${plan.design.balanced ? "yes" : "NO"}. `) +
     `Prompt set ${tableCell(plan.prompts.name)} (sha256 ${plan.prompts.sha256.slice(0, 12)}..., n=${plan.prompts.n}).`, "",
   ];
+  if (plan.interrupted) lines.push(`Interrupted after ${plan.interrupted.after_cells} cell(s): ${plan.interrupted.note}.`, "");
+  if (plan.stopped_on_write_failure) lines.push(`Stopped on a failed write: ${plan.stopped_on_write_failure.note}.`, "");
   const adaptive = plan.adaptive;
   if (adaptive) {
     const how = plan.stopped_early

@@ -226,6 +226,8 @@ export async function runRounds(
     }
     if (adaptive) finishAdaptive(adaptive, plan);
     if (interrupted) plan.interrupted = { after_cells: cells.length, note: "interrupted: the cells that finished are kept; the engine of the running cell was stopped" };
+    // A run stopped short: what ran (whole rounds, and whether their order is balanced), beside what was planned.
+    if (interrupted || writeFailure !== null) plan.ran = ranSoFar(cells, labels);
     plan.ended = new Date().toISOString();
   } finally {
     await lock.release();
@@ -280,4 +282,13 @@ function cellsLastEvidence(cells: readonly Cell[]): Record<string, string> {
 /** A cell as summary.json lists it. */
 export function cellBrief(c: Cell): Record<string, unknown> {
   return { round: c.round, position: c.position, label: c.label, status: c.status, detail: c.detail ?? null, file: `rounds/${c.label}.r${c.round}.json` };
+}
+
+/**
+ * What a run stopped short (interrupted, or a failed write) ran: its cells, its whole rounds (cells
+ * run round by round, an interrupted cell not counted) and whether those rounds' order is balanced.
+ */
+export function ranSoFar(cells: readonly { interrupted?: boolean }[], labels: readonly string[]): { cells: number; whole_rounds: number; balanced: boolean } {
+  const whole = Math.floor(cells.filter((c) => !c.interrupted).length / labels.length);
+  return { cells: cells.length, whole_rounds: whole, balanced: whole > 0 && roundOrders(labels, whole).balanced };
 }

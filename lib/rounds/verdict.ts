@@ -29,14 +29,22 @@ export function readRatio(ci: readonly [number | null, number | null], higher: b
 }
 
 /**
- * The verdict of the reference engine's row: `best` when every other ranked engine reads `worse`,
- * else which engines it is not clearly apart from; `only engine ranked` when there is no other.
+ * The verdict of the reference engine's row: `best` when every other ranked engine reads `worse`;
+ * else which engines read `better` than it (the reference is the best median over all its rounds,
+ * the ratios are over the rounds both ran: an engine that missed rounds can read better there) and
+ * which it is not clearly apart from; `only engine ranked` when there is no other.
  * @param others the other ranked engines' labels with their readings
  */
 export function referenceVerdict(others: readonly (readonly [string, RatioReading])[]): { best: boolean; verdict: string } {
   if (!others.length) return { best: false, verdict: "only engine ranked: nothing to compare" };
-  const unclear = others.filter(([, r]) => r !== "worse");
-  if (!unclear.length) return { best: true, verdict: "best" };
-  const few = unclear.every(([, r]) => r === "too few rounds");
-  return { best: false, verdict: `${few ? "too few rounds" : "no clear difference"} vs ${unclear.map(([l]) => l).join(", ")}` };
+  const better = others.filter(([, r]) => r === "better").map(([l]) => l);
+  const unclear = others.filter(([, r]) => r !== "worse" && r !== "better");
+  if (!better.length && !unclear.length) return { best: true, verdict: "best" };
+  const parts: string[] = [];
+  if (better.length) parts.push(`not best: ${better.join(", ")} better over the rounds both ran`);
+  if (unclear.length) {
+    const few = unclear.every(([, r]) => r === "too few rounds");
+    parts.push(`${few ? "too few rounds" : "no clear difference"} vs ${unclear.map(([l]) => l).join(", ")}`);
+  }
+  return { best: false, verdict: parts.join("; ") };
 }

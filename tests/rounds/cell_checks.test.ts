@@ -54,5 +54,12 @@ describe("readRatio / referenceVerdict", () => {
     assert.deepEqual(referenceVerdict([["b", "worse"], ["c", "no clear difference"]]), { best: false, verdict: "no clear difference vs c" });
     assert.deepEqual(referenceVerdict([["b", "too few rounds"]]), { best: false, verdict: "too few rounds vs b" });
     assert.equal(referenceVerdict([]).best, false);
+    // The reference is the best median over all its rounds; an engine that missed rounds can read
+    // better over the rounds both ran: the reference's row says so, never "no clear difference".
+    assert.deepEqual(referenceVerdict([["a", "better"]]), { best: false, verdict: "not best: a better over the rounds both ran" });
+    assert.deepEqual(referenceVerdict([["a", "better"], ["c", "no clear difference"], ["d", "worse"]]), {
+      best: false,
+      verdict: "not best: a better over the rounds both ran; no clear difference vs c",
+    });
   });
 });

@@ -53,6 +53,18 @@ describe("parseManifest", () => {
     assert.equal(parseManifest(JSON.stringify({ engines: [good.engines[2]] }), "m.json").run_dir, ".");
   });
 
+  test("as the seed reads `label or name`: an empty label takes the name, a number is its text, an empty host or ready_check the default; a padded label is refused", () => {
+    const { manifest, problems } = checkManifest({
+      engines: [{ label: "", name: "x", launch: ["a"], port: 1, host: "", ready_check: "" }, { label: 5, launch: ["b"], port: 2 }],
+    }, "m.json");
+    assert.deepEqual(problems, []);
+    assert.deepEqual(manifest!.engines.map((e) => [e.label, e.host, e.ready_check]), [["x", "127.0.0.1", "/v1/models"], ["5", "127.0.0.1", "/v1/models"]]);
+    const padded = checkManifest({ engines: [{ label: " a", launch: ["a"], port: 1 }] }, "m.json").problems;
+    assert.ok(padded.some((p) => p.field === "label" && /may only use letters/.test(p.message)), JSON.stringify(padded));
+    const odd = checkManifest({ engines: [{ label: true, launch: ["a"], port: 1 }] }, "m.json").problems;
+    assert.deepEqual(odd.map((p) => `${p.field}: ${p.message}`), ["label: must be a string (or a number)"], "one problem, not two contradictory ones");
+  });
+
   test("a label over 64 characters is refused (it names files and the child's --label)", () => {
     const { problems } = checkManifest({ engines: [{ label: "x".repeat(65), launch: ["a"], port: 1 }] }, "m.json");
     assert.ok(problems.some((p) => p.field === "label" && /at most 64/.test(p.message)), JSON.stringify(problems));
@@ -111,7 +123,7 @@ describe("manifest problems: all at once, each with engine and field", () => {
     ["duplicate label, bad label characters", { engines: [{ label: "a", launch: ["x"], port: 1 }, { name: "a", launch: ["x"], port: 2 }, { label: "a b", launch: ["x"], port: 3 }] },
       ['engine "a" (engines[1]) label: also the label of engines[0]', `engine "a b" (engines[2]) label: may only use letters`]],
     ["env, optional strings, expect", {
-      engines: [{ label: "e", launch: ["x", 3], port: 70000, env: { "BAD-NAME": "1", N: 2 }, host: "", ready_check: 5, metrics_path: [], role: 1, cwd: {}, expect: [1] }],
+      engines: [{ label: "e", launch: ["x", 3], port: 70000, env: { "BAD-NAME": "1", N: 2 }, host: " ", ready_check: 5, metrics_path: [], role: 1, cwd: {}, expect: [1] }],
     }, [
       'engine "e" (engines[0]) launch:', 'engine "e" (engines[0]) port: must be an integer from 1 to 65535, got 70000',
       'engine "e" (engines[0]) env.BAD-NAME: is not a valid', 'engine "e" (engines[0]) env.N: must be a string',

@@ -67,6 +67,12 @@ describe("bench rounds interrupted with a slow-stopping engine", { skip: BUN ? f
     const plan = await readJson(join(run, "rounds", "plan.json"));
     assert.equal(plan.interrupted.after_cells, 1);
     assert.ok(existsSync(join(run, "rounds", "summary.json")) && existsSync(join(run, "rounds", "summary.md")));
+    // What ran, not what was planned: no whole round, so no balanced order either.
+    assert.deepEqual(plan.ran, { cells: 1, whole_rounds: 0, balanced: false });
+    const md = await readFile(join(run, "rounds", "summary.md"), "utf8");
+    assert.match(md, /^# bench rounds: single mode, STOPPED SHORT: 0 of 2 rounds whole \(1 cells\), 1 engines\n/);
+    assert.match(md, /balanced: NO over the 0 whole round\(s\) that ran/);
+    assert.match(md, /\nInterrupted after 1 cell\(s\): interrupted: /);
     assert.equal(existsSync(lock), false, "the GPU lock is released");
     const left = (spawnSync("pgrep", ["-af", marker], { encoding: "utf8" }).stdout ?? "").split("\n").filter((l) => l.trim() && !l.includes("pgrep"));
     assert.deepEqual(left, []);

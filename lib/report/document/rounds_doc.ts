@@ -74,10 +74,18 @@ export function roundsBlocks(input: RoundsInput): Block[] {
   const cells = input.cells;
   const bad = cells.filter((c) => c.status !== "ok");
   const design = obj(plan.design), prompts = obj(plan.prompts);
+  // A run stopped short (run.ts ranSoFar): its whole rounds and their balance, not the plan's.
+  const ran = plan.ran && typeof plan.ran === "object" ? obj(plan.ran) : null;
+  const balanced = ran ? ran.balanced === true : design.balanced === true;
   const blocks: Block[] = [
-    { kind: "heading", level: 2, text: `bench rounds: ${text(plan.mode)} mode, ${text(plan.rounds)} rounds, ${engines.length} engines` },
+    {
+      kind: "heading", level: 2,
+      text: ran
+        ? `bench rounds: ${text(plan.mode)} mode, STOPPED SHORT: ${text(ran.whole_rounds)} of ${text(plan.rounds)} rounds whole, ${engines.length} engines`
+        : `bench rounds: ${text(plan.mode)} mode, ${text(plan.rounds)} rounds, ${engines.length} engines`,
+    },
     ...(input.incomplete ? [{ kind: "para", tone: "warn", text: `INCOMPLETE: ${input.incomplete}.` } as Block] : []),
-    { kind: "para", text: `${cells.length} cells, ${bad.length} not ok. Order: ${text(design.design)} design, period ${text(design.period)}, balanced: ${design.balanced ? "yes" : "NO"}. ${plan.mode === "load" ? "Medians are [derived] from each round's capacity record" : "Medians are [observed] (client-side timer in bench serve)"}; ratios are [derived].` },
+    { kind: "para", text: `${cells.length} cells, ${bad.length} not ok. Order: ${text(design.design)} design, period ${text(design.period)}, balanced: ${balanced ? "yes" : "NO"}${ran ? ` over the ${text(ran.whole_rounds)} whole round(s) that ran` : ""}. ${plan.mode === "load" ? "Medians are [derived] from each round's capacity record" : "Medians are [observed] (client-side timer in bench serve)"}; ratios are [derived].` },
     {
       kind: "facts", items: [
         ["engines", engines.map((e) => `${text(e.label)} (${text(e.name ?? e.kind)}${e.version ? ` ${text(e.version)}` : ""})`).join(", ") || "-"],
@@ -115,7 +123,9 @@ export function roundsBlocks(input: RoundsInput): Block[] {
   const limits: string[] = [...(input.incomplete ? [`incomplete: ${input.incomplete}`] : []), ...input.notes];
   for (const w of strings(plan.manifest_warnings)) limits.push(`manifest: ${w}`);
   if (plan.stopped_early) limits.push(`stopped early after round ${text(obj(plan.stopped_early).round)} (adaptive stop): the CIs come out slightly too narrow (optional stopping)`);
-  if (design.balanced === false) limits.push("the order is not balanced: position effects are not cancelled");
+  if (plan.interrupted) limits.push(`interrupted after ${text(obj(plan.interrupted).after_cells)} cell(s): ${ran ? `${text(ran.whole_rounds)} of ${text(plan.rounds)} rounds ran whole` : "the run stopped short"}`);
+  if (plan.stopped_on_write_failure) limits.push(`stopped on a failed write: ${text(obj(plan.stopped_on_write_failure).note)}`);
+  if (!balanced) limits.push(`the order is not balanced${ran ? " over the rounds that ran" : ""}: position effects are not cancelled`);
   for (const [label, info] of Object.entries(input.resolved)) {
     if (strings(obj(info).violations).length) limits.push(`${label}: hard-gate violations: ${strings(obj(info).violations).join("; ")}`);
   }
