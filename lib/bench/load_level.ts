@@ -11,7 +11,7 @@ import { itlMs, type RequestResult, requestRow } from "../client/mod.ts";
 import type { Prompt } from "../prompts/mod.ts";
 import type { JsonlWriter } from "../evidence/mod.ts";
 import { loopBlockNote, loopLagRecord, type LoopLagRecord, type Pacing, runClosedLoop, runOpenLoop, startLoopLag, waitUntil } from "../executors/mod.ts";
-import { LevelAccumulator, type LevelSummary, notAchieved, scheduleRate, type Slo } from "../metrics/mod.ts";
+import { LevelAccumulator, type LevelSummary, notAchieved, offeredRate, scheduleRate, type Slo } from "../metrics/mod.ts";
 import { arrivalOffsetsMs } from "../schedule/mod.ts";
 import { traceRateRps } from "../schedule/trace_schedule.ts";
 import { CountTally } from "./count_limitations.ts";
@@ -345,14 +345,16 @@ async function measureLevel(spec: LevelSpec, deps: LevelDeps, acc: LevelAccumula
   const notJudged = interrupted ? "interrupted" : sent === 0 ? "nothing sent" : null;
   if (notJudged !== null) summary.slo_ok = null;
   const window = firstSend !== null && lastSend !== null ? (lastSend - firstSend) / 1000 : null;
-  const offered = window && window > 0 ? (sent - 1) / window : null;
+  // One basis for offered and scheduled (arrivals over the schedule's window) where the level has its own schedule.
+  const sched = facts && !shard && !spec.replay ? scheduledRate(facts) : null;
+  const offered = offeredRate({ sent, firstSendMs: firstSend, lastSendMs: lastSend, originMs, scheduleWindowS: sched?.windowS ?? null });
   const why: string[] = [];
   const late = sendLagNote(summary.send_lag_ms.p99, summary.send_lag_without_cpu_wait_ms?.p99, SEND_LAG_LIMIT_MS);
   if (late !== null) why.push(late);
   const blocked = loopBlockNote(loop, LOOP_BLOCK_LIMIT_MS);
   if (blocked !== null) why.push(blocked);
   const clientLimited = why.length ? why.join("; ") : null;
-  const scheduled = offsets ? scheduleRate(offsets) : null;
+  const scheduled = sched?.rps ?? (offsets ? scheduleRate(offsets) : null);
   // An interrupted level is already not judged; its offered rate says nothing about the client.
   const shortRaw = interrupted ? null : notAchieved({
     targetRps: spec.ratePerS, scheduledRps: scheduled, offeredRps: offered, clientLimited,

@@ -207,7 +207,7 @@ export async function buildLoadRecord(x: LoadRecordInput): Promise<Record<string
     clock: x.clock ?? null,
     definitions: {
       level: CONCURRENCY_WORDS, window: "first send to last end of the level's requests",
-      achieved_rps: "ok requests / window", offered_rate_rps: "(requests sent − 1) / send window (first to last send): the rate the sends kept, beside the target; the schedule's own at that estimator is (arrivals − 1) / (last − first arrival)",
+      achieved_rps: "ok requests / window", offered_rate_rps: "requests sent / max(the schedule's window, schedule start to last send), the basis of scheduled_rate_rps (arrivals / the schedule's window: --duration-s, or the last arrival's offset when --requests bounds it), so a client on time offers exactly the scheduled rate; a shard's slice: (sent − 1) / first to last send, against (arrivals − 1) / (last − first arrival)",
       scheduled_rate_rps: "the seeded schedule's arrivals (every shard's) / --duration-s (the window's estimator, not offered_rate_rps's), or / the span of the arrivals from the level's start when a count bounds them (--requests N, the --max-requests-per-level cap); a level more than 10 % from its target has a schedule_note, printed and listed in the limitations; a trace replay: the trace's mean, (n − 1) / span as data.trace.mean_rate_rps (null with no span), and no schedule_note",
       goodput_rps: "requests meeting every SLO target / window", mean_inflight: "Little's law: Σ request durations / window",
       failure_adjusted: "percentiles over every request with each failed one counted as infinitely slow; null with censored: true when the percentile falls on a failure",

@@ -55,7 +55,10 @@ export class PromptPool {
 
   /**
    * A level's picker: each call gives the next pick in the level's seeded order (cycling), tagged
-   * `ik-s<seed>-<level>-<k>` on reuse: a function of (seed, level, seq), never a per-run nonce. Lazy, so a level of 10^5 requests keeps no list of picks.
+   * `ik-<k>-s<seed>-<level>` on reuse: a function of (seed, level, seq), never a per-run nonce; the
+   * part that differs comes first, so a token-level prefix cache (llama.cpp's slots, SGLang's radix
+   * tree) matches no more of one tag against another than `[ik-`. Lazy, so a level of 10^5
+   * requests keeps no list of picks.
    */
   picker(seed: number[], levelName: string): () => Pick {
     const order = this.order(seed);
@@ -65,7 +68,7 @@ export class PromptPool {
       const i = k++;
       if (this.#used.has(prompt.id)) {
         this.salted++;
-        return { prompt, salt: `ik-s${seed[0]}-${levelName}-${i}` };
+        return { prompt, salt: `ik-${i}-s${seed[0]}-${levelName}` };
       }
       this.#used.add(prompt.id);
       return { prompt, salt: null };

@@ -1,6 +1,7 @@
 /**
  * Prefix-cache salting: a unique tag (`[ik-r3] `, `[ik-warm-0] `) in front of the first message's
- * text, so a tagged request can never be served from the prefix cache an earlier request filled.
+ * text, so a tagged request is not served from the prefix cache an earlier request filled (a
+ * token-level cache may still match the tag's first characters, `[ik-`, a token or two).
  * It adds a few prompt tokens; records say so. A synthetic prompt with a shared prefix says where
  * the tag goes (`cache_salt_at`, a character offset in its first text): after the prefix, so the
  * prefix can still be served from the cache while the rest stays cold.

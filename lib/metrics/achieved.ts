@@ -56,3 +56,31 @@ export function notAchieved(x: AchievedInput): string | null {
     : "the client could not send at this rate";
   return `${head}: ${capped ? `${capped}, and ` : ""}${cause}`;
 }
+
+/** What {@link offeredRate} reads from a level. */
+export interface OfferedInput {
+  sent: number;
+  /** Monotonic ms of the first and last send, or null (nothing sent). */
+  firstSendMs: number | null;
+  lastSendMs: number | null;
+  /** Monotonic ms of the schedule's time 0, or null. */
+  originMs: number | null;
+  /** The schedule's window (s): `--duration-s`, or the last arrival's offset when the count bounds it (schedule_note.ts scheduledRate); null: none. */
+  scheduleWindowS: number | null;
+}
+
+/**
+ * The rate a level was offered. With a schedule window, on the schedule's own basis (arrivals over
+ * its window): requests sent over the longer of that window and the time from the schedule's start
+ * to the last send, so a client on time reads the scheduled rate exactly and one that fell behind
+ * (its last sends past the window) reads less. Without one (a shard's slice, a closed loop), the
+ * rate the sends kept: (sent − 1) over first to last send.
+ */
+export function offeredRate(x: OfferedInput): number | null {
+  if (x.sent < 1 || x.lastSendMs === null) return null;
+  if (x.scheduleWindowS !== null && x.scheduleWindowS > 0 && x.originMs !== null) {
+    return x.sent / Math.max(x.scheduleWindowS, (x.lastSendMs - x.originMs) / 1000);
+  }
+  const w = x.firstSendMs !== null ? (x.lastSendMs - x.firstSendMs) / 1000 : 0;
+  return w > 0 ? (x.sent - 1) / w : null;
+}

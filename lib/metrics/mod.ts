@@ -7,4 +7,4 @@ export { CHUNK_VALUES, type ChunkSpill, Column, type Percentiles, percentiles, r
 export { COST_FORMULA, hasSlo, meetsSlo, nStar, type Slo, type SloCheck, sloChecks, sloFromRecord, sloRecord, type SloRecord, type SloRow, usdPer1mTokens } from "./slo.ts";
 export { type CensoredValue, failureAdjusted, LevelAccumulator, type LevelRow, type LevelSummary, sendLagWithoutCpuWait } from "./level.ts";
 export { type BucketFigure, bucketMetrics, P99_MIN_REQUESTS, roundRows, type SingleRow } from "./bucket.ts";
-export { ACHIEVED_FRACTION, type AchievedInput, notAchieved, scheduleRate } from "./achieved.ts";
+export { ACHIEVED_FRACTION, type AchievedInput, notAchieved, type OfferedInput, offeredRate, scheduleRate } from "./achieved.ts";

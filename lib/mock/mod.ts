@@ -35,7 +35,7 @@ export {
   WORDS,
 } from "./tokens.ts";
 export type { ChatMessageLike, OutputToken } from "./tokens.ts";
-export { DEFAULT_NATURAL_LENGTH, planOutput } from "./request.ts";
+export { planOutput } from "./request.ts";
 export type { OutputPlan } from "./request.ts";
 export { EventPlanner, planEvents } from "./timing_model.ts";
 export type { PlannedEvent, TimingParams } from "./timing_model.ts";

@@ -179,13 +179,11 @@ export interface OutputPlan {
   limit: number;
 }
 
-/** With no max_tokens and no --eos-after, a natural end comes after this many tokens. */
-export const DEFAULT_NATURAL_LENGTH = 16;
-
 /**
- * Decides the output length: max_tokens (or what the context leaves) caps it; a natural end
- * comes after `--eos-after` tokens (or {@link DEFAULT_NATURAL_LENGTH} when no max_tokens was
- * given) unless an honoured `ignore_eos` removes it or an honoured `min_tokens` pushes it back.
+ * Decides the output length: max_tokens (or, without one, what the context leaves: vLLM's default,
+ * llama-server's n_predict -1) caps it with finish_reason "length"; a natural end comes after
+ * `--eos-after` tokens only (MOCK.md: off by default, no natural end) unless an honoured
+ * `ignore_eos` removes it or an honoured `min_tokens` pushes it back.
  */
 export function planOutput(
   req: GenRequest,
@@ -194,7 +192,7 @@ export function planOutput(
   honours: ExactLengthSupport,
 ): OutputPlan {
   const limit = Math.max(0, req.maxTokens ?? maxModelLen - req.promptTokens);
-  let eos: number | null = eosAfter ?? (req.maxTokens === undefined ? DEFAULT_NATURAL_LENGTH : null);
+  let eos: number | null = eosAfter;
   if (honours.ignoreEos && req.ignoreEos) eos = null;
   if (eos !== null && honours.minTokens && req.minTokens !== undefined) eos = Math.max(eos, req.minTokens);
   if (eos !== null && eos < limit) return { outputLen: eos, finishReason: "stop", limit };

@@ -69,6 +69,8 @@ export function streamResponse(g: Generation): Response {
           else controller.close();
         } catch { /* already closed by the client */ }
       };
+      // Headers go out with the first body bytes under Bun.serve (at once under Deno.serve): where
+      // the personality has no role chunk to send now (/v1/completions, llamacpp), with the first token.
       write(p.streamStart(g.ctx));
       void (async () => {
         const half = halfOf(g.plan.outputLen);
@@ -101,6 +103,13 @@ export function streamResponse(g: Generation): Response {
           halfDone = true;
           if (g.faults.body === "error-event") {
             const e = p.streamError(g.ctx);
+            // No error events: the engine re-raises and its server drops the connection mid-body
+            // (trtllm-serve under uvicorn: the chunked body is never terminated).
+            if (e.events.length === 0) {
+              // The tokens already queued go out first (an error discards what is still queued).
+              await sleepUntil(nowMs() + RESET_AFTER_MS, g.state.closing.signal);
+              return finish("reset", "abort");
+            }
             write(e.done ? [...e.events, SSE_DONE] : e.events);
             return finish("close", "abort");
           }
@@ -146,7 +155,8 @@ function bodyThen(text: string, end: "close" | "reset"): ReadableStream<Uint8Arr
  * Answers `stream: false`: waits until the last token is due, then sends one JSON body.
  * (It runs to the end even if the client leaves: watching request.signal makes Deno warn.)
  * Faults: stall delays it, reset kills the connection after the headers, error-event answers the
- * personality's 500, truncate and malformed send the first half of the JSON, usage-mismatch
+ * personality's 500, malformed sends the first half of the JSON and ends, truncate sends it and
+ * drops the connection, usage-mismatch
  * inflates the usage. The one body write is stamped as both first and last token write (the
  * request log), just before the Response is handed over.
  */
@@ -186,8 +196,9 @@ function wholeBody(g: Generation, run: Run, tokens: OutputToken[]): Response {
     }
     case "truncate":
     case "malformed": {
+      // malformed: half a JSON body, ended cleanly; truncate: the connection dies after half of it.
       const json = JSON.stringify(p.whole(g.ctx, { ...run.completion(), tokens }));
-      return new Response(bodyThen(json.slice(0, Math.floor(json.length / 2)), "close"), {
+      return new Response(bodyThen(json.slice(0, Math.floor(json.length / 2)), g.faults.body === "truncate" ? "reset" : "close"), {
         status: 200,
         headers,
       });

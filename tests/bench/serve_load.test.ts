@@ -200,6 +200,9 @@ describe("bench serve --mode load", { skip }, () => {
       assert.ok(cap.data.usd_per_1m_output_tokens > 0);
       assert.equal(cap.data.usd_per_1m_output_tokens_bound, null);
       assert.match(cap.summary, /; \$\d+\.\d{3} per 1M output tokens at \$2\/GPU-h$/);
+      // A client on time offers what its schedule holds: offered and scheduled on one basis, one number.
+      const m = JSON.parse(await readFile(join(env.IK_RUNS_DIR, cap.data.measurement, "evidence.json"), "utf8"));
+      for (const l of m.data.levels) assert.ok(Math.abs(l.offered_rate_rps / l.scheduled_rate_rps - 1) < 0.02, `${l.name}: offered ${l.offered_rate_rps} vs scheduled ${l.scheduled_rate_rps}`);
     } finally {
       await mock.stop();
     }

@@ -102,7 +102,8 @@ describe("error-event: the engine's own mid-stream error after half the tokens",
       const errors = events.filter((e) => (e.json as Json | undefined)?.error);
       assert.equal(errors.length, want.error ? 1 : 0);
       assert.equal(events.at(-1)?.data === "[DONE]", want.done);
-      assert.ok(x.terminated, "the body ends cleanly");
+      // trtllm-serve re-raises: uvicorn drops the connection and the chunked body never ends.
+      assert.equal(x.terminated, engine !== "trtllm", engine === "trtllm" ? "the connection is cut mid-body" : "the body ends cleanly");
       if (want.error) {
         assert.equal(
           errors[0].data.startsWith('{"error": {'),
@@ -190,6 +191,14 @@ describe("body faults (vllm wire)", () => {
       (port) => rawRequest(port, "POST", "/v1/chat/completions", body),
     );
     assert.equal(reset.terminated && reset.body.length > 0, false);
+    // truncate: half the JSON, then the connection dies (no clean end); malformed ends cleanly.
+    const truncated = await withMock({ faults: [{ kind: "truncate", text: "truncate" }] }, (port) => rawRequest(port, "POST", "/v1/chat/completions", body));
+    assert.equal(truncated.status, 200);
+    assert.ok(truncated.body.startsWith('{"id"') && truncated.body.length > 20, truncated.body);
+    assert.equal(truncated.terminated, false, "the body never ended");
+    const malformed = await withMock({ faults: [{ kind: "malformed", text: "malformed" }] }, (port) => rawRequest(port, "POST", "/v1/chat/completions", body));
+    assert.equal(malformed.terminated, true);
+    assert.throws(() => JSON.parse(malformed.body));
     const e503 = await withMock(
       { faults: [{ kind: "http503", text: "http503" }] },
       (port) => rawRequest(port, "POST", "/v1/chat/completions", body),
@@ -239,3 +248,4 @@ describe("which requests a fault hits", () => {
     assert.match(a, /429/);
   });
 });
+

@@ -5,7 +5,6 @@ import { IkError } from "../../lib/cli/errors.ts";
 import { ExitCode } from "../../lib/cli/exit_codes.ts";
 import {
   createMock,
-  DEFAULT_NATURAL_LENGTH,
   EventPlanner,
   faultsFor,
   parseFault,
@@ -42,9 +41,12 @@ describe("output length", () => {
     }
   });
 
-  it("without max_tokens: a natural end after a default length, capped by the context", () => {
+  it("without max_tokens: no natural end unless --eos-after (MOCK.md: off), so the context left, finish 'length'", () => {
     const vllm = PERSONALITIES.vllm.exact;
-    assert.deepEqual(planOutput(req({}), null, 8192, vllm).outputLen, DEFAULT_NATURAL_LENGTH);
+    const open = planOutput(req({}), null, 100, vllm);
+    assert.deepEqual([open.outputLen, open.finishReason], [100 - 10, "length"]);
+    const eos = planOutput(req({}), 6, 100, vllm);
+    assert.deepEqual([eos.outputLen, eos.finishReason], [6, "stop"]);
     assert.equal(planOutput(req({ max_tokens: 40 }), null, 8192, vllm).outputLen, 40);
     const capped = planOutput(req({ ignore_eos: true }), null, 20, vllm);
     assert.deepEqual([capped.outputLen, capped.finishReason], [20 - 10, "length"]);
