@@ -78,7 +78,9 @@ function main(): void {
       for (let i = 0; i < runs; i++) {
         const r = selftest(b, quick);
         counts[r.verdict] = (counts[r.verdict] ?? 0) + 1;
-        if (r.verdict !== "PASS" && examples.length < 2) examples.push(`${r.verdict}: ${r.failed.slice(0, 2).join("; ")}`);
+        // The FAILs first (what the goal is about), then what made a run INCONCLUSIVE.
+        if (r.verdict === "FAIL" && examples.filter((e) => e.startsWith("FAIL")).length < 2) examples.unshift(`${r.verdict}: ${r.failed.slice(0, 2).join("; ")}`);
+        else if (r.verdict !== "PASS" && examples.length < 2) examples.push(`${r.verdict}: ${r.failed.slice(0, 2).join("; ")}`);
         process.stderr.write(`${build} run ${i + 1}/${runs}: ${r.verdict} (${r.seconds.toFixed(1)} s)\n`);
       }
       stop();
