@@ -69,7 +69,7 @@ export function streamResponse(g: Generation): Response {
           else controller.close();
         } catch { /* already closed by the client */ }
       };
-      // Headers go out with the first body bytes under Bun.serve (at once under Deno.serve): where
+      // Headers go out with the first body bytes under Bun's server (at once under Deno's): where
       // the personality has no role chunk to send now (/v1/completions, llamacpp), with the first token.
       write(p.streamStart(g.ctx));
       void (async () => {

@@ -16,8 +16,9 @@ import { arrivalOffsetsMs, levelSeed } from "../schedule/mod.ts";
 import { Runner } from "../bench/runner.ts";
 import { runLoad } from "../bench/serve_load.ts";
 import { predictedTtftP95 } from "./batch_model.ts";
-import { broken, type Check, equal, fmt, near, whenBusy } from "./checks.ts";
-import { BUSY_CPU_SHARE, steadyCpuShare } from "./cpu_share.ts";
+import { broken, type Check, equal, fmt, near } from "./checks.ts";
+import { steadyCpuShare } from "./cpu_share.ts";
+import { busyIfStarved } from "./timing_checks.ts";
 import { withMock } from "./mock_process.ts";
 import type { SelftestDeps } from "./send.ts";
 
@@ -63,7 +64,8 @@ export function loadChecks(deps: SelftestDeps): Promise<Check[]> {
       ];
       return [
         equal(g, "records written and verified", integrity, "verified"),
-        ...starvedIsBusy(timed, () => Math.min(before, steadyCpuShare(deps.rt))),
+        // The rate found and the TPOT depend on the simulator and the client keeping time.
+        ...busyIfStarved({ busy: null, checks: timed }, () => Math.min(before, steadyCpuShare(deps.rt)), () => true).checks,
         equal(g, "failed requests", levels.reduce((a, l) => a + l.summary.n_failed, 0), 0),
       ];
     } catch (e) {
@@ -74,14 +76,3 @@ export function loadChecks(deps: SelftestDeps): Promise<Check[]> {
   });
 }
 
-/**
- * The rate found and the TPOT depend on the simulator and the client keeping time: when one of them
- * FAILs while this process got less than {@link BUSY_CPU_SHARE} of a CPU (before the run or now),
- * the host was measured, not ik: BUSY.
- */
-function starvedIsBusy(checks: Check[], probe: () => number): Check[] {
-  if (!checks.some((c) => c.status === "FAIL")) return checks;
-  const share = probe();
-  if (!(share < BUSY_CPU_SHARE)) return checks;
-  return checks.map((c) => whenBusy(c, `host too busy: ik got ${(100 * share).toFixed(0)} % of a CPU`));
-}

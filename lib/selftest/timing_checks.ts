@@ -186,15 +186,20 @@ export function isTimingCheck(c: Check): boolean {
 /**
  * A timing check that still FAILs when this process got less than {@link BUSY_CPU_SHARE} of a CPU
  * (other work on the host's cores, the mock itself on time) is BUSY: the host, not the client, was
- * measured. The probe (cpu_share.ts) runs only when a timing check failed.
+ * measured. The probe (cpu_share.ts) runs only when such a check failed.
  * @param probe how much of a CPU this process gets now, in [0, 1]
+ * @param timed which checks depend on the host keeping time (default: the timing checks)
  */
-export function busyIfStarved<T extends { busy: string | null; checks: Check[] }>(o: T, probe: () => number): T {
-  if (!o.checks.some((c) => c.status === "FAIL" && isTimingCheck(c))) return o;
+export function busyIfStarved<T extends { busy: string | null; checks: Check[] }>(
+  o: T,
+  probe: () => number,
+  timed: (c: Check) => boolean = isTimingCheck,
+): T {
+  if (!o.checks.some((c) => c.status === "FAIL" && timed(c))) return o;
   const share = probe();
   if (!(share < BUSY_CPU_SHARE)) return o;
   const why = `host too busy: ik got ${(100 * share).toFixed(0)} % of a CPU`;
-  return { ...o, busy: o.busy ?? why, checks: o.checks.map((c) => (isTimingCheck(c) ? whenBusy(c, why) : c)) };
+  return { ...o, busy: o.busy ?? why, checks: o.checks.map((c) => (timed(c) ? whenBusy(c, why) : c)) };
 }
 
 /**

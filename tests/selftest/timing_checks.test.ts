@@ -143,6 +143,9 @@ describe("timing checks against the mock's clock", () => {
     const other: Check = { ...timingChecks("g", run(), TRUTH).checks[0], name: "n_tokens = max_tokens", status: "FAIL" };
     const mixed = busyIfStarved({ busy: null, checks: [...timingChecks("g", run({ ttftBias: 5 }), TRUTH).checks, other] }, () => 0.5);
     assert.deepEqual(mixed.checks.map((c) => c.status), ["BUSY", "BUSY", "PASS", "PASS", "FAIL"]);
+    // The load check names its own timed checks (the rate found, the TPOT).
+    const load = busyIfStarved({ busy: null, checks: [other] }, () => 0.5, () => true);
+    assert.deepEqual(load.checks.map((c) => c.status), ["BUSY"]);
   });
 
   test("one stream of nine reaching ik in one read (no TPOT) is a held-up host: BUSY; most of them is the client: FAIL", () => {
