@@ -314,7 +314,7 @@ export async function buildCapacityRecord(
   }
   const limited = x.levels.filter((l) => l.client_limited && (star.value === null || l.level <= (star.value as number) || l === x.levels[x.levels.length - 1]));
   if (limited.length) limitations.push(`the client may have limited the measurement at ${limited.map((l) => l.name).join(", ")}: ${limited[0].client_limited}`);
-  if (x.interrupted) limitations.push("the run was interrupted: the curve stops early");
+  if (x.interrupted) limitations.push(x.stoppedEarly ? "the run stopped early (the measured record says why): the curve stops early" : "the run was interrupted: the curve stops early");
   const countNote = gpuCountNote(x.gpu, x.gpuCount);
   if (countNote && (tok !== null || cost !== null)) limitations.push(countNote);
   // The energy figures above are the N* level's: what its telemetry said about them goes with them.

@@ -153,10 +153,10 @@ export async function runLoad(
   }
   await journal.close().catch(onError);
   const interrupted = aborted() || io.fail !== null;
-  // The server went away: the run stopped short as an interrupted one does (complete: false), and says why first.
   const liveReport = cfg.live ? await cfg.live.finish() : null;
   const input: LoadRecordInput = {
     ...cfg, evidenceId: id, run, levels, files, e2eRefMs: e2eRef, referenceE2eMs: ref, warmupE2eMs: warm, clientWarmUp, needRef, salted: pool.salted,
+    // The server went away: the run stopped short as an interrupted one does (complete: false), and says why first.
     interrupted: interrupted || gone !== null, stoppedEarly: gone, liveReport,
     // A search's grid is what it measured, in level order; the record keeps how it chose them.
     ...(search ? { grid: [...new Set(levels.map((l) => l.level))].sort((a, b) => a - b), autoSearch: search.state() } : {}),

@@ -58,6 +58,8 @@ describe("bench serve --mode load: the server dies mid-level", { skip }, () => {
     assert.equal(measured.complete, false);
     assert.match(measured.limitations[0], /^STOPPED EARLY: the server stopped answering during level r8/);
     assert.match(measured.summary, /STOPPED EARLY/);
+    assert.ok(cap.limitations.includes("the run stopped early (the measured record says why): the curve stops early"), cap.limitations.join("\n"));
+    assert.ok(!cap.limitations.some((l: string) => /interrupted/.test(l)), "a server gone is no interrupt");
   });
 
   test("killed during the first level: no N*, no 'SLO fails' claim, exit 69", async () => {
